@@ -1,0 +1,143 @@
+//! [`RunContext`]: what tools and validators see of the run they are part of.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::usage::Usage;
+
+/// The run a tool call or an output validation belongs to: the dependencies, the usage so
+/// far, and where this tool (or the output) stands against its retry budget.
+///
+/// Cheap to clone: the dependencies are shared.
+///
+/// ```
+/// use golem::{ModelRetry, RunContext};
+///
+/// // Soft-fail on the last chance instead of failing the run.
+/// fn check_city(ctx: &RunContext<()>, city: &str) -> Result<String, ModelRetry> {
+///     match city {
+///         "Paris" | "Oslo" => Ok(format!("sunny in {city}")),
+///         _ if ctx.last_attempt() => Ok(format!("no forecast for {city}")),
+///         _ => Err(ModelRetry::new(format!("unknown city {city}; try a capital"))),
+///     }
+/// }
+/// ```
+pub struct RunContext<Deps> {
+    deps: Arc<Deps>,
+    usage: Arc<Usage>,
+    retry: u32,
+    max_retries: u32,
+    tool_name: Option<Arc<str>>,
+    tool_call_id: Option<Arc<str>>,
+    turn: u32,
+}
+
+impl<Deps> RunContext<Deps> {
+    /// A context for `deps`, with no usage and no retries; for calling tools in tests.
+    ///
+    /// ```
+    /// let ctx = golem::RunContext::new(42_u32);
+    /// assert_eq!(*ctx.deps(), 42);
+    /// assert_eq!(ctx.retry(), 0);
+    /// ```
+    pub fn new(deps: Deps) -> Self {
+        RunContext::from_parts(Arc::new(deps), Arc::new(Usage::default()), 0)
+    }
+
+    pub(crate) fn from_parts(deps: Arc<Deps>, usage: Arc<Usage>, turn: u32) -> Self {
+        RunContext {
+            deps,
+            usage,
+            retry: 0,
+            max_retries: 0,
+            tool_name: None,
+            tool_call_id: None,
+            turn,
+        }
+    }
+
+    pub(crate) fn for_attempt(
+        &self,
+        tool_name: Option<Arc<str>>,
+        tool_call_id: Option<Arc<str>>,
+        retry: u32,
+        max_retries: u32,
+    ) -> Self {
+        RunContext {
+            deps: Arc::clone(&self.deps),
+            usage: Arc::clone(&self.usage),
+            retry,
+            max_retries,
+            tool_name,
+            tool_call_id,
+            turn: self.turn,
+        }
+    }
+
+    /// The dependencies the run was given.
+    pub fn deps(&self) -> &Deps {
+        &self.deps
+    }
+
+    /// The run's usage as of the latest model response.
+    pub fn usage(&self) -> &Usage {
+        &self.usage
+    }
+
+    /// Rejections so far in this run of this tool (or of the output, in a validator).
+    pub fn retry(&self) -> u32 {
+        self.retry
+    }
+
+    /// This tool's (or the output's) retry budget.
+    pub fn max_retries(&self) -> u32 {
+        self.max_retries
+    }
+
+    /// Whether a rejection now would fail the run: the budget is spent.
+    pub fn last_attempt(&self) -> bool {
+        self.retry >= self.max_retries
+    }
+
+    /// The tool being called, or the output tool's name in an output validator (`None` for
+    /// text or native output).
+    pub fn tool_name(&self) -> Option<&str> {
+        self.tool_name.as_deref()
+    }
+
+    /// The id of the call being handled.
+    pub fn tool_call_id(&self) -> Option<&str> {
+        self.tool_call_id.as_deref()
+    }
+
+    /// The model turn this belongs to, from 1.
+    pub fn turn(&self) -> u32 {
+        self.turn
+    }
+}
+
+impl<Deps> Clone for RunContext<Deps> {
+    fn clone(&self) -> Self {
+        RunContext {
+            deps: Arc::clone(&self.deps),
+            usage: Arc::clone(&self.usage),
+            retry: self.retry,
+            max_retries: self.max_retries,
+            tool_name: self.tool_name.clone(),
+            tool_call_id: self.tool_call_id.clone(),
+            turn: self.turn,
+        }
+    }
+}
+
+impl<Deps> fmt::Debug for RunContext<Deps> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunContext")
+            .field("retry", &self.retry)
+            .field("max_retries", &self.max_retries)
+            .field("tool_name", &self.tool_name)
+            .field("tool_call_id", &self.tool_call_id)
+            .field("turn", &self.turn)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,243 @@
+//! [`RunError`]: why a run failed, where, and everything it had produced until then.
+
+use std::error::Error as StdError;
+use std::fmt;
+
+use crate::model::{Message, ModelError, ModelRetry};
+use crate::usage::{LimitExceeded, Usage};
+
+/// A boxed error that can cross threads; what tools, decoders and validators return.
+pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
+
+/// Where in the run a [`RunError`] happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Stage {
+    /// The model request failed (transport, HTTP status, unreadable response).
+    Model,
+    /// The output was rejected past its budget, or its decoder or a validator failed.
+    Decode,
+    /// A tool was rejected past its budget, or failed.
+    Tool,
+    /// A limit was reached: model turns, requests, tokens or tool calls.
+    Limit,
+    /// What the run was given cannot be run (e.g. resuming a history that ends in a
+    /// response).
+    Input,
+}
+
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Stage::Model => "model",
+            Stage::Decode => "decode",
+            Stage::Tool => "tool",
+            Stage::Limit => "limit",
+            Stage::Input => "input",
+        })
+    }
+}
+
+/// A retry budget that ran out: `rejections` went over `limit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exhausted {
+    /// Rejections counted in the run, the last one included.
+    pub rejections: u32,
+    /// The budget.
+    pub limit: u32,
+}
+
+/// A failed run.
+///
+/// It names the [`Stage`] and, at the tool stage, the tool; [`source`](StdError::source)
+/// is the cause, intact (the [`ModelRetry`] whose budget ran out, the tool's own error, the
+/// [`ModelError`], the [`LimitExceeded`]). It carries the messages and the usage up to the
+/// failure, so nothing the run produced is lost: after an exhausted budget the history ends
+/// with the feedback the run would have sent next, ready for
+/// [`Agent::resume`](crate::Agent::resume).
+///
+/// ```
+/// use golem::model::function::FunctionModel;
+/// use golem::model::ModelResponse;
+/// use golem::{Agent, ModelRetry, RunError};
+/// use std::error::Error;
+///
+/// // A model that never gets the output right, and an agent with output retries off.
+/// let model = FunctionModel::new(|_, _| ModelResponse::text("maybe").with_usage(10, 1));
+/// let agent = Agent::<(), String>::builder(model)
+///     .output_validator(|_ctx, text: String| async move {
+///         if text == "maybe" {
+///             return Err(ModelRetry::new("answer yes or no"));
+///         }
+///         Ok(text)
+///     })
+///     .build()?;
+/// # tokio::runtime::Runtime::new()?.block_on(async {
+/// let error: RunError = agent.run("Is it raining?", ()).await.unwrap_err();
+/// assert!(error.is_decode());
+/// assert_eq!(error.to_string(), "the output was rejected and output retries are off");
+/// assert_eq!(error.source().unwrap().to_string(), "answer yes or no");
+/// assert_eq!(error.usage().requests, 1);
+/// assert_eq!(error.messages().len(), 3); // prompt, answer, the feedback it would have got
+/// # Ok::<_, Box<dyn std::error::Error>>(())
+/// # })?;
+/// # Ok::<_, Box<dyn std::error::Error>>(())
+/// ```
+pub struct RunError(Box<Inner>);
+
+struct Inner {
+    stage: Stage,
+    tool_name: Option<String>,
+    exhausted: Option<Exhausted>,
+    source: BoxError,
+    messages: Vec<Message>,
+    usage: Usage,
+}
+
+impl RunError {
+    pub(crate) fn new(
+        stage: Stage,
+        tool_name: Option<String>,
+        exhausted: Option<Exhausted>,
+        source: BoxError,
+        messages: Vec<Message>,
+        usage: Usage,
+    ) -> Self {
+        RunError(Box::new(Inner {
+            stage,
+            tool_name,
+            exhausted,
+            source,
+            messages,
+            usage,
+        }))
+    }
+
+    /// Where the run failed.
+    pub fn stage(&self) -> Stage {
+        self.0.stage
+    }
+
+    /// The tool that failed or was rejected past its budget (the name the model used, for
+    /// unknown tools).
+    pub fn tool_name(&self) -> Option<&str> {
+        self.0.tool_name.as_deref()
+    }
+
+    /// The retry budget that ran out, if that is why the run failed.
+    pub fn exhausted(&self) -> Option<Exhausted> {
+        self.0.exhausted
+    }
+
+    /// Every message up to the failure.
+    pub fn messages(&self) -> &[Message] {
+        &self.0.messages
+    }
+
+    /// Takes the messages, e.g. to [`resume`](crate::Agent::resume) with a bigger budget.
+    pub fn into_messages(self) -> Vec<Message> {
+        self.0.messages
+    }
+
+    /// The usage up to the failure.
+    pub fn usage(&self) -> &Usage {
+        &self.0.usage
+    }
+
+    /// The cause.
+    pub fn cause(&self) -> &(dyn StdError + Send + Sync + 'static) {
+        &*self.0.source
+    }
+
+    /// The [`ModelRetry`] in the cause's chain: the rejection whose budget ran out.
+    pub fn model_retry(&self) -> Option<&ModelRetry> {
+        ModelRetry::find(&*self.0.source)
+    }
+
+    /// The model error, at the model stage.
+    pub fn model_error(&self) -> Option<&ModelError> {
+        self.0.source.downcast_ref()
+    }
+
+    /// The limit that was reached, at the limit stage.
+    pub fn limit(&self) -> Option<&LimitExceeded> {
+        self.0.source.downcast_ref()
+    }
+
+    /// Whether the model request failed.
+    pub fn is_model(&self) -> bool {
+        self.0.stage == Stage::Model
+    }
+
+    /// Whether the output failed to decode or validate.
+    pub fn is_decode(&self) -> bool {
+        self.0.stage == Stage::Decode
+    }
+
+    /// Whether a tool failed.
+    pub fn is_tool(&self) -> bool {
+        self.0.stage == Stage::Tool
+    }
+
+    /// Whether a limit was reached.
+    pub fn is_limit(&self) -> bool {
+        self.0.stage == Stage::Limit
+    }
+
+    /// Whether a retry budget ran out (as opposed to a terminal error).
+    pub fn is_retries_exhausted(&self) -> bool {
+        self.0.exhausted.is_some()
+    }
+}
+
+impl fmt::Debug for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunError")
+            .field("stage", &self.0.stage)
+            .field("tool_name", &self.0.tool_name)
+            .field("exhausted", &self.0.exhausted)
+            .field("source", &self.0.source)
+            .field("messages", &self.0.messages.len())
+            .field("usage", &self.0.usage)
+            .finish()
+    }
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let inner = &self.0;
+        let tool = inner.tool_name.as_deref().unwrap_or("?");
+        match (inner.stage, inner.exhausted) {
+            (Stage::Decode, Some(Exhausted { limit: 0, .. })) => {
+                f.write_str("the output was rejected and output retries are off")
+            }
+            (Stage::Decode, Some(Exhausted { rejections, limit })) => write!(
+                f,
+                "the output was rejected {rejections} times, over its retry budget of {limit}"
+            ),
+            (Stage::Decode, None) => f.write_str("the output could not be decoded"),
+            (Stage::Tool, Some(Exhausted { limit: 0, .. })) => {
+                write!(f, "tool `{tool}` was rejected and its retries are off")
+            }
+            (Stage::Tool, Some(Exhausted { rejections, limit })) => write!(
+                f,
+                "tool `{tool}` was rejected {rejections} times, over its retry budget of {limit}"
+            ),
+            (Stage::Tool, None) => write!(f, "tool `{tool}` failed"),
+            (Stage::Model, _) => f.write_str("the model request failed"),
+            (Stage::Limit, _) => f.write_str("the run reached a limit"),
+            (Stage::Input, _) => f.write_str("the run's input is invalid"),
+        }
+    }
+}
+
+impl StdError for RunError {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        Some(&*self.0.source)
+    }
+}
+
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync + 'static>() {}
+    assert_send_sync::<RunError>();
+};

@@ -1,0 +1,54 @@
+//! golem builds LLM agents out of plain Rust, and lets the model correct its own mistakes
+//! under explicit retry budgets.
+//!
+//! An [`Agent`] asks a [`Model`](model::Model) for the next turn, runs the
+//! [tools](tool::Tool) it calls and decodes its [output](output::Output). When a tool or
+//! the output decoder rejects what the model produced with an error wrapping
+//! [`ModelRetry`], the reason goes back to the model as feedback and it tries again —
+//! within [`tool_retries`](AgentBuilder::tool_retries),
+//! [`output_retries`](AgentBuilder::output_retries) and per-tool
+//! [`RetryLimit`](tool::RetryLimit)s, all off by default. Anything else fails the run with a
+//! [`RunError`] that keeps the cause, the messages and the usage.
+//!
+//! ```
+//! use golem::model::function::FunctionModel;
+//! use golem::model::{Message, ModelResponse};
+//! use golem::Agent;
+//!
+//! let model = FunctionModel::new(|_: &[Message], _| ModelResponse::text("Hello!"));
+//! let agent = Agent::<(), String>::builder(model)
+//!     .instructions("Greet the user.")
+//!     .build()?;
+//! # tokio::runtime::Runtime::new()?.block_on(async {
+//! let result = agent.run("Hi", ()).await?;
+//! assert_eq!(result.output, "Hello!");
+//! # Ok::<_, Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok::<_, Box<dyn std::error::Error>>(())
+//! ```
+#![deny(missing_docs)]
+
+mod agent;
+mod context;
+mod error;
+pub mod model;
+pub mod output;
+pub mod schema;
+pub mod tool;
+pub mod usage;
+
+pub use agent::{
+    Agent, AgentBuilder, BuildError, DEFAULT_MAX_TURNS, DEFAULT_OUTPUT_TOOL_NAME, RunResult,
+};
+pub use context::RunContext;
+pub use error::{BoxError, Exhausted, RunError, Stage};
+pub use futures_util::future::BoxFuture;
+pub use model::ModelRetry;
+
+/// Paths used by code the macros generate. Not public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use schemars;
+    pub use serde;
+    pub use serde_json;
+}

@@ -1,0 +1,235 @@
+//! The model side: the [`Model`] trait, the conversation types, and [`ModelRetry`].
+//!
+//! golem talks to a model through [`Model::request`]: the history so far and the
+//! [`RequestParams`] (tool definitions, output mode) in, one [`ModelResponse`] out.
+//! [`function::FunctionModel`] lets a closure play the model; [`test::TestModel`] exercises
+//! every tool with generated arguments.
+
+use std::error::Error as StdError;
+use std::fmt;
+
+use futures_util::future::BoxFuture;
+
+use crate::error::BoxError;
+use crate::output::OutputMode;
+use crate::tool::ToolDefinition;
+
+pub mod function;
+mod message;
+pub mod test;
+
+pub use message::{
+    FinishReason, Message, ModelRequest, ModelResponse, RequestPart, ResponsePart,
+    RetryPromptPart, SystemPromptPart, TextPart, ToolArgs, ToolCallPart, ToolReturnPart,
+    UserPromptPart,
+};
+
+pub use crate::usage::Usage;
+
+/// A language model golem can ask for the next turn.
+///
+/// Object-safe and `Send + Sync`: an agent holds it as `Arc<dyn Model>` and runs can share it
+/// across tasks. Transport retries (HTTP 429/5xx, timeouts) belong inside `request`; they are
+/// never charged to the self-correction budgets.
+pub trait Model: Send + Sync + 'static {
+    /// Sends the history and returns the model's next response.
+    ///
+    /// The response's [`usage`](ModelResponse::usage) should count this one request and its
+    /// tokens.
+    ///
+    /// # Errors
+    /// A [`ModelError`] when no usable response could be had.
+    fn request<'a>(
+        &'a self,
+        messages: &'a [Message],
+        params: &'a RequestParams,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
+
+    /// The model's name, as the provider knows it (`gpt-4o-mini`).
+    fn name(&self) -> &str;
+
+    /// The provider (`openai`, `anthropic`, `function`, `test`).
+    fn system(&self) -> &str;
+}
+
+/// What the model needs to know besides the history: the tools it may call and how its
+/// output must look. Built once per agent.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RequestParams {
+    /// The agent's function tools.
+    pub function_tools: Vec<ToolDefinition>,
+    /// How structured output reaches the model.
+    pub output_mode: OutputMode,
+    /// The output tool(s), in [`OutputMode::Tool`]; empty otherwise.
+    pub output_tools: Vec<ToolDefinition>,
+    /// The output's JSON schema, in [`OutputMode::Native`].
+    pub output_schema: Option<OutputSchema>,
+    /// Whether plain text is an acceptable final answer.
+    pub allow_text_output: bool,
+}
+
+impl RequestParams {
+    /// Parameters for plain text output and the given function tools.
+    pub fn text(function_tools: Vec<ToolDefinition>) -> Self {
+        RequestParams {
+            function_tools,
+            output_mode: OutputMode::Tool,
+            output_tools: Vec::new(),
+            output_schema: None,
+            allow_text_output: true,
+        }
+    }
+
+    /// Function tools and output tools together, function tools first.
+    pub fn all_tools(&self) -> impl Iterator<Item = &ToolDefinition> {
+        self.function_tools.iter().chain(&self.output_tools)
+    }
+}
+
+/// A JSON schema for native structured output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputSchema {
+    /// A name for the schema (`final_result`).
+    pub name: String,
+    /// What the output is.
+    pub description: Option<String>,
+    /// The schema; always an object schema.
+    pub schema: serde_json::Value,
+}
+
+/// Reject what the model produced and tell it why, so it can try again.
+///
+/// Return it from a tool, an output decoder or an output validator, on its own or wrapped
+/// anywhere in an error's `source()` chain (`anyhow` context, a `thiserror` variant with
+/// `#[from]`). Within the budget the message goes back to the model as feedback; past it the
+/// run fails with this as the cause. Only this message is shown to the model, never the text
+/// of the errors around it.
+///
+/// ```
+/// use golem::ModelRetry;
+///
+/// fn check(n: i64) -> Result<i64, ModelRetry> {
+///     if n <= 0 {
+///         return Err(ModelRetry::new(format!("n must be positive, got {n}")));
+///     }
+///     Ok(n)
+/// }
+/// assert_eq!(check(-1).unwrap_err().to_string(), "n must be positive, got -1");
+/// ```
+#[derive(Debug)]
+pub struct ModelRetry {
+    message: String,
+    source: Option<BoxError>,
+}
+
+impl ModelRetry {
+    /// A rejection whose feedback to the model is `message`.
+    pub fn new(message: impl Into<String>) -> Self {
+        ModelRetry {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// Keeps `source` as the underlying cause; it is not shown to the model.
+    #[must_use]
+    pub fn with_source(mut self, source: impl Into<BoxError>) -> Self {
+        self.source = Some(source.into());
+        self
+    }
+
+    /// The feedback for the model.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The first `ModelRetry` in `error`'s `source()` chain, `error` itself included.
+    ///
+    /// ```
+    /// use golem::ModelRetry;
+    ///
+    /// #[derive(Debug, thiserror::Error)]
+    /// enum LookupError {
+    ///     #[error("lookup rejected")]
+    ///     Rejected(#[from] ModelRetry),
+    /// }
+    ///
+    /// let error = LookupError::from(ModelRetry::new("unknown city"));
+    /// let found = ModelRetry::find(&error).expect("wrapped");
+    /// assert_eq!(found.message(), "unknown city");
+    /// ```
+    pub fn find<'a>(error: &'a (dyn StdError + 'static)) -> Option<&'a ModelRetry> {
+        let mut current = Some(error);
+        while let Some(error) = current {
+            if let Some(retry) = error.downcast_ref::<ModelRetry>() {
+                return Some(retry);
+            }
+            current = error.source();
+        }
+        None
+    }
+}
+
+impl fmt::Display for ModelRetry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl StdError for ModelRetry {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        self.source
+            .as_deref()
+            .map(|source| source as &(dyn StdError + 'static))
+    }
+}
+
+/// Why a model request produced no usable response.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModelError {
+    /// The provider answered with an HTTP error status.
+    #[error("{provider} answered HTTP {status}: {message}")]
+    Http {
+        /// The provider.
+        provider: String,
+        /// The status code.
+        status: u16,
+        /// The provider's error message.
+        message: String,
+    },
+    /// The request did not get through (connection, timeout, reset).
+    #[error("the request to {provider} failed")]
+    Transport {
+        /// The provider.
+        provider: String,
+        /// The transport error.
+        #[source]
+        source: BoxError,
+    },
+    /// The provider's response could not be understood.
+    #[error("{provider} sent a response golem cannot read: {message}")]
+    InvalidResponse {
+        /// The provider.
+        provider: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The response hit the output token limit before it was complete.
+    #[error("the response was cut off at the output token limit")]
+    Truncated,
+    /// The provider's content filter withheld the response.
+    #[error("the provider's content filter withheld the response")]
+    ContentFilter,
+    /// Any other failure, e.g. from a [`FunctionModel`](function::FunctionModel) closure.
+    #[error(transparent)]
+    Other(BoxError),
+}
+
+impl ModelError {
+    /// Wraps any error.
+    pub fn other(error: impl Into<BoxError>) -> Self {
+        ModelError::Other(error.into())
+    }
+}

@@ -1,0 +1,151 @@
+//! [`FunctionModel`]: a closure plays the model.
+//!
+//! For scripted tests and offline examples: the closure sees the history and the
+//! [`RequestParams`] (tool definitions, output mode) and returns the next response.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+
+use super::{Message, Model, ModelError, ModelResponse, RequestParams};
+
+type Respond = dyn Fn(&[Message], &RequestParams) -> BoxFuture<'static, Result<ModelResponse, ModelError>>
+    + Send
+    + Sync;
+
+/// A model whose answers come from a closure.
+///
+/// The closure returns a [`ModelResponse`] or a `Result<ModelResponse, ModelError>`. Each
+/// response counts as one request; its tokens are what the closure set with
+/// [`ModelResponse::with_usage`]. Cheap to clone.
+///
+/// ```
+/// use golem::model::function::FunctionModel;
+/// use golem::model::{Message, ModelResponse};
+/// use golem::Agent;
+///
+/// let model = FunctionModel::new(|messages: &[Message], params| {
+///     assert!(params.function_tools.is_empty());
+///     ModelResponse::text(format!("{} message(s) so far", messages.len())).with_usage(12, 4)
+/// });
+/// let agent = Agent::<(), String>::builder(model).build()?;
+/// # tokio::runtime::Runtime::new()?.block_on(async {
+/// let result = agent.run("Hello", ()).await?;
+/// assert_eq!(result.output, "1 message(s) so far");
+/// assert_eq!(result.usage.input_tokens, 12);
+/// # Ok::<_, Box<dyn std::error::Error>>(())
+/// # })?;
+/// # Ok::<_, Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct FunctionModel {
+    respond: Arc<Respond>,
+    name: String,
+}
+
+impl FunctionModel {
+    /// A model that answers with `respond(messages, params)`.
+    pub fn new<F, R>(respond: F) -> Self
+    where
+        F: Fn(&[Message], &RequestParams) -> R + Send + Sync + 'static,
+        R: IntoModelResult,
+    {
+        FunctionModel {
+            respond: Arc::new(move |messages, params| {
+                futures_util::future::ready(respond(messages, params).into_model_result()).boxed()
+            }),
+            name: "function".to_owned(),
+        }
+    }
+
+    /// A model that answers with `respond(messages, params).await`; the closure gets its
+    /// own copies, so the future can outlive the call.
+    ///
+    /// ```
+    /// use golem::model::function::FunctionModel;
+    /// use golem::model::ModelResponse;
+    ///
+    /// let model = FunctionModel::new_async(|messages, _params| async move {
+    ///     tokio::task::yield_now().await;
+    ///     ModelResponse::text(format!("{} message(s)", messages.len()))
+    /// });
+    /// # let _ = model;
+    /// ```
+    pub fn new_async<F, Fut, R>(respond: F) -> Self
+    where
+        F: Fn(Vec<Message>, RequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoModelResult,
+    {
+        FunctionModel {
+            respond: Arc::new(move |messages, params| {
+                let future = respond(messages.to_vec(), params.clone());
+                async move { future.await.into_model_result() }.boxed()
+            }),
+            name: "function".to_owned(),
+        }
+    }
+
+    /// Sets the model name reported in traces and results.
+    #[must_use]
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+}
+
+impl fmt::Debug for FunctionModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FunctionModel")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Model for FunctionModel {
+    fn request<'a>(
+        &'a self,
+        messages: &'a [Message],
+        params: &'a RequestParams,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        let future = (self.respond)(messages, params);
+        async move {
+            let mut response = future.await?;
+            response.usage.requests = 1;
+            Ok(response)
+        }
+        .boxed()
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn system(&self) -> &str {
+        "function"
+    }
+}
+
+/// What a [`FunctionModel`] closure may return.
+pub trait IntoModelResult: Send + 'static {
+    /// The response, or why there is none.
+    ///
+    /// # Errors
+    /// The closure's [`ModelError`].
+    fn into_model_result(self) -> Result<ModelResponse, ModelError>;
+}
+
+impl IntoModelResult for ModelResponse {
+    fn into_model_result(self) -> Result<ModelResponse, ModelError> {
+        Ok(self)
+    }
+}
+
+impl IntoModelResult for Result<ModelResponse, ModelError> {
+    fn into_model_result(self) -> Result<ModelResponse, ModelError> {
+        self
+    }
+}

@@ -1,0 +1,422 @@
+//! The conversation: requests golem sends, responses the model gives, and their parts.
+//!
+//! A history is a `Vec<Message>`. It is plain data (`Serialize + Deserialize`), so a run's
+//! messages can be saved and handed to a later run with
+//! [`Agent::run_with_history`](crate::Agent::run_with_history).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::usage::Usage;
+
+/// One message of a conversation: a request golem sent, or a response the model gave.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Message {
+    /// Sent to the model: prompts, tool results, validation feedback.
+    Request(ModelRequest),
+    /// Produced by the model: text and tool calls.
+    Response(ModelResponse),
+}
+
+impl Message {
+    /// The request inside, if this is a request.
+    pub fn as_request(&self) -> Option<&ModelRequest> {
+        match self {
+            Message::Request(request) => Some(request),
+            Message::Response(_) => None,
+        }
+    }
+
+    /// The response inside, if this is a response.
+    pub fn as_response(&self) -> Option<&ModelResponse> {
+        match self {
+            Message::Response(response) => Some(response),
+            Message::Request(_) => None,
+        }
+    }
+}
+
+impl From<ModelRequest> for Message {
+    fn from(request: ModelRequest) -> Self {
+        Message::Request(request)
+    }
+}
+
+impl From<ModelResponse> for Message {
+    fn from(response: ModelResponse) -> Self {
+        Message::Response(response)
+    }
+}
+
+/// What golem sends to the model in one turn.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelRequest {
+    /// The parts, in the order the model sees them.
+    pub parts: Vec<RequestPart>,
+}
+
+impl ModelRequest {
+    /// A request made of `parts`.
+    pub fn new(parts: impl Into<Vec<RequestPart>>) -> Self {
+        ModelRequest {
+            parts: parts.into(),
+        }
+    }
+
+    /// A request holding one user prompt.
+    pub fn user_prompt(content: impl Into<String>) -> Self {
+        ModelRequest::new(vec![RequestPart::user_prompt(content)])
+    }
+}
+
+/// One part of a [`ModelRequest`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "part_kind", rename_all = "snake_case")]
+pub enum RequestPart {
+    /// The agent's instructions (the system prompt).
+    SystemPrompt(SystemPromptPart),
+    /// What the user asked.
+    UserPrompt(UserPromptPart),
+    /// The value a tool returned for one call.
+    ToolReturn(ToolReturnPart),
+    /// Validation feedback: why a tool call or an output was rejected.
+    RetryPrompt(RetryPromptPart),
+}
+
+impl RequestPart {
+    /// A system prompt.
+    pub fn system_prompt(content: impl Into<String>) -> Self {
+        RequestPart::SystemPrompt(SystemPromptPart {
+            content: content.into(),
+        })
+    }
+
+    /// A user prompt.
+    pub fn user_prompt(content: impl Into<String>) -> Self {
+        RequestPart::UserPrompt(UserPromptPart {
+            content: content.into(),
+        })
+    }
+
+    /// The result of the call `tool_call_id` to `tool_name`.
+    pub fn tool_return(
+        tool_name: impl Into<String>,
+        tool_call_id: impl Into<String>,
+        content: impl Into<Value>,
+    ) -> Self {
+        RequestPart::ToolReturn(ToolReturnPart {
+            tool_name: tool_name.into(),
+            tool_call_id: tool_call_id.into(),
+            content: content.into(),
+        })
+    }
+
+    /// Feedback on a rejected text output; providers send it as a user message.
+    pub fn retry_prompt(content: impl Into<String>) -> Self {
+        RequestPart::RetryPrompt(RetryPromptPart {
+            content: content.into(),
+            tool_name: None,
+            tool_call_id: None,
+        })
+    }
+
+    /// Feedback on the rejected call `tool_call_id` to `tool_name`; providers send it as that
+    /// call's tool result.
+    pub fn tool_retry(
+        tool_name: impl Into<String>,
+        tool_call_id: impl Into<String>,
+        content: impl Into<String>,
+    ) -> Self {
+        RequestPart::RetryPrompt(RetryPromptPart {
+            content: content.into(),
+            tool_name: Some(tool_name.into()),
+            tool_call_id: Some(tool_call_id.into()),
+        })
+    }
+}
+
+/// The agent's instructions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SystemPromptPart {
+    /// The instruction text.
+    pub content: String,
+}
+
+/// A prompt from the user.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserPromptPart {
+    /// The prompt text.
+    pub content: String,
+}
+
+/// The value a tool returned for one call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolReturnPart {
+    /// The tool that was called.
+    pub tool_name: String,
+    /// The id of the call this answers.
+    pub tool_call_id: String,
+    /// The returned value, as JSON.
+    pub content: Value,
+}
+
+impl ToolReturnPart {
+    /// The content as the model reads it: a string as it is, any other value as JSON text.
+    pub fn model_text(&self) -> String {
+        match &self.content {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// Validation feedback sent back to the model after a rejection.
+///
+/// `content` holds the reason only; [`model_text`](Self::model_text) renders what the model
+/// reads, marked as automated feedback and ending with an instruction to fix the errors.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RetryPromptPart {
+    /// Why the call or output was rejected.
+    pub content: String,
+    /// The rejected call's tool, or `None` for rejected text output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    /// The rejected call's id, or `None` for rejected text output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+impl RetryPromptPart {
+    /// The text the model reads.
+    ///
+    /// ```
+    /// use golem::model::RetryPromptPart;
+    ///
+    /// let part = RetryPromptPart {
+    ///     content: "n must be positive, got -1".into(),
+    ///     tool_name: Some("roll_dice".into()),
+    ///     tool_call_id: Some("call_1".into()),
+    /// };
+    /// assert_eq!(
+    ///     part.model_text(),
+    ///     "Automated validation feedback (not from the user):\n\
+    ///      n must be positive, got -1\n\n\
+    ///      Fix the errors and try again."
+    /// );
+    /// ```
+    pub fn model_text(&self) -> String {
+        format!(
+            "Automated validation feedback (not from the user):\n{}\n\nFix the errors and try again.",
+            self.content
+        )
+    }
+}
+
+/// What the model answered in one turn.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelResponse {
+    /// Text and tool calls, in the order the model produced them.
+    pub parts: Vec<ResponsePart>,
+    /// What this response cost.
+    #[serde(default)]
+    pub usage: Usage,
+    /// The model that answered, as the provider names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_name: Option<String>,
+    /// The provider's id for this response.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_response_id: Option<String>,
+    /// Why the model stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<FinishReason>,
+}
+
+impl ModelResponse {
+    /// A response made of `parts`.
+    pub fn new(parts: impl Into<Vec<ResponsePart>>) -> Self {
+        ModelResponse {
+            parts: parts.into(),
+            ..ModelResponse::default()
+        }
+    }
+
+    /// A response holding one text part.
+    pub fn text(content: impl Into<String>) -> Self {
+        ModelResponse::new(vec![ResponsePart::text(content)])
+    }
+
+    /// A response holding one tool call.
+    pub fn tool_call(
+        tool_name: impl Into<String>,
+        args: impl Into<ToolArgs>,
+        tool_call_id: impl Into<String>,
+    ) -> Self {
+        ModelResponse::new(vec![ResponsePart::tool_call(tool_name, args, tool_call_id)])
+    }
+
+    /// Sets what this response cost in tokens (one request).
+    #[must_use]
+    pub fn with_usage(mut self, input_tokens: u64, output_tokens: u64) -> Self {
+        self.usage = Usage::request(input_tokens, output_tokens);
+        self
+    }
+
+    /// The concatenated text parts.
+    pub fn text_content(&self) -> String {
+        let mut text = String::new();
+        for part in &self.parts {
+            if let ResponsePart::Text(part) = part {
+                text.push_str(&part.content);
+            }
+        }
+        text
+    }
+
+    /// The tool calls, in order.
+    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCallPart> {
+        self.parts.iter().filter_map(|part| match part {
+            ResponsePart::ToolCall(call) => Some(call),
+            ResponsePart::Text(_) => None,
+        })
+    }
+}
+
+/// Why the model stopped producing output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    /// A natural end.
+    Stop,
+    /// The output token limit cut the response off.
+    Length,
+    /// The provider's content filter withheld the response.
+    ContentFilter,
+    /// The model called tools.
+    ToolCall,
+    /// Something else.
+    Error,
+}
+
+/// One part of a [`ModelResponse`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "part_kind", rename_all = "snake_case")]
+pub enum ResponsePart {
+    /// Text for the user.
+    Text(TextPart),
+    /// A call to a tool (a function tool or the output tool).
+    ToolCall(ToolCallPart),
+}
+
+impl ResponsePart {
+    /// A text part.
+    pub fn text(content: impl Into<String>) -> Self {
+        ResponsePart::Text(TextPart {
+            content: content.into(),
+        })
+    }
+
+    /// A call to `tool_name` with `args` (JSON text or a JSON value).
+    ///
+    /// An empty `tool_call_id` is filled in by the run with an id unique in the history.
+    pub fn tool_call(
+        tool_name: impl Into<String>,
+        args: impl Into<ToolArgs>,
+        tool_call_id: impl Into<String>,
+    ) -> Self {
+        ResponsePart::ToolCall(ToolCallPart {
+            tool_name: tool_name.into(),
+            args: args.into().0,
+            tool_call_id: tool_call_id.into(),
+        })
+    }
+}
+
+/// Text the model produced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TextPart {
+    /// The text.
+    pub content: String,
+}
+
+/// A tool call the model made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallPart {
+    /// The tool the model called.
+    pub tool_name: String,
+    /// The arguments as the model wrote them: JSON text, kept verbatim even when invalid,
+    /// so a rejection can show the model what it sent.
+    pub args: String,
+    /// The id that the call's result must carry.
+    pub tool_call_id: String,
+}
+
+/// Tool-call arguments as JSON text; built from a `&str`, a `String` or a
+/// [`serde_json::Value`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolArgs(pub String);
+
+impl From<&str> for ToolArgs {
+    fn from(text: &str) -> Self {
+        ToolArgs(text.to_owned())
+    }
+}
+
+impl From<String> for ToolArgs {
+    fn from(text: String) -> Self {
+        ToolArgs(text)
+    }
+}
+
+impl From<Value> for ToolArgs {
+    fn from(value: Value) -> Self {
+        ToolArgs(value.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn history_round_trips_through_json() {
+        let history = vec![
+            Message::Request(ModelRequest::new(vec![
+                RequestPart::system_prompt("Be brief."),
+                RequestPart::user_prompt("Roll"),
+            ])),
+            Message::Response(
+                ModelResponse::tool_call("roll_dice", json!({"n": -1}), "c1").with_usage(10, 2),
+            ),
+            Message::Request(ModelRequest::new(vec![RequestPart::tool_retry(
+                "roll_dice",
+                "c1",
+                "n must be positive",
+            )])),
+            Message::Response(ModelResponse::text("done")),
+        ];
+        let text = serde_json::to_string(&history).expect("serializes");
+        let back: Vec<Message> = serde_json::from_str(&text).expect("deserializes");
+        assert_eq!(back, history);
+        let value: Value = serde_json::from_str(&text).expect("json");
+        assert_eq!(value[0]["kind"], "request");
+        assert_eq!(value[0]["parts"][1]["part_kind"], "user_prompt");
+        assert_eq!(value[1]["parts"][0]["args"], r#"{"n":-1}"#);
+        assert_eq!(value[2]["parts"][0]["tool_name"], "roll_dice");
+    }
+
+    #[test]
+    fn tool_return_text_keeps_strings_and_serializes_the_rest() {
+        let RequestPart::ToolReturn(text) = RequestPart::tool_return("t", "c", "plain") else {
+            unreachable!()
+        };
+        assert_eq!(text.model_text(), "plain");
+        let RequestPart::ToolReturn(number) = RequestPart::tool_return("t", "c", json!({"a": 1}))
+        else {
+            unreachable!()
+        };
+        assert_eq!(number.model_text(), r#"{"a":1}"#);
+    }
+}

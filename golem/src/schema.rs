@@ -1,0 +1,181 @@
+//! Provider-friendly JSON schemas for tool parameters and outputs.
+//!
+//! Schemas come from [`schemars`] and are then made acceptable to OpenAI function calling
+//! and to Anthropic: subschemas are inlined (only recursive types keep `$defs`), `$schema`
+//! and `title` are dropped, every object gets `additionalProperties: false`, integers and
+//! numbers lose schemars' `format` annotations, and an `Option<T>` field is an optional
+//! property. Build a schema once, not per call: golem does so when an agent is built.
+
+use schemars::{JsonSchema, generate::SchemaSettings};
+use serde_json::{Map, Value};
+
+/// The provider-friendly JSON schema of `T`.
+///
+/// ```
+/// use golem::__private::schemars::JsonSchema;
+/// use serde_json::json;
+///
+/// /// Where to look.
+/// #[derive(JsonSchema)]
+/// #[schemars(crate = "golem::__private::schemars")]
+/// struct Query {
+///     /// The city.
+///     city: String,
+///     days: Option<u8>,
+/// }
+///
+/// assert_eq!(
+///     golem::schema::schema_for::<Query>(),
+///     json!({
+///         "type": "object",
+///         "description": "Where to look.",
+///         "properties": {
+///             "city": {"type": "string", "description": "The city."},
+///             "days": {"type": ["integer", "null"], "minimum": 0, "maximum": 255}
+///         },
+///         "required": ["city"],
+///         "additionalProperties": false
+///     })
+/// );
+/// ```
+pub fn schema_for<T: JsonSchema + ?Sized>() -> Value {
+    let generator = SchemaSettings::draft2020_12()
+        .with(|settings| {
+            settings.inline_subschemas = true;
+            settings.meta_schema = None;
+        })
+        .for_deserialize()
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    clean_schema(&mut schema);
+    schema
+}
+
+/// Whether `schema` describes a JSON object (and can be a tool's parameters as it is).
+pub fn is_object_schema(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("object")
+}
+
+/// Wraps a non-object schema as `{"response": schema}`, since tool parameters must be an
+/// object.
+pub(crate) fn wrap_in_object(schema: Value) -> Value {
+    let mut properties = Map::new();
+    properties.insert("response".into(), schema);
+    serde_json::json!({
+        "type": "object",
+        "properties": properties,
+        "required": ["response"],
+        "additionalProperties": false
+    })
+}
+
+fn clean_schema(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.remove("$schema");
+            map.remove("title");
+            let numeric = matches!(
+                map.get("type").and_then(Value::as_str),
+                Some("integer" | "number")
+            ) || map.get("type").and_then(Value::as_array).is_some_and(|types| {
+                types
+                    .iter()
+                    .any(|t| t.as_str() == Some("integer") || t.as_str() == Some("number"))
+            });
+            if numeric {
+                map.remove("format");
+            }
+            if map.get("type").and_then(Value::as_str) == Some("object")
+                && !map.contains_key("additionalProperties")
+            {
+                map.insert("additionalProperties".into(), Value::Bool(false));
+            }
+            for (key, child) in map.iter_mut() {
+                match key.as_str() {
+                    // Maps from names to schemas: clean the schemas, keep the names.
+                    "properties" | "$defs" | "definitions" | "patternProperties" => {
+                        if let Value::Object(named) = child {
+                            named.values_mut().for_each(clean_schema);
+                        }
+                    }
+                    // Data, not schemas.
+                    "default" | "examples" | "const" | "enum" | "required" => {}
+                    _ => clean_schema(child),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(clean_schema),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+    use serde_json::json;
+
+    use super::*;
+
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Inner {
+        /// A title that is a field, not a keyword.
+        title: String,
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    enum Colour {
+        Red,
+        Green,
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Outer {
+        inner: Inner,
+        items: Vec<Inner>,
+        colour: Colour,
+        count: i64,
+    }
+
+    #[test]
+    fn nested_types_are_inlined_and_cleaned() {
+        assert_eq!(
+            schema_for::<Outer>(),
+            json!({
+                "type": "object",
+                "properties": {
+                    "inner": {
+                        "type": "object",
+                        "properties": {"title": {"type": "string", "description": "A title that is a field, not a keyword."}},
+                        "required": ["title"],
+                        "additionalProperties": false
+                    },
+                    "items": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {"title": {"type": "string", "description": "A title that is a field, not a keyword."}},
+                            "required": ["title"],
+                            "additionalProperties": false
+                        }
+                    },
+                    "colour": {"type": "string", "enum": ["Red", "Green"]},
+                    "count": {"type": "integer"}
+                },
+                "required": ["inner", "items", "colour", "count"],
+                "additionalProperties": false
+            })
+        );
+    }
+
+    #[test]
+    fn scalars_are_wrapped_for_tool_parameters() {
+        let schema = schema_for::<Vec<u8>>();
+        assert!(!is_object_schema(&schema));
+        let wrapped = wrap_in_object(schema);
+        assert!(is_object_schema(&wrapped));
+        assert_eq!(wrapped["properties"]["response"]["type"], "array");
+    }
+}

@@ -1,0 +1,301 @@
+//! Tools: functions the model can call.
+//!
+//! [`Tool`] is the trait `#[golem::tool]` implements; it can be implemented by hand, and
+//! [`FunctionTool`] builds one from a closure. A tool rejects arguments it can't use by
+//! returning an error that wraps [`ModelRetry`]; the run sends the reason back as that call's
+//! result, within the tool's [`RetryLimit`].
+
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::context::RunContext;
+use crate::error::BoxError;
+use crate::model::ModelRetry;
+
+/// What the model is told about a tool.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ToolDefinition {
+    /// The name the model calls it by; `^[a-zA-Z0-9_-]{1,64}$`.
+    pub name: String,
+    /// What it does and when to use it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The JSON schema of its arguments; always an object schema.
+    pub parameters: Value,
+}
+
+impl ToolDefinition {
+    /// A definition with the provider-friendly schema of `Args` as its parameters.
+    ///
+    /// ```
+    /// use golem::tool::ToolDefinition;
+    ///
+    /// let def = ToolDefinition::for_args::<()>("ping", "Check the service is up.");
+    /// assert_eq!(def.parameters["type"], "object");
+    /// ```
+    pub fn for_args<Args: JsonSchema>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+    ) -> Self {
+        let mut parameters = crate::schema::schema_for::<Args>();
+        if !crate::schema::is_object_schema(&parameters) {
+            // `()` and other argument-less types: a tool without parameters.
+            parameters = serde_json::json!({
+                "type": "object",
+                "properties": {},
+                "additionalProperties": false
+            });
+        }
+        let description = description.into();
+        ToolDefinition {
+            name: name.into(),
+            description: (!description.is_empty()).then_some(description),
+            parameters,
+        }
+    }
+}
+
+/// How many times one tool may be rejected in a run before the run fails.
+///
+/// `RetryLimit(0)` makes every rejection terminal. Budgets are unsigned, so a negative one
+/// cannot be written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct RetryLimit(pub u32);
+
+/// A function the model can call.
+///
+/// `#[golem::tool]` implements it for you. By hand: give the [`definition`](Self::definition)
+/// (built once, when the agent is built) and [`call`](Self::call), which gets the raw JSON
+/// arguments; [`parse_args`] turns them into your type, rejecting bad ones with the path of
+/// the bad field.
+///
+/// ```
+/// use futures_util::future::BoxFuture;
+/// use golem::tool::{parse_args, RetryLimit, Tool, ToolDefinition};
+/// use golem::{BoxError, ModelRetry, RunContext};
+///
+/// struct Shout;
+///
+/// impl<Deps: Send + Sync + 'static> Tool<Deps> for Shout {
+///     fn definition(&self) -> ToolDefinition {
+///         ToolDefinition {
+///             name: "shout".into(),
+///             description: Some("Upper-cases a word.".into()),
+///             parameters: serde_json::json!({
+///                 "type": "object",
+///                 "properties": {"word": {"type": "string"}},
+///                 "required": ["word"],
+///                 "additionalProperties": false
+///             }),
+///         }
+///     }
+///
+///     fn max_retries(&self) -> Option<RetryLimit> {
+///         Some(RetryLimit(1))
+///     }
+///
+///     fn call<'a>(
+///         &'a self,
+///         _ctx: &'a RunContext<Deps>,
+///         args: &'a str,
+///     ) -> BoxFuture<'a, Result<serde_json::Value, BoxError>> {
+///         Box::pin(async move {
+///             #[derive(serde::Deserialize)]
+///             struct Args {
+///                 word: String,
+///             }
+///             let args: Args = parse_args("shout", args)?;
+///             if args.word.is_empty() {
+///                 return Err(ModelRetry::new("`word` must not be empty").into());
+///             }
+///             Ok(args.word.to_uppercase().into())
+///         })
+///     }
+/// }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a golem tool for dependencies `{Deps}`",
+    label = "not a `Tool<{Deps}>`",
+    note = "put `#[golem::tool]` on an `async fn`, and pass the generated struct (`roll_dice` → `RollDice`)",
+    note = "a tool whose first parameter is `&RunContext<D>` only works in agents whose `Deps` is `D`"
+)]
+pub trait Tool<Deps>: Send + Sync + 'static {
+    /// The name, description and parameter schema shown to the model.
+    fn definition(&self) -> ToolDefinition;
+
+    /// This tool's retry budget, overriding the agent's default (`None`: use the default).
+    fn max_retries(&self) -> Option<RetryLimit> {
+        None
+    }
+
+    /// Runs one call with the model's raw JSON `args`.
+    ///
+    /// # Errors
+    /// An error wrapping [`ModelRetry`] rejects the call with feedback for the model; any
+    /// other error fails the run at the tool stage.
+    fn call<'a>(
+        &'a self,
+        ctx: &'a RunContext<Deps>,
+        args: &'a str,
+    ) -> BoxFuture<'a, Result<Value, BoxError>>;
+}
+
+/// Deserializes a tool's raw JSON arguments, rejecting bad ones with a [`ModelRetry`] that
+/// names the tool and the path of the bad field.
+///
+/// Empty arguments count as `{}`, as some models send nothing for argument-less tools.
+///
+/// ```
+/// #[derive(serde::Deserialize, Debug)]
+/// struct Args {
+///     n: i64,
+/// }
+///
+/// let error = golem::tool::parse_args::<Args>("roll_dice", r#"{"n": "three"}"#).unwrap_err();
+/// assert_eq!(
+///     error.message(),
+///     "invalid arguments for tool `roll_dice`: at `n`: invalid type: string \"three\", expected i64 at line 1 column 14"
+/// );
+/// ```
+///
+/// # Errors
+/// A [`ModelRetry`] when `args` is not valid JSON or does not match `T`.
+pub fn parse_args<T: DeserializeOwned>(tool_name: &str, args: &str) -> Result<T, ModelRetry> {
+    let args = if args.trim().is_empty() { "{}" } else { args };
+    crate::output::decode_json_at(args).map_err(|(message, source)| {
+        ModelRetry::new(format!("invalid arguments for tool `{tool_name}`: {message}"))
+            .with_source(source)
+    })
+}
+
+/// A tool built from a closure.
+///
+/// The closure gets a clone of the [`RunContext`] and the deserialized arguments; its
+/// `Args` type gives the parameter schema.
+///
+/// ```
+/// use golem::tool::{FunctionTool, RetryLimit};
+/// use golem::{ModelRetry, RunContext};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// # #[schemars(crate = "golem::__private::schemars")]
+/// struct Args {
+///     /// The city to look up.
+///     city: String,
+/// }
+///
+/// let weather = FunctionTool::new("weather", |_ctx: RunContext<()>, args: Args| async move {
+///     if args.city.is_empty() {
+///         return Err(ModelRetry::new("`city` must not be empty"));
+///     }
+///     Ok(format!("sunny in {}", args.city))
+/// })
+/// .description("Today's weather in a city.")
+/// .max_retries(RetryLimit(2));
+/// # let _ = weather;
+/// ```
+pub struct FunctionTool<Deps, Args, F> {
+    definition: ToolDefinition,
+    max_retries: Option<RetryLimit>,
+    function: F,
+    _marker: PhantomData<fn(Deps, Args)>,
+}
+
+impl<Deps, Args, F> fmt::Debug for FunctionTool<Deps, Args, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FunctionTool")
+            .field("definition", &self.definition)
+            .field("max_retries", &self.max_retries)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<Deps, Args, F, Fut, T, E> FunctionTool<Deps, Args, F>
+where
+    Deps: Send + Sync + 'static,
+    Args: DeserializeOwned + JsonSchema + Send + 'static,
+    F: Fn(RunContext<Deps>, Args) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<T, E>> + Send + 'static,
+    T: Serialize,
+    E: Into<BoxError>,
+{
+    /// A tool named `name` that runs `function`.
+    pub fn new(name: impl Into<String>, function: F) -> Self {
+        FunctionTool {
+            definition: ToolDefinition::for_args::<Args>(name, ""),
+            max_retries: None,
+            function,
+            _marker: PhantomData,
+        }
+    }
+
+    /// Sets the description shown to the model.
+    #[must_use]
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.definition.description = Some(description.into());
+        self
+    }
+
+    /// Sets this tool's retry budget, overriding the agent's default.
+    #[must_use]
+    pub fn max_retries(mut self, limit: RetryLimit) -> Self {
+        self.max_retries = Some(limit);
+        self
+    }
+}
+
+impl<Deps, Args, F, Fut, T, E> Tool<Deps> for FunctionTool<Deps, Args, F>
+where
+    Deps: Send + Sync + 'static,
+    Args: DeserializeOwned + JsonSchema + Send + 'static,
+    F: Fn(RunContext<Deps>, Args) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<T, E>> + Send + 'static,
+    T: Serialize,
+    E: Into<BoxError>,
+{
+    fn definition(&self) -> ToolDefinition {
+        self.definition.clone()
+    }
+
+    fn max_retries(&self) -> Option<RetryLimit> {
+        self.max_retries
+    }
+
+    fn call<'a>(
+        &'a self,
+        ctx: &'a RunContext<Deps>,
+        args: &'a str,
+    ) -> BoxFuture<'a, Result<Value, BoxError>> {
+        let args = match parse_args::<Args>(&self.definition.name, args) {
+            Ok(args) => args,
+            Err(retry) => return futures_util::future::ready(Err(retry.into())).boxed(),
+        };
+        let future = (self.function)(ctx.clone(), args);
+        async move {
+            let value = future.await.map_err(Into::into)?;
+            Ok(serde_json::to_value(value)?)
+        }
+        .boxed()
+    }
+}
+
+/// Whether `name` is a tool name providers accept: `^[a-zA-Z0-9_-]{1,64}$`.
+///
+/// ```
+/// assert!(golem::tool::is_valid_tool_name("roll_dice"));
+/// assert!(!golem::tool::is_valid_tool_name("roll dice"));
+/// ```
+pub fn is_valid_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
