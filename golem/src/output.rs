@@ -202,9 +202,13 @@ pub(crate) fn decode_json_at<T: DeserializeOwned>(
 ) -> Result<T, (String, serde_json::Error)> {
     let mut deserializer = serde_json::Deserializer::from_str(raw);
     let value = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+        let located = error
+            .path()
+            .iter()
+            .any(|segment| !matches!(segment, serde_path_to_error::Segment::Unknown));
         let path = error.path().to_string();
         let inner = error.into_inner();
-        let message = if path != "." {
+        let message = if located {
             format!("at `{path}`: {inner}")
         } else if inner.is_eof() && raw.trim().is_empty() {
             "expected a JSON value, got nothing".to_owned()

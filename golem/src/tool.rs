@@ -151,7 +151,8 @@ pub trait Tool<Deps>: Send + Sync + 'static {
 /// Deserializes a tool's raw JSON arguments, rejecting bad ones with a [`ModelRetry`] that
 /// names the tool and the path of the bad field.
 ///
-/// Empty arguments count as `{}`, as some models send nothing for argument-less tools.
+/// Empty arguments count as `{}`, as some models send nothing for argument-less tools, and
+/// `{}` is accepted for `()` so a closure tool can take no arguments.
 ///
 /// ```
 /// #[derive(serde::Deserialize, Debug)]
@@ -162,7 +163,7 @@ pub trait Tool<Deps>: Send + Sync + 'static {
 /// let error = golem::tool::parse_args::<Args>("roll_dice", r#"{"n": "three"}"#).unwrap_err();
 /// assert_eq!(
 ///     error.message(),
-///     "invalid arguments for tool `roll_dice`: at `n`: invalid type: string \"three\", expected i64 at line 1 column 14"
+///     "invalid arguments for tool `roll_dice`: at `n`: invalid type: string \"three\", expected i64 at line 1 column 13"
 /// );
 /// ```
 ///
@@ -170,9 +171,17 @@ pub trait Tool<Deps>: Send + Sync + 'static {
 /// A [`ModelRetry`] when `args` is not valid JSON or does not match `T`.
 pub fn parse_args<T: DeserializeOwned>(tool_name: &str, args: &str) -> Result<T, ModelRetry> {
     let args = if args.trim().is_empty() { "{}" } else { args };
-    crate::output::decode_json_at(args).map_err(|(message, source)| {
-        ModelRetry::new(format!("invalid arguments for tool `{tool_name}`: {message}"))
-            .with_source(source)
+    crate::output::decode_json_at(args).or_else(|(message, source)| {
+        if let Ok(unit) = serde_json::from_str::<T>("null")
+            && serde_json::from_str::<serde_json::Map<String, Value>>(args)
+                .is_ok_and(|map| map.is_empty())
+        {
+            return Ok(unit);
+        }
+        Err(
+            ModelRetry::new(format!("invalid arguments for tool `{tool_name}`: {message}"))
+                .with_source(source),
+        )
     })
 }
 
