@@ -1,3 +1,26 @@
 //! Attribute macros for [golem](https://docs.rs/golem): `#[golem::tool]` and `#[golem::output]`.
 //!
-//! Use them through the `golem` crate, which re-exports them.
+//! Use them through the `golem` crate, which re-exports them; their documentation lives
+//! there. Each entry point parses, validates and expands; on error it emits the compile
+//! errors beside the user's item, so the rest of the crate still type-checks.
+
+use proc_macro::TokenStream;
+
+mod attr;
+mod ctxt;
+mod docs;
+mod output;
+mod tool;
+
+/// Turns an `async fn` into a golem tool; see `golem::tool` for the documentation.
+#[proc_macro_attribute]
+pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    tool::expand(args.into(), item.into()).into()
+}
+
+/// Makes a struct or enum a structured golem output; see `golem::output` for the
+/// documentation.
+#[proc_macro_attribute]
+pub fn output(args: TokenStream, item: TokenStream) -> TokenStream {
+    output::expand(args.into(), item.into()).into()
+}

@@ -32,6 +32,7 @@ mod agent;
 mod context;
 mod error;
 pub mod model;
+mod private;
 pub mod output;
 pub mod schema;
 pub mod tool;
@@ -45,10 +46,10 @@ pub use error::{BoxError, Exhausted, RunError, Stage};
 pub use futures_util::future::BoxFuture;
 pub use model::ModelRetry;
 
+pub use golem_macros::{output, tool};
+
 /// Paths used by code the macros generate. Not public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use schemars;
-    pub use serde;
-    pub use serde_json;
+    pub use crate::private::*;
 }

@@ -1,0 +1,80 @@
+//! The typed model of an output: the struct or enum and its derives.
+
+use proc_macro2::{Span, TokenStream};
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Attribute, Generics, Ident, Item, Path, Token};
+
+use super::attr::OutputAttr;
+
+/// `#[golem::output]` and the type it is on.
+pub(crate) struct Output {
+    /// The attribute's keys, or why they don't parse.
+    pub(crate) attr: syn::Result<OutputAttr>,
+    /// The struct or enum, as written.
+    pub(crate) item: Item,
+    pub(crate) ident: Ident,
+    pub(crate) generics: Generics,
+    /// Whether the item already derives `Serialize` / `Deserialize` / `JsonSchema` itself.
+    pub(crate) derives_serialize: bool,
+    pub(crate) derives_deserialize: bool,
+    pub(crate) derives_json_schema: bool,
+}
+
+impl Output {
+    pub(crate) fn from_syn(attr: syn::Result<OutputAttr>, item: TokenStream) -> syn::Result<Self> {
+        let item = syn::parse2::<Item>(item)?;
+        let (ident, generics, attrs) = match &item {
+            Item::Struct(item) => (&item.ident, &item.generics, &item.attrs),
+            Item::Enum(item) => (&item.ident, &item.generics, &item.attrs),
+            other => return Err(unsupported(other)),
+        };
+        let derived = derived_traits(attrs);
+        let derives = |name: &str| derived.iter().any(|path| path.is_ident(name));
+        Ok(Output {
+            derives_serialize: derives("Serialize"),
+            derives_deserialize: derives("Deserialize"),
+            derives_json_schema: derives("JsonSchema"),
+            ident: ident.clone(),
+            generics: generics.clone(),
+            attr,
+            item,
+        })
+    }
+}
+
+fn unsupported(item: &Item) -> syn::Error {
+    let (keyword, what): (Span, &str) = match item {
+        Item::Union(item) => (
+            item.union_token.span,
+            "`#[golem::output]` goes on a struct or an enum, not a union: a union cannot be decoded from JSON safely; use an enum",
+        ),
+        Item::Fn(item) => (
+            item.sig.fn_token.span,
+            "`#[golem::output]` goes on a struct or an enum; to make a function a tool, use `#[golem::tool]`",
+        ),
+        other => (
+            other.span(),
+            "`#[golem::output]` goes on a struct or an enum",
+        ),
+    };
+    syn::Error::new(keyword, what)
+}
+
+/// The last segments of the paths in `#[derive(...)]`: `serde::Deserialize` → `Deserialize`.
+fn derived_traits(attrs: &[Attribute]) -> Vec<Path> {
+    attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("derive"))
+        .filter_map(|attr| {
+            attr.parse_args_with(Punctuated::<Path, Token![,]>::parse_terminated)
+                .ok()
+        })
+        .flatten()
+        .filter_map(|path| {
+            path.segments
+                .last()
+                .map(|segment| segment.ident.clone().into())
+        })
+        .collect()
+}
