@@ -732,3 +732,80 @@ async fn calls_without_ids_get_ids_unique_in_the_history() {
         ])
     );
 }
+
+#[tokio::test]
+async fn a_rejection_beside_a_terminal_failure_is_still_booked() {
+    let script = script(vec![reply(
+        vec![dice_call(-1, "c1"), call("lookup", r#"{"city":"Oslo"}"#, "c2")],
+        4,
+        2,
+    )]);
+    let agent = Agent::<Game, String>::builder(script.model)
+        .tool(roll_dice())
+        .tool(lookup())
+        .tool_retries(1)
+        .build()
+        .unwrap();
+
+    let error = agent.run("Go", game()).await.unwrap_err();
+
+    assert_eq!(error.tool_name(), Some("lookup"));
+    assert!(!error.is_retries_exhausted());
+    assert_eq!(
+        error.messages()[2],
+        request(vec![tool_retry("roll_dice", "c1", "n must be positive, got -1")])
+    );
+    assert_eq!(error.usage().rejected.tools["roll_dice"], cost(1, 4, 2));
+}
+
+#[tokio::test]
+async fn an_exhausted_tool_budget_answers_every_call_so_the_history_can_be_resumed() {
+    #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+    #[schemars(crate = "golem::__private::schemars")]
+    struct Score {
+        total: i64,
+    }
+    let script = script(vec![
+        reply(
+            vec![dice_call(-1, "c1"), call("final_result", r#"{"total": 1}"#, "c2")],
+            1,
+            1,
+        ),
+        reply(vec![dice_call(1, "c3")], 1, 1),
+        reply(vec![call("final_result", r#"{"total": 3}"#, "c4")], 1, 1),
+    ]);
+    let strict = Agent::<Game, golem::output::Json<Score>>::builder(script.model.clone())
+        .tool(roll_dice())
+        .build()
+        .unwrap();
+
+    let error = strict.run("Score", game()).await.unwrap_err();
+
+    assert_eq!(
+        error.messages()[2],
+        request(vec![
+            tool_retry("roll_dice", "c1", "n must be positive, got -1"),
+            tool_return(
+                "final_result",
+                "c2",
+                json!(
+                    "Output not accepted: a tool call in this response was rejected. \
+                     Correct that call first, then call `final_result` again."
+                )
+            ),
+        ])
+    );
+
+    let lenient = Agent::<Game, golem::output::Json<Score>>::builder(script.model.clone())
+        .tool(roll_dice())
+        .tool_retries(1)
+        .build()
+        .unwrap();
+    let result = lenient.resume(error.into_messages(), game()).await.unwrap();
+
+    assert_eq!(result.output.total, 3);
+    assert_eq!(result.messages.len(), 7);
+    // The resumed run counts its own usage and its own rejections from zero.
+    assert_eq!(result.usage.requests, 2);
+    assert!(result.usage.rejected.is_empty());
+}

@@ -1,9 +1,9 @@
 //! The run loop: request → response → tools and output → next turn.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures_util::future::join_all;
-use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tracing::{Instrument, field};
@@ -332,6 +332,9 @@ where
             {
                 Ok(rejected) => tool_rejected = rejected,
                 Err(failure) => {
+                    // Answer the output calls too, so a history that ends here can be
+                    // resumed: providers require every call to be answered.
+                    self.decline_output_calls(&output_calls, &mut turn);
                     turn.result = Err(failure);
                     return turn;
                 }
@@ -358,17 +361,7 @@ where
                     return turn;
                 };
                 if tool_rejected {
-                    for call in output_calls {
-                        turn.parts.push(RequestPart::tool_return(
-                            call.tool_name.clone(),
-                            call.tool_call_id.clone(),
-                            format!(
-                                "Output not accepted: a tool call in this response was rejected. \
-                                 Correct that call first, then call `{}` again.",
-                                self.output.tool_name
-                            ),
-                        ));
-                    }
+                    self.decline_output_calls(&output_calls, &mut turn);
                     return turn;
                 }
                 let raw = first.args.as_str();
@@ -399,6 +392,22 @@ where
             }
         }
         turn
+    }
+
+    /// Answers output calls that cannot be accepted because a tool call in the same
+    /// response was rejected or failed. Not charged to the output budget.
+    fn decline_output_calls(&self, calls: &[&ToolCallPart], turn: &mut Turn<O>) {
+        for call in calls {
+            turn.parts.push(RequestPart::tool_return(
+                call.tool_name.clone(),
+                call.tool_call_id.clone(),
+                format!(
+                    "Output not accepted: a tool call in this response was rejected. \
+                     Correct that call first, then call `{}` again.",
+                    self.output.tool_name
+                ),
+            ));
+        }
     }
 
     fn is_output_call(&self, call: &ToolCallPart) -> bool {
@@ -466,10 +475,8 @@ where
                 }
             }
         }
-        if let Some(failure) = terminal {
-            return Err(failure);
-        }
-
+        // Rejections are booked even when another call failed, so every one is counted
+        // and traced.
         let any_rejected = !rejected.is_empty();
         let mut exhausted = None;
         for (key, call, reason, error) in rejected {
@@ -497,7 +504,7 @@ where
                 });
             }
         }
-        match exhausted {
+        match terminal.or(exhausted) {
             Some(failure) => Err(failure),
             None => Ok(any_rejected),
         }
@@ -608,12 +615,12 @@ where
     async fn decode(&self, raw: &str, ctx: RunContext<Deps>) -> Result<O, BoxError> {
         let mut output = match self.output.structured {
             Some(true) => {
-                #[derive(Deserialize)]
-                struct Wrapped {
-                    response: Box<RawValue>,
-                }
-                let wrapped: Wrapped = decode_json(raw)?;
-                (self.output.decoder)(wrapped.response.get())?
+                // The schema was wrapped as `{"response": ...}` for the model.
+                let mut fields: HashMap<String, Box<RawValue>> = decode_json(raw)?;
+                let response = fields.remove("response").ok_or_else(|| {
+                    ModelRetry::new("invalid output: missing field `response`")
+                })?;
+                (self.output.decoder)(response.get())?
             }
             _ => (self.output.decoder)(raw)?,
         };
@@ -636,7 +643,7 @@ where
         let limit = self.output_retries;
         turn.culprits.output = true;
         tracing::warn!(
-            stage = "output",
+            stage = "decode",
             "gen_ai.tool.name" = call.map(|call| call.tool_name.as_str()),
             retry = rejections,
             max_retries = limit,
