@@ -1,0 +1,425 @@
+//! Building agents, continuing conversations, the test model and tracing.
+
+mod common;
+
+use std::error::Error as _;
+use std::sync::{Arc, Mutex};
+
+use common::*;
+use golem::model::test::TestModel;
+use golem::model::{Message, ModelResponse};
+use golem::output::Json;
+use golem::tool::{FunctionTool, RetryLimit, Tool};
+use golem::{Agent, BuildError, ModelRetry, RunContext, Stage};
+use serde_json::json;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "golem::__private::schemars")]
+struct Dice {
+    /// How many dice, 1 to 10.
+    #[schemars(range(min = 1, max = 10))]
+    n: i64,
+}
+
+fn named(name: &str) -> impl Tool<()> + use<> {
+    FunctionTool::new(name.to_owned(), |_ctx: RunContext<()>, dice: Dice| async move {
+        Ok::<_, ModelRetry>(dice.n)
+    })
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "golem::__private::schemars")]
+struct Verdict {
+    winner: String,
+    score: u32,
+}
+
+#[test]
+fn build_rejects_bad_configurations() {
+    let model = || script(vec![]).model;
+    let duplicate = Agent::<(), String>::builder(model())
+        .tool(named("roll"))
+        .tool(named("roll"))
+        .build()
+        .unwrap_err();
+    assert_eq!(duplicate, BuildError::DuplicateToolName("roll".into()));
+    assert_eq!(
+        duplicate.to_string(),
+        "two tools are named `roll`; tool names must be unique"
+    );
+
+    let invalid = Agent::<(), String>::builder(model())
+        .tool(named("roll dice"))
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        invalid.to_string(),
+        "tool name `roll dice` is invalid; use 1 to 64 ASCII letters, digits, `_` or `-`"
+    );
+    let too_long = "a".repeat(65);
+    assert_eq!(
+        Agent::<(), String>::builder(model())
+            .tool(named(&too_long))
+            .build()
+            .unwrap_err(),
+        BuildError::InvalidToolName(too_long)
+    );
+
+    let taken = Agent::<(), Json<Verdict>>::builder(model())
+        .tool(named("final_result"))
+        .build()
+        .unwrap_err();
+    assert_eq!(taken, BuildError::OutputToolNameTaken("final_result".into()));
+    // With text output there is no output tool, so the name is free.
+    Agent::<(), String>::builder(model())
+        .tool(named("final_result"))
+        .build()
+        .unwrap();
+    // A renamed output tool frees it too.
+    Agent::<(), Json<Verdict>>::builder(model())
+        .tool(named("final_result"))
+        .output_tool_name("verdict")
+        .build()
+        .unwrap();
+
+    assert_eq!(
+        Agent::<(), String>::builder(model())
+            .max_turns(0)
+            .build()
+            .unwrap_err(),
+        BuildError::ZeroMaxTurns
+    );
+}
+
+#[test]
+fn tool_definitions_are_built_once_with_provider_friendly_schemas() {
+    let agent = Agent::<(), String>::builder(script(vec![]).model)
+        .tool(
+            FunctionTool::new("roll", |_ctx: RunContext<()>, dice: Dice| async move {
+                Ok::<_, ModelRetry>(dice.n)
+            })
+            .description("Roll dice."),
+        )
+        .build()
+        .unwrap();
+    let params = agent.request_params();
+    assert!(params.allow_text_output);
+    assert!(params.output_tools.is_empty());
+    assert_eq!(
+        serde_json::to_value(&params.function_tools).unwrap(),
+        json!([{
+            "name": "roll",
+            "description": "Roll dice.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "n": {"type": "integer", "description": "How many dice, 1 to 10.", "minimum": 1, "maximum": 10}
+                },
+                "required": ["n"],
+                "additionalProperties": false
+            }
+        }])
+    );
+}
+
+#[tokio::test]
+async fn a_saved_history_continues_in_a_later_run() {
+    let script = script(vec![
+        reply(vec![text("Nice to meet you, Ann.")], 5, 3),
+        reply(vec![text("Your name is Ann.")], 12, 4),
+    ]);
+    let agent = Agent::<(), String>::builder(script.model.clone())
+        .instructions("Remember names.")
+        .build()
+        .unwrap();
+
+    let first = agent.run("I am Ann.", ()).await.unwrap();
+    let saved = serde_json::to_string(&first.messages).unwrap();
+    let history: Vec<Message> = serde_json::from_str(&saved).unwrap();
+    let second = agent
+        .run_with_history(history, "What is my name?", ())
+        .await
+        .unwrap();
+
+    assert_eq!(second.output, "Your name is Ann.");
+    assert_eq!(
+        second.messages,
+        [
+            request(vec![system("Remember names."), user("I am Ann.")]),
+            response(vec![text("Nice to meet you, Ann.")], 5, 3),
+            request(vec![user("What is my name?")]),
+            response(vec![text("Your name is Ann.")], 12, 4),
+        ]
+    );
+    // Usage is the new run's own.
+    assert_eq!(second.usage.requests, 1);
+    assert_eq!(second.usage.input_tokens, 12);
+}
+
+#[tokio::test]
+async fn a_prompt_after_a_history_ending_in_a_request_joins_that_request() {
+    let script = script(vec![
+        reply(vec![text("maybe")], 1, 1),
+        reply(vec![text("yes")], 1, 1),
+    ]);
+    let agent = Agent::<(), String>::builder(script.model.clone())
+        .output_validator(|_ctx, text: String| async move {
+            if text == "maybe" {
+                return Err(ModelRetry::new("answer yes or no"));
+            }
+            Ok(text)
+        })
+        .build()
+        .unwrap();
+
+    let error = agent.run("Is it?", ()).await.unwrap_err();
+    let result = agent
+        .run_with_history(error.into_messages(), "Please decide.", ())
+        .await
+        .unwrap();
+
+    assert_eq!(result.output, "yes");
+    assert_eq!(
+        result.messages[2],
+        request(vec![retry("answer yes or no"), user("Please decide.")])
+    );
+}
+
+#[tokio::test]
+async fn resume_needs_a_history_that_ends_in_a_request() {
+    let agent = Agent::<(), String>::builder(script(vec![]).model)
+        .build()
+        .unwrap();
+    let history = vec![
+        request(vec![user("Hi")]),
+        response(vec![text("Hello")], 1, 1),
+    ];
+
+    let error = agent.resume(history.clone(), ()).await.unwrap_err();
+
+    assert_eq!(error.stage(), Stage::Input);
+    assert_eq!(error.to_string(), "the run's input is invalid");
+    assert_eq!(
+        error.source().unwrap().to_string(),
+        "resume needs a history that ends in a request; use run_with_history to add a prompt"
+    );
+    assert_eq!(error.messages(), history);
+}
+
+#[tokio::test]
+async fn the_test_model_calls_every_tool_with_valid_arguments_then_answers() {
+    let agent = Agent::<(), String>::builder(TestModel::new())
+        .tool(named("roll"))
+        .tool(named("reroll"))
+        .build()
+        .unwrap();
+
+    let result = agent.run("Play", ()).await.unwrap();
+
+    assert_eq!(result.output, r#"{"reroll":1,"roll":1}"#);
+    assert_eq!(result.messages.len(), 4);
+    assert_eq!(
+        result.messages[1].as_response().unwrap().parts,
+        vec![call("roll", r#"{"n":1}"#, "call_1_0"), call("reroll", r#"{"n":1}"#, "call_1_1")]
+    );
+    assert_eq!(result.usage.requests, 2);
+    assert_eq!(result.usage.tool_calls, 2);
+}
+
+#[tokio::test]
+async fn the_test_model_produces_structured_output_and_repeats_rejected_calls() {
+    let strict = FunctionTool::new("strict", |_ctx: RunContext<()>, dice: Dice| async move {
+        Err::<i64, _>(ModelRetry::new(format!("{} is never enough", dice.n)))
+    })
+    .max_retries(RetryLimit(2));
+    let agent = Agent::<(), Json<Verdict>>::builder(TestModel::new())
+        .tool(strict)
+        .build()
+        .unwrap();
+
+    let error = agent.run("Play", ()).await.unwrap_err();
+    assert_eq!(error.tool_name(), Some("strict"));
+    assert_eq!(error.usage().requests, 3);
+
+    let agent = Agent::<(), Json<Verdict>>::builder(TestModel::new())
+        .tool(named("roll"))
+        .build()
+        .unwrap();
+    let result = agent.run("Play", ()).await.unwrap();
+    assert_eq!(result.output.winner, "a");
+    assert_eq!(result.output.score, 0);
+}
+
+#[test]
+fn runs_can_be_spawned() {
+    fn assert_send<T: Send + 'static>(_: &T) {}
+    let agent = Agent::<(), String>::builder(script(vec![]).model)
+        .build()
+        .unwrap();
+    let run = {
+        let agent = agent.clone();
+        async move { agent.run("Hi", ()).await }
+    };
+    assert_send(&run);
+}
+
+mod tracing_capture {
+    use std::collections::BTreeMap;
+
+    use tracing::field::{Field, Visit};
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::{Event, Subscriber};
+    use tracing_subscriber::layer::{Context, Layer};
+    use tracing_subscriber::registry::LookupSpan;
+
+    use super::*;
+
+    #[derive(Debug, Clone, Default)]
+    pub(super) struct Captured {
+        pub(super) spans: Vec<(String, BTreeMap<String, String>)>,
+        pub(super) events: Vec<BTreeMap<String, String>>,
+    }
+
+    pub(super) struct Capture(pub(super) Arc<Mutex<Captured>>);
+
+    struct Fields<'a>(&'a mut BTreeMap<String, String>);
+
+    impl Visit for Fields<'_> {
+        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+            self.0
+                .insert(field.name().to_owned(), format!("{value:?}").trim_matches('"').to_owned());
+        }
+        fn record_str(&mut self, field: &Field, value: &str) {
+            self.0.insert(field.name().to_owned(), value.to_owned());
+        }
+    }
+
+    impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
+        fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, _ctx: Context<'_, S>) {
+            let mut fields = BTreeMap::new();
+            fields.insert("#id".to_owned(), id.into_u64().to_string());
+            attrs.record(&mut Fields(&mut fields));
+            self.0
+                .lock()
+                .unwrap()
+                .spans
+                .push((attrs.metadata().name().to_owned(), fields));
+        }
+
+        fn on_record(&self, id: &Id, values: &Record<'_>, _ctx: Context<'_, S>) {
+            let mut captured = self.0.lock().unwrap();
+            let id = id.into_u64().to_string();
+            if let Some((_, fields)) = captured
+                .spans
+                .iter_mut()
+                .find(|(_, fields)| fields["#id"] == id)
+            {
+                values.record(&mut Fields(fields));
+            }
+        }
+
+        fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
+            let mut fields = BTreeMap::new();
+            event.record(&mut Fields(&mut fields));
+            self.0.lock().unwrap().events.push(fields);
+        }
+    }
+}
+
+#[test]
+fn runs_emit_gen_ai_spans_and_an_event_for_every_rejection() {
+    use tracing_subscriber::layer::SubscriberExt;
+
+    let captured = Arc::new(Mutex::new(tracing_capture::Captured::default()));
+    let subscriber =
+        tracing_subscriber::registry().with(tracing_capture::Capture(Arc::clone(&captured)));
+    let script = script(vec![
+        reply(vec![call("roll", r#"{"n": 0}"#, "c1")], 10, 2),
+        reply(vec![call("roll", r#"{"n": 2}"#, "c2")], 20, 2),
+        reply(vec![text("maybe")], 30, 1),
+        ModelResponse::text("2").with_usage(40, 1),
+    ]);
+    let roll = FunctionTool::new("roll", |_ctx: RunContext<()>, dice: Dice| async move {
+        if dice.n < 1 {
+            return Err(ModelRetry::new("n must be at least 1"));
+        }
+        Ok(dice.n)
+    });
+    let agent = Agent::<(), String>::builder(script.model.with_name("scripted"))
+        .name("referee")
+        .tool(roll)
+        .tool_retries(1)
+        .output_retries(1)
+        .output_validator(|_ctx, text: String| async move {
+            if text == "maybe" {
+                return Err(ModelRetry::new("give a number"));
+            }
+            Ok(text)
+        })
+        .build()
+        .unwrap();
+
+    tracing::subscriber::with_default(subscriber, || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime.block_on(agent.run("Roll", ())).unwrap();
+    });
+
+    let captured = captured.lock().unwrap().clone();
+    let names: Vec<&str> = captured.spans.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "invoke_agent",
+            "chat",
+            "execute_tool",
+            "chat",
+            "execute_tool",
+            "chat",
+            "chat"
+        ]
+    );
+    let run = &captured.spans[0].1;
+    assert_eq!(run["gen_ai.operation.name"], "invoke_agent");
+    assert_eq!(run["gen_ai.agent.name"], "referee");
+    assert_eq!(run["gen_ai.request.model"], "scripted");
+    assert_eq!(run["gen_ai.usage.input_tokens"], "100");
+    assert_eq!(run["gen_ai.usage.output_tokens"], "6");
+    let chat = &captured.spans[1].1;
+    assert_eq!(chat["gen_ai.operation.name"], "chat");
+    assert_eq!(chat["gen_ai.system"], "function");
+    assert_eq!(chat["otel.name"], "chat scripted");
+    assert_eq!(chat["gen_ai.usage.input_tokens"], "10");
+    let tool = &captured.spans[2].1;
+    assert_eq!(tool["gen_ai.operation.name"], "execute_tool");
+    assert_eq!(tool["gen_ai.tool.name"], "roll");
+    assert_eq!(tool["gen_ai.tool.call.id"], "c1");
+
+    let rejections: Vec<_> = captured
+        .events
+        .iter()
+        .filter(|event| event.contains_key("stage"))
+        .collect();
+    assert_eq!(rejections.len(), 2);
+    assert_eq!(rejections[0]["stage"], "tool");
+    assert_eq!(rejections[0]["gen_ai.tool.name"], "roll");
+    assert_eq!(rejections[0]["retry"], "1");
+    assert_eq!(rejections[0]["max_retries"], "1");
+    assert_eq!(rejections[0]["reason"], "n must be at least 1");
+    assert_eq!(rejections[0]["message"], "tool call rejected");
+    assert_eq!(rejections[1]["stage"], "decode");
+    assert_eq!(rejections[1]["retry"], "1");
+    assert_eq!(rejections[1]["reason"], "give a number");
+    assert_eq!(rejections[1]["message"], "output rejected");
+}
+
+#[test]
+fn run_errors_are_send_sync_and_report_their_cause() {
+    fn assert_error<E: std::error::Error + Send + Sync + 'static>() {}
+    assert_error::<golem::RunError>();
+    assert_error::<BuildError>();
+    assert_error::<ModelRetry>();
+    let retry = ModelRetry::new("outer").with_source(std::io::Error::other("inner"));
+    assert_eq!(retry.source().unwrap().to_string(), "inner");
+}
