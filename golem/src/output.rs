@@ -238,7 +238,7 @@ mod tests {
         let error = decode_json::<Point>(r#"{"x": 1, "tags": ["a", 2]}"#).unwrap_err();
         assert_eq!(
             error.message(),
-            "invalid output: at `tags[1]`: invalid type: integer `2`, expected a string at line 1 column 25"
+            "invalid output: at `tags[1]`: invalid type: integer `2`, expected a string at line 1 column 24"
         );
     }
 
@@ -252,7 +252,7 @@ mod tests {
         let broken = decode_json::<Point>(r#"{"x": 1,"#).unwrap_err();
         assert_eq!(
             broken.message(),
-            "invalid output: EOF while parsing an object at line 1 column 8"
+            "invalid output: EOF while parsing a value at line 1 column 8"
         );
         let empty = decode_json::<Point>("  ").unwrap_err();
         assert_eq!(
@@ -262,7 +262,7 @@ mod tests {
         let trailing = decode_json::<Point>(r#"{"x": 1, "tags": []} and more"#).unwrap_err();
         assert_eq!(
             trailing.message(),
-            "invalid output: trailing characters at line 1 column 23"
+            "invalid output: trailing characters at line 1 column 22"
         );
     }
 
