@@ -53,3 +53,8 @@ pub use golem_macros::{output, tool};
 pub mod __private {
     pub use crate::private::*;
 }
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
