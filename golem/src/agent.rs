@@ -34,75 +34,8 @@ type Validator<Deps, O> =
 /// Build one with [`Agent::builder`], then [`run`](Agent::run) it as often as you like,
 /// from as many tasks as you like: it is a cheap `Clone` around an `Arc`.
 ///
-/// Self-correction is opt-in. With [`output_retries`](AgentBuilder::output_retries), a
-/// rejected output goes back to the model as feedback:
-///
-/// ```
-/// use golem::model::function::FunctionModel;
-/// use golem::model::{Message, ModelResponse};
-/// use golem::{Agent, ModelRetry};
-///
-/// // The model answers "maybe" first; once told, it answers "yes".
-/// let model = FunctionModel::new(|messages: &[Message], _| {
-///     if messages.len() == 1 { ModelResponse::text("maybe") } else { ModelResponse::text("yes") }
-/// });
-/// let agent = Agent::<(), String>::builder(model)
-///     .output_retries(1)
-///     .output_validator(|_ctx, answer: String| async move {
-///         match answer.as_str() {
-///             "yes" | "no" => Ok(answer),
-///             _ => Err(ModelRetry::new("answer yes or no")),
-///         }
-///     })
-///     .build()?;
-/// # tokio::runtime::Runtime::new()?.block_on(async {
-/// let result = agent.run("Is water wet?", ()).await?;
-/// assert_eq!(result.output, "yes");
-/// assert_eq!(result.usage.requests, 2);
-/// assert_eq!(result.usage.rejected.output.requests, 1);
-/// # Ok::<_, Box<dyn std::error::Error>>(())
-/// # })?;
-/// # Ok::<_, Box<dyn std::error::Error>>(())
-/// ```
-///
-/// With [`tool_retries`](AgentBuilder::tool_retries), a tool's rejection goes back as that
-/// call's result, and the model calls again:
-///
-/// ```
-/// use golem::model::function::FunctionModel;
-/// use golem::model::{Message, ModelResponse};
-/// use golem::tool::FunctionTool;
-/// use golem::{Agent, ModelRetry, RunContext};
-///
-/// #[derive(serde::Deserialize, schemars::JsonSchema)]
-/// # #[schemars(crate = "golem::__private::schemars")]
-/// struct Dice {
-///     n: i64,
-/// }
-///
-/// let roll = FunctionTool::new("roll_dice", |_ctx: RunContext<()>, dice: Dice| async move {
-///     if dice.n <= 0 {
-///         return Err(ModelRetry::new(format!("n must be positive, got {}", dice.n)));
-///     }
-///     Ok(dice.n * 3)
-/// });
-/// // A model that first asks for -1 dice, then 2, then reports.
-/// let model = FunctionModel::new(|messages: &[Message], _| match messages.len() {
-///     1 => ModelResponse::tool_call("roll_dice", r#"{"n": -1}"#, "c1"),
-///     3 => ModelResponse::tool_call("roll_dice", r#"{"n": 2}"#, "c2"),
-///     _ => ModelResponse::text("You rolled 6."),
-/// });
-/// let agent = Agent::<(), String>::builder(model).tool(roll).tool_retries(1).build()?;
-/// # tokio::runtime::Runtime::new()?.block_on(async {
-/// let result = agent.run("Roll for me", ()).await?;
-/// assert_eq!(result.output, "You rolled 6.");
-/// assert_eq!(result.usage.requests, 3);
-/// assert_eq!(result.usage.tool_calls, 2);
-/// assert_eq!(result.usage.rejected.tools["roll_dice"].requests, 1);
-/// # Ok::<_, Box<dyn std::error::Error>>(())
-/// # })?;
-/// # Ok::<_, Box<dyn std::error::Error>>(())
-/// ```
+/// Self-correction is opt-in: see [`AgentBuilder::output_retries`] and
+/// [`AgentBuilder::tool_retries`].
 pub struct Agent<Deps = (), O = String> {
     inner: Arc<AgentInner<Deps, O>>,
 }
@@ -282,6 +215,45 @@ where
     /// The default retry budget of every tool: how many rejections of one tool a run
     /// tolerates. Off (0) by default; a tool's own [`Tool::max_retries`] overrides it. Calls
     /// to unknown tool names share one counter with this budget.
+    ///
+    /// With a budget, a tool's rejection goes back as that call's result, and the model calls
+    /// again:
+    ///
+    /// ```
+    /// use golem::model::function::FunctionModel;
+    /// use golem::model::{Message, ModelResponse};
+    /// use golem::tool::FunctionTool;
+    /// use golem::{Agent, ModelRetry, RunContext};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// # #[schemars(crate = "golem::__private::schemars")]
+    /// struct Dice {
+    ///     n: i64,
+    /// }
+    ///
+    /// let roll = FunctionTool::new("roll_dice", |_ctx: RunContext<()>, dice: Dice| async move {
+    ///     if dice.n <= 0 {
+    ///         return Err(ModelRetry::new(format!("n must be positive, got {}", dice.n)));
+    ///     }
+    ///     Ok(dice.n * 3)
+    /// });
+    /// // A model that first asks for -1 dice, then 2, then reports.
+    /// let model = FunctionModel::new(|messages: &[Message], _| match messages.len() {
+    ///     1 => ModelResponse::tool_call("roll_dice", r#"{"n": -1}"#, "c1"),
+    ///     3 => ModelResponse::tool_call("roll_dice", r#"{"n": 2}"#, "c2"),
+    ///     _ => ModelResponse::text("You rolled 6."),
+    /// });
+    /// let agent = Agent::<(), String>::builder(model).tool(roll).tool_retries(1).build()?;
+    /// # tokio::runtime::Runtime::new()?.block_on(async {
+    /// let result = agent.run("Roll for me", ()).await?;
+    /// assert_eq!(result.output, "You rolled 6.");
+    /// assert_eq!(result.usage.requests, 3);
+    /// assert_eq!(result.usage.tool_calls, 2);
+    /// assert_eq!(result.usage.rejected.tools["roll_dice"].requests, 1);
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// # })?;
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
     pub fn tool_retries(mut self, retries: u32) -> Self {
         self.tool_retries = retries;
         self
@@ -289,6 +261,37 @@ where
 
     /// The output's retry budget: how many rejected outputs a run tolerates. Off (0) by
     /// default.
+    ///
+    /// With a budget, a rejected output goes back to the model as feedback:
+    ///
+    /// ```
+    /// use golem::model::function::FunctionModel;
+    /// use golem::model::{Message, ModelResponse};
+    /// use golem::{Agent, ModelRetry};
+    ///
+    /// // The model answers "maybe" first; once told, it answers "yes".
+    /// let model = FunctionModel::new(|messages: &[Message], _| {
+    ///     if messages.len() == 1 { ModelResponse::text("maybe") } else { ModelResponse::text("yes") }
+    /// });
+    /// let agent = Agent::<(), String>::builder(model)
+    ///     .output_retries(1)
+    ///     .output_validator(|_ctx, answer: String| async move {
+    ///         match answer.as_str() {
+    ///             "yes" | "no" => Ok(answer),
+    ///             _ => Err(ModelRetry::new("answer yes or no")),
+    ///         }
+    ///     })
+    ///     .build()?;
+    /// # tokio::runtime::Runtime::new()?.block_on(async {
+    /// let result = agent.run("Is water wet?", ()).await?;
+    /// assert_eq!(result.output, "yes");
+    /// assert_eq!(result.usage.requests, 2);
+    /// assert_eq!(result.usage.rejected.output.requests, 1);
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// # })?;
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     pub fn output_retries(mut self, retries: u32) -> Self {
         self.output_retries = retries;
         self
