@@ -64,12 +64,18 @@ fn scripted_model() -> FunctionModel {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("No model key is used by this example: a scripted model plays the part.\n");
 
-    let roll_dice = FunctionTool::new("roll_dice", |ctx: RunContext<Game>, dice: Dice| async move {
-        if !(1..=10).contains(&dice.n) {
-            return Err(ModelRetry::new(format!("n must be between 1 and 10, got {}", dice.n)));
-        }
-        Ok(dice.n * ctx.deps().face)
-    })
+    let roll_dice = FunctionTool::new(
+        "roll_dice",
+        |ctx: RunContext<Game>, dice: Dice| async move {
+            if !(1..=10).contains(&dice.n) {
+                return Err(ModelRetry::new(format!(
+                    "n must be between 1 and 10, got {}",
+                    dice.n
+                )));
+            }
+            Ok(dice.n * ctx.deps().face)
+        },
+    )
     .description("Roll `n` six-sided dice and return their total.");
 
     let agent = Agent::<Game, Json<Verdict>>::builder(scripted_model())
@@ -79,10 +85,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .output_retries(1)
         .build()?;
 
-    let result = agent.run("Roll two dice for Ann.", Game { face: 3 }).await?;
+    let result = agent
+        .run("Roll two dice for Ann.", Game { face: 3 })
+        .await?;
 
     print!("{}", transcript(&result.messages));
     println!("{}", usage_line(&result.usage));
-    println!("\nverdict: {} wins with {}", result.output.winner, result.output.score);
+    println!(
+        "\nverdict: {} wins with {}",
+        result.output.winner, result.output.score
+    );
     Ok(())
 }

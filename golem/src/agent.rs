@@ -54,7 +54,10 @@ impl<Deps, O> fmt::Debug for Agent<Deps, O> {
         f.debug_struct("Agent")
             .field("name", &inner.name)
             .field("model", &inner.model.name())
-            .field("tools", &inner.tools.iter().map(|t| &t.name).collect::<Vec<_>>())
+            .field(
+                "tools",
+                &inner.tools.iter().map(|t| &t.name).collect::<Vec<_>>(),
+            )
             .field("tool_retries", &inner.tool_retries)
             .field("output_retries", &inner.output_retries)
             .field("max_turns", &inner.max_turns)

@@ -19,9 +19,8 @@ mod message;
 pub mod test;
 
 pub use message::{
-    FinishReason, Message, ModelRequest, ModelResponse, RequestPart, ResponsePart,
-    RetryPromptPart, SystemPromptPart, TextPart, ToolArgs, ToolCallPart, ToolReturnPart,
-    UserPromptPart,
+    FinishReason, Message, ModelRequest, ModelResponse, RequestPart, ResponsePart, RetryPromptPart,
+    SystemPromptPart, TextPart, ToolArgs, ToolCallPart, ToolReturnPart, UserPromptPart,
 };
 
 pub use crate::usage::Usage;

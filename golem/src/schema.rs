@@ -77,11 +77,14 @@ fn clean_schema(value: &mut Value) {
             let numeric = matches!(
                 map.get("type").and_then(Value::as_str),
                 Some("integer" | "number")
-            ) || map.get("type").and_then(Value::as_array).is_some_and(|types| {
-                types
-                    .iter()
-                    .any(|t| t.as_str() == Some("integer") || t.as_str() == Some("number"))
-            });
+            ) || map
+                .get("type")
+                .and_then(Value::as_array)
+                .is_some_and(|types| {
+                    types
+                        .iter()
+                        .any(|t| t.as_str() == Some("integer") || t.as_str() == Some("number"))
+                });
             if numeric {
                 map.remove("format");
             }

@@ -178,10 +178,10 @@ pub fn parse_args<T: DeserializeOwned>(tool_name: &str, args: &str) -> Result<T,
         {
             return Ok(unit);
         }
-        Err(
-            ModelRetry::new(format!("invalid arguments for tool `{tool_name}`: {message}"))
-                .with_source(source),
-        )
+        Err(ModelRetry::new(format!(
+            "invalid arguments for tool `{tool_name}`: {message}"
+        ))
+        .with_source(source))
     })
 }
 

@@ -22,9 +22,10 @@ struct Dice {
 }
 
 fn named(name: &str) -> impl Tool<()> + use<> {
-    FunctionTool::new(name.to_owned(), |_ctx: RunContext<()>, dice: Dice| async move {
-        Ok::<_, ModelRetry>(dice.n)
-    })
+    FunctionTool::new(
+        name.to_owned(),
+        |_ctx: RunContext<()>, dice: Dice| async move { Ok::<_, ModelRetry>(dice.n) },
+    )
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -69,7 +70,10 @@ fn build_rejects_bad_configurations() {
         .tool(named("final_result"))
         .build()
         .unwrap_err();
-    assert_eq!(taken, BuildError::OutputToolNameTaken("final_result".into()));
+    assert_eq!(
+        taken,
+        BuildError::OutputToolNameTaken("final_result".into())
+    );
     // With text output there is no output tool, so the name is free.
     Agent::<(), String>::builder(model())
         .tool(named("final_result"))
@@ -220,7 +224,10 @@ async fn the_test_model_calls_every_tool_with_valid_arguments_then_answers() {
     assert_eq!(result.messages.len(), 4);
     assert_eq!(
         result.messages[1].as_response().unwrap().parts,
-        vec![call("roll", r#"{"n":1}"#, "call_1_0"), call("reroll", r#"{"n":1}"#, "call_1_1")]
+        vec![
+            call("roll", r#"{"n":1}"#, "call_1_0"),
+            call("reroll", r#"{"n":1}"#, "call_1_1")
+        ]
     );
     assert_eq!(result.usage.requests, 2);
     assert_eq!(result.usage.tool_calls, 2);
@@ -286,8 +293,10 @@ mod tracing_capture {
 
     impl Visit for Fields<'_> {
         fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-            self.0
-                .insert(field.name().to_owned(), format!("{value:?}").trim_matches('"').to_owned());
+            self.0.insert(
+                field.name().to_owned(),
+                format!("{value:?}").trim_matches('"').to_owned(),
+            );
         }
         fn record_str(&mut self, field: &Field, value: &str) {
             self.0.insert(field.name().to_owned(), value.to_owned());
@@ -367,7 +376,11 @@ fn runs_emit_gen_ai_spans_and_an_event_for_every_rejection() {
     });
 
     let captured = captured.lock().unwrap().clone();
-    let names: Vec<&str> = captured.spans.iter().map(|(name, _)| name.as_str()).collect();
+    let names: Vec<&str> = captured
+        .spans
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .collect();
     assert_eq!(
         names,
         [

@@ -128,8 +128,18 @@ async fn token_limits_are_checked_after_each_response_which_stays_in_the_history
 #[tokio::test]
 async fn total_and_output_token_limits() {
     for (limits, kind, limit, used) in [
-        (UsageLimits::new().output_tokens_limit(3), TokenKind::Output, 3, 4),
-        (UsageLimits::new().total_tokens_limit(20), TokenKind::Total, 20, 24),
+        (
+            UsageLimits::new().output_tokens_limit(3),
+            TokenKind::Output,
+            3,
+            4,
+        ),
+        (
+            UsageLimits::new().total_tokens_limit(20),
+            TokenKind::Total,
+            20,
+            24,
+        ),
     ] {
         let script = looping(10);
         let agent = Agent::<(), String>::builder(script.model)

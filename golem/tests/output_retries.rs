@@ -154,16 +154,28 @@ async fn the_rejection_past_the_budget_fails_the_run() {
 #[tokio::test]
 async fn every_kind_of_unusable_structured_output_is_fed_back_through_final_result() {
     let script = script(vec![
-        reply(vec![call("final_result", r#"{"winner": "Ann""#, "c1")], 1, 1),
         reply(
-            vec![call("final_result", r#"{"winner": "Ann", "score": -3}"#, "c2")],
+            vec![call("final_result", r#"{"winner": "Ann""#, "c1")],
+            1,
+            1,
+        ),
+        reply(
+            vec![call(
+                "final_result",
+                r#"{"winner": "Ann", "score": -3}"#,
+                "c2",
+            )],
             2,
             1,
         ),
         reply(vec![text("Ann won with 12.")], 3, 1),
         reply(vec![], 4, 0),
         reply(
-            vec![call("final_result", r#"{"winner": "Ann", "score": 12}"#, "c3")],
+            vec![call(
+                "final_result",
+                r#"{"winner": "Ann", "score": 12}"#,
+                "c3",
+            )],
             5,
             1,
         ),
@@ -186,14 +198,22 @@ async fn every_kind_of_unusable_structured_output_is_fed_back_through_final_resu
         result.messages,
         [
             request(vec![user("Who won?")]),
-            response(vec![call("final_result", r#"{"winner": "Ann""#, "c1")], 1, 1),
+            response(
+                vec![call("final_result", r#"{"winner": "Ann""#, "c1")],
+                1,
+                1
+            ),
             request(vec![tool_retry(
                 "final_result",
                 "c1",
                 "invalid output: EOF while parsing an object at line 1 column 16"
             )]),
             response(
-                vec![call("final_result", r#"{"winner": "Ann", "score": -3}"#, "c2")],
+                vec![call(
+                    "final_result",
+                    r#"{"winner": "Ann", "score": -3}"#,
+                    "c2"
+                )],
                 2,
                 1
             ),
@@ -211,7 +231,11 @@ async fn every_kind_of_unusable_structured_output_is_fed_back_through_final_resu
                 "The response was empty. Call the `final_result` tool with your answer."
             )]),
             response(
-                vec![call("final_result", r#"{"winner": "Ann", "score": 12}"#, "c3")],
+                vec![call(
+                    "final_result",
+                    r#"{"winner": "Ann", "score": 12}"#,
+                    "c3"
+                )],
                 5,
                 1
             ),
@@ -288,7 +312,10 @@ async fn without_a_budget_unusable_output_fails_at_the_decode_stage() {
 
 #[tokio::test]
 async fn an_empty_text_response_is_rejected() {
-    let script = script(vec![reply(vec![text("  ")], 1, 0), reply(vec![text("Hi")], 1, 1)]);
+    let script = script(vec![
+        reply(vec![text("  ")], 1, 0),
+        reply(vec![text("Hi")], 1, 1),
+    ]);
     let agent = Agent::<(), String>::builder(script.model)
         .output_retries(1)
         .build()
@@ -336,9 +363,21 @@ async fn native_output_is_decoded_from_the_text_and_fed_back_as_a_user_message()
 async fn validators_see_their_retry_count_budget_and_last_attempt() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let script = script(vec![
-        reply(vec![call("final_result", r#"{"winner": "", "score": 1}"#, "c1")], 1, 1),
-        reply(vec![call("final_result", r#"{"winner": "", "score": 2}"#, "c2")], 1, 1),
-        reply(vec![call("final_result", r#"{"winner": "", "score": 3}"#, "c3")], 1, 1),
+        reply(
+            vec![call("final_result", r#"{"winner": "", "score": 1}"#, "c1")],
+            1,
+            1,
+        ),
+        reply(
+            vec![call("final_result", r#"{"winner": "", "score": 2}"#, "c2")],
+            1,
+            1,
+        ),
+        reply(
+            vec![call("final_result", r#"{"winner": "", "score": 3}"#, "c3")],
+            1,
+            1,
+        ),
     ]);
     let log = Arc::clone(&seen);
     let agent = Agent::<(), Json<Verdict>>::builder(script.model)
@@ -419,7 +458,10 @@ async fn any_other_validator_error_is_terminal_and_never_shown_to_the_model() {
 
 #[tokio::test]
 async fn a_validator_error_wrapping_model_retry_is_a_correction() {
-    let script = script(vec![reply(vec![text("maybe")], 1, 1), reply(vec![text("no")], 1, 1)]);
+    let script = script(vec![
+        reply(vec![text("maybe")], 1, 1),
+        reply(vec![text("no")], 1, 1),
+    ]);
     let agent = Agent::<(), String>::builder(script.model)
         .output_retries(1)
         .output_validator(|ctx, answer: String| async move {
@@ -440,8 +482,7 @@ async fn a_validator_error_wrapping_model_retry_is_a_correction() {
 }
 
 #[tokio::test]
-async fn an_output_call_beside_a_rejected_tool_call_is_not_accepted_and_costs_no_output_retry()
-{
+async fn an_output_call_beside_a_rejected_tool_call_is_not_accepted_and_costs_no_output_retry() {
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     #[schemars(crate = "golem::__private::schemars")]
     struct Points {
@@ -556,7 +597,10 @@ impl Output for YesNo {
 
 #[tokio::test]
 async fn hand_written_decoders_reject_like_validators() {
-    let script = script(vec![reply(vec![text("Yes!")], 1, 1), reply(vec![text("Yes")], 1, 1)]);
+    let script = script(vec![
+        reply(vec![text("Yes!")], 1, 1),
+        reply(vec![text("Yes")], 1, 1),
+    ]);
     let agent = Agent::<(), YesNo>::builder(script.model)
         .output_retries(1)
         .build()
@@ -573,7 +617,10 @@ async fn hand_written_decoders_reject_like_validators() {
 
 #[tokio::test]
 async fn a_decoder_set_on_the_builder_replaces_the_types_own() {
-    let script = script(vec![reply(vec![text("oui")], 1, 1), reply(vec![text("non")], 1, 1)]);
+    let script = script(vec![
+        reply(vec![text("oui")], 1, 1),
+        reply(vec![text("non")], 1, 1),
+    ]);
     let agent = Agent::<(), YesNo>::builder(script.model)
         .output_retries(1)
         .output_decoder(|raw: &str| match raw {
@@ -594,7 +641,11 @@ async fn a_decoder_set_on_the_builder_replaces_the_types_own() {
 async fn non_object_outputs_are_wrapped_for_the_output_tool() {
     let script = script(vec![
         reply(vec![call("final_result", "[1, 2]", "c1")], 1, 1),
-        reply(vec![call("final_result", r#"{"response": [1, 2]}"#, "c2")], 1, 1),
+        reply(
+            vec![call("final_result", r#"{"response": [1, 2]}"#, "c2")],
+            1,
+            1,
+        ),
     ]);
     let agent = Agent::<(), Json<Vec<u8>>>::builder(script.model.clone())
         .output_retries(1)

@@ -45,20 +45,26 @@ struct Dice {
 }
 
 fn roll_dice() -> impl Tool<Game> {
-    FunctionTool::new("roll_dice", |ctx: RunContext<Game>, dice: Dice| async move {
-        ctx.deps().attempts.lock().unwrap().push(Attempt {
-            retry: ctx.retry(),
-            max_retries: ctx.max_retries(),
-            last_attempt: ctx.last_attempt(),
-            tool_name: ctx.tool_name().unwrap_or_default().to_owned(),
-            tool_call_id: ctx.tool_call_id().unwrap_or_default().to_owned(),
-            turn: ctx.turn(),
-        });
-        if dice.n <= 0 {
-            return Err(ModelRetry::new(format!("n must be positive, got {}", dice.n)));
-        }
-        Ok(dice.n * ctx.deps().face)
-    })
+    FunctionTool::new(
+        "roll_dice",
+        |ctx: RunContext<Game>, dice: Dice| async move {
+            ctx.deps().attempts.lock().unwrap().push(Attempt {
+                retry: ctx.retry(),
+                max_retries: ctx.max_retries(),
+                last_attempt: ctx.last_attempt(),
+                tool_name: ctx.tool_name().unwrap_or_default().to_owned(),
+                tool_call_id: ctx.tool_call_id().unwrap_or_default().to_owned(),
+                turn: ctx.turn(),
+            });
+            if dice.n <= 0 {
+                return Err(ModelRetry::new(format!(
+                    "n must be positive, got {}",
+                    dice.n
+                )));
+            }
+            Ok(dice.n * ctx.deps().face)
+        },
+    )
     .description("Roll `n` dice and return their total.")
 }
 
@@ -69,12 +75,17 @@ struct Coin {
 }
 
 fn flip_coin() -> impl Tool<Game> {
-    FunctionTool::new("flip_coin", |_ctx: RunContext<Game>, coin: Coin| async move {
-        match coin.side.as_str() {
-            "heads" | "tails" => Ok(format!("landed {}", coin.side)),
-            other => Err(ModelRetry::new(format!("side must be heads or tails, got {other}"))),
-        }
-    })
+    FunctionTool::new(
+        "flip_coin",
+        |_ctx: RunContext<Game>, coin: Coin| async move {
+            match coin.side.as_str() {
+                "heads" | "tails" => Ok(format!("landed {}", coin.side)),
+                other => Err(ModelRetry::new(format!(
+                    "side must be heads or tails, got {other}"
+                ))),
+            }
+        },
+    )
 }
 
 fn cost(requests: u64, input_tokens: u64, output_tokens: u64) -> RoundCost {
@@ -122,12 +133,21 @@ async fn tool_retries_are_off_by_default() {
         [
             request(vec![system("You referee dice games."), user("Roll for me")]),
             response(vec![dice_call(-1, "c1")], 10, 5),
-            request(vec![tool_retry("roll_dice", "c1", "n must be positive, got -1")]),
+            request(vec![tool_retry(
+                "roll_dice",
+                "c1",
+                "n must be positive, got -1"
+            )]),
         ]
     );
     let usage = error.usage();
     assert_eq!(
-        (usage.requests, usage.input_tokens, usage.output_tokens, usage.tool_calls),
+        (
+            usage.requests,
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.tool_calls
+        ),
         (1, 10, 5, 1)
     );
     assert_eq!(usage.rejected.total, cost(1, 10, 5));
@@ -154,7 +174,11 @@ async fn a_rejection_is_the_calls_result_and_the_model_corrects_itself() {
     let expected = [
         request(vec![user("Roll for me")]),
         response(vec![dice_call(-1, "c1")], 10, 5),
-        request(vec![tool_retry("roll_dice", "c1", "n must be positive, got -1")]),
+        request(vec![tool_retry(
+            "roll_dice",
+            "c1",
+            "n must be positive, got -1",
+        )]),
         response(vec![dice_call(2, "c2")], 20, 5),
         request(vec![tool_return("roll_dice", "c2", json!(6))]),
         response(vec![text("You rolled 6.")], 30, 4),
@@ -182,7 +206,10 @@ async fn counters_are_independent_per_tool() {
         reply(vec![dice_call(-1, "c1")], 10, 1),
         reply(vec![call("flip_coin", r#"{"side":"edge"}"#, "c2")], 20, 1),
         reply(
-            vec![dice_call(1, "c3"), call("flip_coin", r#"{"side":"heads"}"#, "c4")],
+            vec![
+                dice_call(1, "c3"),
+                call("flip_coin", r#"{"side":"heads"}"#, "c4"),
+            ],
             30,
             1,
         ),
@@ -226,12 +253,15 @@ async fn a_tools_own_budget_raises_the_agent_default() {
         reply(vec![dice_call(4, "c3")], 1, 1),
         reply(vec![text("12")], 1, 1),
     ]);
-    let generous = FunctionTool::new("roll_dice", |ctx: RunContext<Game>, dice: Dice| async move {
-        if dice.n <= 0 {
-            return Err(ModelRetry::new("n must be positive"));
-        }
-        Ok(dice.n * ctx.deps().face)
-    })
+    let generous = FunctionTool::new(
+        "roll_dice",
+        |ctx: RunContext<Game>, dice: Dice| async move {
+            if dice.n <= 0 {
+                return Err(ModelRetry::new("n must be positive"));
+            }
+            Ok(dice.n * ctx.deps().face)
+        },
+    )
     .max_retries(RetryLimit(2));
     let agent = Agent::<Game, String>::builder(script.model)
         .tool(generous)
@@ -251,12 +281,15 @@ async fn a_tools_own_budget_lowers_the_agent_default() {
         reply(vec![dice_call(0, "c2")], 1, 1),
         reply(vec![dice_call(4, "c3")], 1, 1),
     ]);
-    let strict = FunctionTool::new("roll_dice", |_ctx: RunContext<Game>, dice: Dice| async move {
-        if dice.n <= 0 {
-            return Err(ModelRetry::new("n must be positive"));
-        }
-        Ok(dice.n)
-    })
+    let strict = FunctionTool::new(
+        "roll_dice",
+        |_ctx: RunContext<Game>, dice: Dice| async move {
+            if dice.n <= 0 {
+                return Err(ModelRetry::new("n must be positive"));
+            }
+            Ok(dice.n)
+        },
+    )
     .max_retries(RetryLimit(1));
     let agent = Agent::<Game, String>::builder(script.model.clone())
         .tool(strict)
@@ -285,12 +318,15 @@ async fn a_tools_own_budget_lowers_the_agent_default() {
 #[tokio::test]
 async fn retry_limit_zero_is_terminal_even_with_a_high_default() {
     let script = script(vec![reply(vec![dice_call(-1, "c1")], 1, 1)]);
-    let terminal = FunctionTool::new("roll_dice", |_ctx: RunContext<Game>, dice: Dice| async move {
-        if dice.n <= 0 {
-            return Err(ModelRetry::new("n must be positive"));
-        }
-        Ok(dice.n)
-    })
+    let terminal = FunctionTool::new(
+        "roll_dice",
+        |_ctx: RunContext<Game>, dice: Dice| async move {
+            if dice.n <= 0 {
+                return Err(ModelRetry::new("n must be positive"));
+            }
+            Ok(dice.n)
+        },
+    )
     .max_retries(RetryLimit(0));
     let agent = Agent::<Game, String>::builder(script.model.clone())
         .tool(terminal)
@@ -334,13 +370,20 @@ async fn counters_count_per_run_and_do_not_reset_after_a_success() {
             limit: 1
         })
     );
-    assert_eq!(error.source().unwrap().to_string(), "n must be positive, got -2");
+    assert_eq!(
+        error.source().unwrap().to_string(),
+        "n must be positive, got -2"
+    );
     assert_eq!(
         error.messages()[4..],
         [
             request(vec![tool_return("roll_dice", "c2", json!(3))]),
             response(vec![dice_call(-2, "c3")], 1, 1),
-            request(vec![tool_retry("roll_dice", "c3", "n must be positive, got -2")]),
+            request(vec![tool_retry(
+                "roll_dice",
+                "c3",
+                "n must be positive, got -2"
+            )]),
         ]
     );
     assert_eq!(script.requests(), 3);
@@ -380,7 +423,11 @@ async fn several_rejected_calls_of_one_tool_in_one_turn_cost_one_retry() {
 
 #[tokio::test]
 async fn several_rejected_calls_in_one_turn_count_once_against_the_budget() {
-    let script = script(vec![reply(vec![dice_call(-1, "c1"), dice_call(0, "c2")], 1, 1)]);
+    let script = script(vec![reply(
+        vec![dice_call(-1, "c1"), dice_call(0, "c2")],
+        1,
+        1,
+    )]);
     let agent = Agent::<Game, String>::builder(script.model)
         .tool(roll_dice())
         .build()
@@ -396,7 +443,10 @@ async fn several_rejected_calls_in_one_turn_count_once_against_the_budget() {
         })
     );
     // The cause is the first rejected call of the turn.
-    assert_eq!(error.source().unwrap().to_string(), "n must be positive, got -1");
+    assert_eq!(
+        error.source().unwrap().to_string(),
+        "n must be positive, got -1"
+    );
 }
 
 #[tokio::test]
@@ -427,7 +477,11 @@ async fn unknown_tool_names_share_one_counter() {
     // roll_dice's own rejection did not touch the unknown-name counter...
     assert_eq!(
         error.messages()[4],
-        request(vec![tool_retry("roll_dice", "c2", "n must be positive, got -1")])
+        request(vec![tool_retry(
+            "roll_dice",
+            "c2",
+            "n must be positive, got -1"
+        )])
     );
     // ...but a second invented name did.
     assert_eq!(error.stage(), Stage::Tool);
@@ -467,7 +521,11 @@ async fn arguments_that_do_not_deserialize_are_rejected_with_the_fields_path() {
 
     assert_eq!(result.output, "3");
     assert_eq!(
-        [&result.messages[2], &result.messages[4], &result.messages[6]],
+        [
+            &result.messages[2],
+            &result.messages[4],
+            &result.messages[6]
+        ],
         [
             &request(vec![tool_retry(
                 "roll_dice",
@@ -509,19 +567,26 @@ fn lookup() -> impl Tool<Game> {
         match city.city.as_str() {
             "Paris" => Ok("sunny"),
             "Atlantis" => Err(LookupError::from(ModelRetry::new("no such city: Atlantis"))),
-            _ => Err(LookupError::Database(std::io::Error::other("connection refused"))),
+            _ => Err(LookupError::Database(std::io::Error::other(
+                "connection refused",
+            ))),
         }
     })
 }
 
 fn forecast() -> impl Tool<Game> {
-    FunctionTool::new("forecast", |_ctx: RunContext<Game>, city: City| async move {
-        if city.city == "Paris" {
-            return Ok("rain");
-        }
-        Err(anyhow::Error::from(ModelRetry::new(format!("no forecast for {}", city.city)))
-            .context("forecast service said no"))
-    })
+    FunctionTool::new(
+        "forecast",
+        |_ctx: RunContext<Game>, city: City| async move {
+            if city.city == "Paris" {
+                return Ok("rain");
+            }
+            Err(
+                anyhow::Error::from(ModelRetry::new(format!("no forecast for {}", city.city)))
+                    .context("forecast service said no"),
+            )
+        },
+    )
 }
 
 #[tokio::test]
@@ -580,7 +645,10 @@ async fn an_anyhow_wrapped_rejection_past_its_budget_keeps_the_whole_chain() {
 
     let cause = error.source().unwrap();
     assert_eq!(cause.to_string(), "forecast service said no");
-    assert_eq!(cause.source().unwrap().to_string(), "no forecast for Atlantis");
+    assert_eq!(
+        cause.source().unwrap().to_string(),
+        "no forecast for Atlantis"
+    );
     assert_eq!(
         error.model_retry().map(ModelRetry::message),
         Some("no forecast for Atlantis")
@@ -590,7 +658,10 @@ async fn an_anyhow_wrapped_rejection_past_its_budget_keeps_the_whole_chain() {
 #[tokio::test]
 async fn any_other_error_is_terminal_keeps_its_cause_and_is_never_shown_to_the_model() {
     let script = script(vec![reply(
-        vec![dice_call(2, "c1"), call("lookup", r#"{"city":"Oslo"}"#, "c2")],
+        vec![
+            dice_call(2, "c1"),
+            call("lookup", r#"{"city":"Oslo"}"#, "c2"),
+        ],
         10,
         2,
     )]);
@@ -601,7 +672,10 @@ async fn any_other_error_is_terminal_keeps_its_cause_and_is_never_shown_to_the_m
         .build()
         .unwrap();
 
-    let error = agent.run("Roll, then weather in Oslo", game()).await.unwrap_err();
+    let error = agent
+        .run("Roll, then weather in Oslo", game())
+        .await
+        .unwrap_err();
 
     assert_eq!(error.stage(), Stage::Tool);
     assert_eq!(error.tool_name(), Some("lookup"));
@@ -610,7 +684,11 @@ async fn any_other_error_is_terminal_keeps_its_cause_and_is_never_shown_to_the_m
     assert_eq!(error.to_string(), "tool `lookup` failed");
     let cause = error.source().unwrap();
     assert_eq!(cause.to_string(), "database down");
-    let io = cause.source().unwrap().downcast_ref::<std::io::Error>().unwrap();
+    let io = cause
+        .source()
+        .unwrap()
+        .downcast_ref::<std::io::Error>()
+        .unwrap();
     assert_eq!(io.to_string(), "connection refused");
     // The other call's result is kept; the failed call gets no part.
     assert_eq!(
@@ -618,7 +696,10 @@ async fn any_other_error_is_terminal_keeps_its_cause_and_is_never_shown_to_the_m
         [
             request(vec![user("Roll, then weather in Oslo")]),
             response(
-                vec![dice_call(2, "c1"), call("lookup", r#"{"city":"Oslo"}"#, "c2")],
+                vec![
+                    dice_call(2, "c1"),
+                    call("lookup", r#"{"city":"Oslo"}"#, "c2")
+                ],
                 10,
                 2
             ),
@@ -685,7 +766,11 @@ async fn several_calls_in_one_response_run_concurrently_and_answer_in_call_order
         Ok::<_, ModelRetry>("second done")
     });
     let script = script(vec![
-        reply(vec![call("first", "{}", "c1"), call("second", "", "c2")], 1, 1),
+        reply(
+            vec![call("first", "{}", "c1"), call("second", "", "c2")],
+            1,
+            1,
+        ),
         reply(vec![text("both done")], 1, 1),
     ]);
     let agent = Agent::<Signals, String>::builder(script.model)
@@ -694,13 +779,10 @@ async fn several_calls_in_one_response_run_concurrently_and_answer_in_call_order
         .build()
         .unwrap();
 
-    let result = tokio::time::timeout(
-        Duration::from_secs(10),
-        agent.run("Go", Signals::default()),
-    )
-    .await
-    .expect("the calls ran one after the other")
-    .unwrap();
+    let result = tokio::time::timeout(Duration::from_secs(10), agent.run("Go", Signals::default()))
+        .await
+        .expect("the calls ran one after the other")
+        .unwrap();
 
     assert_eq!(
         result.messages[2],
@@ -736,7 +818,10 @@ async fn calls_without_ids_get_ids_unique_in_the_history() {
 #[tokio::test]
 async fn a_rejection_beside_a_terminal_failure_is_still_booked() {
     let script = script(vec![reply(
-        vec![dice_call(-1, "c1"), call("lookup", r#"{"city":"Oslo"}"#, "c2")],
+        vec![
+            dice_call(-1, "c1"),
+            call("lookup", r#"{"city":"Oslo"}"#, "c2"),
+        ],
         4,
         2,
     )]);
@@ -753,7 +838,11 @@ async fn a_rejection_beside_a_terminal_failure_is_still_booked() {
     assert!(!error.is_retries_exhausted());
     assert_eq!(
         error.messages()[2],
-        request(vec![tool_retry("roll_dice", "c1", "n must be positive, got -1")])
+        request(vec![tool_retry(
+            "roll_dice",
+            "c1",
+            "n must be positive, got -1"
+        )])
     );
     assert_eq!(error.usage().rejected.tools["roll_dice"], cost(1, 4, 2));
 }
@@ -767,7 +856,10 @@ async fn an_exhausted_tool_budget_answers_every_call_so_the_history_can_be_resum
     }
     let script = script(vec![
         reply(
-            vec![dice_call(-1, "c1"), call("final_result", r#"{"total": 1}"#, "c2")],
+            vec![
+                dice_call(-1, "c1"),
+                call("final_result", r#"{"total": 1}"#, "c2"),
+            ],
             1,
             1,
         ),

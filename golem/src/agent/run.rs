@@ -531,7 +531,10 @@ where
     ) -> CallOutcome {
         let ToolKey::Known(index) = self.tool_key(&call.tool_name) else {
             let reason = if self.available_tools.is_empty() {
-                format!("Unknown tool name: `{}`. No tools are available.", call.tool_name)
+                format!(
+                    "Unknown tool name: `{}`. No tools are available.",
+                    call.tool_name
+                )
             } else {
                 format!(
                     "Unknown tool name: `{}`. Available tools: {}.",
@@ -617,9 +620,9 @@ where
             Some(true) => {
                 // The schema was wrapped as `{"response": ...}` for the model.
                 let mut fields: HashMap<String, Box<RawValue>> = decode_json(raw)?;
-                let response = fields.remove("response").ok_or_else(|| {
-                    ModelRetry::new("invalid output: missing field `response`")
-                })?;
+                let response = fields
+                    .remove("response")
+                    .ok_or_else(|| ModelRetry::new("invalid output: missing field `response`"))?;
                 (self.output.decoder)(response.get())?
             }
             _ => (self.output.decoder)(raw)?,

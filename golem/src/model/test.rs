@@ -9,9 +9,7 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
-use super::{
-    Message, Model, ModelError, ModelResponse, RequestParams, RequestPart, ResponsePart,
-};
+use super::{Message, Model, ModelError, ModelResponse, RequestParams, RequestPart, ResponsePart};
 use crate::output::OutputMode;
 use crate::usage::Usage;
 
@@ -120,9 +118,12 @@ impl TestModel {
             .iter()
             .filter_map(Message::as_response)
             .any(|response| {
-                response
-                    .tool_calls()
-                    .any(|call| params.function_tools.iter().any(|t| t.name == call.tool_name))
+                response.tool_calls().any(|call| {
+                    params
+                        .function_tools
+                        .iter()
+                        .any(|t| t.name == call.tool_name)
+                })
             });
         if !called_tools {
             let calls: Vec<ResponsePart> = params
@@ -186,7 +187,10 @@ impl Model for TestModel {
         params: &'a RequestParams,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         let mut response = self.respond(messages, params);
-        response.usage = Usage::request(estimate_input_tokens(messages), estimate_output_tokens(&response));
+        response.usage = Usage::request(
+            estimate_input_tokens(messages),
+            estimate_output_tokens(&response),
+        );
         response.model_name = Some("test".to_owned());
         futures_util::future::ready(Ok(response)).boxed()
     }
@@ -271,7 +275,11 @@ fn generate_in(schema: &Value, root: &Value, depth: usize) -> Value {
     if let Some(value) = map.get("const") {
         return value.clone();
     }
-    if let Some(first) = map.get("enum").and_then(Value::as_array).and_then(|v| v.first()) {
+    if let Some(first) = map
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|v| v.first())
+    {
         return first.clone();
     }
     if let Some(default) = map.get("default") {
@@ -317,7 +325,10 @@ fn generate_in(schema: &Value, root: &Value, depth: usize) -> Value {
         }
         "array" => {
             let min = map.get("minItems").and_then(Value::as_u64).unwrap_or(1);
-            let max = map.get("maxItems").and_then(Value::as_u64).unwrap_or(u64::MAX);
+            let max = map
+                .get("maxItems")
+                .and_then(Value::as_u64)
+                .unwrap_or(u64::MAX);
             let count = min.max(1).min(max);
             let item = map
                 .get("items")
@@ -354,12 +365,20 @@ fn generate_in(schema: &Value, root: &Value, depth: usize) -> Value {
             if let Some(low) = low
                 && value <= low
             {
-                value = if map.contains_key("exclusiveMinimum") { low + 0.5 } else { low };
+                value = if map.contains_key("exclusiveMinimum") {
+                    low + 0.5
+                } else {
+                    low
+                };
             }
             if let Some(high) = high
                 && value >= high
             {
-                value = if map.contains_key("exclusiveMaximum") { high - 0.5 } else { high };
+                value = if map.contains_key("exclusiveMaximum") {
+                    high - 0.5
+                } else {
+                    high
+                };
             }
             json!(value)
         }
