@@ -69,3 +69,27 @@ impl<T: Serialize> ToolReturn for T {
         Ok(serde_json::to_value(self)?)
     }
 }
+
+/// A `validate = path` function of `#[golem::output]`: `fn(&T) -> Result<(), E>`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot validate a `{T}`",
+    label = "expected a `fn(&{T}) -> Result<(), ModelRetry>`",
+    note = "`#[golem::output(validate = path)]` takes a function `fn(&{T}) -> Result<(), ModelRetry>` (any error type `E: Into<golem::BoxError>` works; only one wrapping `ModelRetry` asks the model to retry)"
+)]
+pub trait OutputValidator<T> {
+    /// Checks `output`.
+    ///
+    /// # Errors
+    /// The validator's error, boxed.
+    fn validate(&self, output: &T) -> Result<(), BoxError>;
+}
+
+impl<T, F, E> OutputValidator<T> for F
+where
+    F: Fn(&T) -> Result<(), E>,
+    E: Into<BoxError>,
+{
+    fn validate(&self, output: &T) -> Result<(), BoxError> {
+        self(output).map_err(Into::into)
+    }
+}

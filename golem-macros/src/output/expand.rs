@@ -56,7 +56,7 @@ pub(crate) fn output(output: &Output, checked: &Checked) -> TokenStream {
     };
     let validate = checked.validate.as_ref().map(|path| {
         quote_spanned! {path.span()=>
-            #path(&__golem_output).map_err(::core::convert::Into::<#krate::BoxError>::into)?;
+            #krate::__private::OutputValidator::<Self>::validate(&#path, &__golem_output)?;
         }
     });
 

@@ -1,7 +1,7 @@
 //! The code `#[golem::tool]` generates.
 
 use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use super::ast::{Returns, Tool};
@@ -19,16 +19,26 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
     let name = &checked.name;
     let description = &checked.description;
 
-    let fields = tool.args().zip(&checked.arg_docs).map(|(arg, doc)| {
-        let ident = &arg.ident;
-        let ty = &arg.ty;
-        let attrs = &arg.field_attrs;
-        let doc = doc
-            .as_ref()
-            .filter(|_| !arg.has_doc)
-            .map(|doc| quote!(#[doc = #doc]));
-        quote!(#doc #(#attrs)* #ident: #ty)
-    });
+    // The arguments struct is generic over the parameter types, so that its derives hold
+    // whatever the types are: a type that is not an argument type is then reported once,
+    // at the parameter, by the assertions below, not inside serde's generated code.
+    let type_params: Vec<_> = (0..checked.arg_docs.len())
+        .map(|index| format_ident!("__GolemT{}", index))
+        .collect();
+    let fields =
+        tool.args()
+            .zip(&checked.arg_docs)
+            .zip(&type_params)
+            .map(|((arg, doc), type_param)| {
+                let ident = &arg.ident;
+                let attrs = &arg.field_attrs;
+                let doc = doc
+                    .as_ref()
+                    .filter(|_| !arg.has_doc)
+                    .map(|doc| quote!(#[doc = #doc]));
+                quote!(#doc #(#attrs)* #ident: #type_param)
+            });
+    let arg_types = tool.args().map(|arg| &arg.ty);
     // At each parameter's type, so rustc points there when it is not an argument type.
     let assertions = tool.args().map(|arg| {
         let ty = &arg.ty;
@@ -80,9 +90,11 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
             #[derive(#krate::__private::serde::Deserialize, #krate::__private::schemars::JsonSchema)]
             #serde_crate
             #schemars_crate
-            struct __GolemArgs {
+            struct __GolemArgs<#(#type_params),*> {
                 #(#fields,)*
             }
+
+            type __GolemArgsOf = __GolemArgs<#(#arg_types),*>;
 
             const _: () = {
                 #(#assertions)*
@@ -94,7 +106,7 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
                         ::std::sync::OnceLock::new();
                     __GOLEM_DEFINITION
                         .get_or_init(|| {
-                            #krate::tool::ToolDefinition::for_args::<__GolemArgs>(#name, #description)
+                            #krate::tool::ToolDefinition::for_args::<__GolemArgsOf>(#name, #description)
                         })
                         .clone()
                 }
@@ -111,7 +123,7 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
                 > {
                     #ignore_ctx
                     ::std::boxed::Box::pin(async move {
-                        let __golem_args: __GolemArgs = #krate::tool::parse_args(#name, __golem_raw)?;
+                        let __golem_args: __GolemArgsOf = #krate::tool::parse_args(#name, __golem_raw)?;
                         let __golem_output = #fn_ident(#ctx_arg #(#arg_values),*).await;
                         #into_result
                     })

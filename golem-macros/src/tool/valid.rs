@@ -85,14 +85,33 @@ pub(crate) fn check(tool: &Tool) -> (Checked, Errors) {
                 &arg.pat,
                 "golem tool parameters must be plain names, which become the JSON argument names; take the value whole and destructure it in the function body",
             ),
-            Param::Arg(_) => {}
+            Param::Arg(arg) => {
+                if let Type::Reference(reference) = &*arg.ty {
+                    let owned = match &*reference.elem {
+                        Type::Path(path) if path.path.is_ident("str") => "`String`",
+                        Type::Slice(_) => "`Vec<T>`",
+                        _ => "the owned type",
+                    };
+                    errors.spanned(
+                        &arg.ty,
+                        format_args!(
+                            "golem tool parameters are read from the model's JSON arguments, so they cannot borrow: take {owned} instead"
+                        ),
+                    );
+                }
+            }
         }
     }
 
     let name = match attr.name.get() {
         Some(name) => {
             let value = name.value();
-            if !is_valid_tool_name(&value) {
+            if value.is_empty() {
+                errors.at(
+                    name.span(),
+                    "a tool name cannot be empty: use 1 to 64 ASCII letters, digits, `_` or `-`",
+                );
+            } else if !is_valid_tool_name(&value) {
                 errors.at(
                     name.span(),
                     format_args!(

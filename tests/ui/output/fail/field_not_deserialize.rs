@@ -1,0 +1,10 @@
+struct Player {
+    name: String,
+}
+
+#[golem::output]
+struct Verdict {
+    winner: Player,
+}
+
+fn main() {}

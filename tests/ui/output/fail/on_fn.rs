@@ -1,0 +1,6 @@
+#[golem::output]
+async fn verdict() -> String {
+    String::new()
+}
+
+fn main() {}

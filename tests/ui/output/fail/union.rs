@@ -1,0 +1,7 @@
+#[golem::output]
+union Number {
+    int: i64,
+    float: f64,
+}
+
+fn main() {}

@@ -1,0 +1,6 @@
+#[golem::output(validator = check)]
+struct Verdict {
+    winner: String,
+}
+
+fn main() {}

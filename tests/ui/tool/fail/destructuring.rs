@@ -1,0 +1,6 @@
+#[golem::tool]
+async fn add((a, b): (i64, i64)) -> i64 {
+    a + b
+}
+
+fn main() {}

@@ -1,0 +1,6 @@
+#[golem::tool]
+struct RollDice {
+    n: i64,
+}
+
+fn main() {}
