@@ -14,9 +14,18 @@ use crate::error::BoxError;
 use crate::output::OutputMode;
 use crate::tool::ToolDefinition;
 
+pub mod anthropic;
 pub mod function;
+pub mod http;
+mod infer;
 mod message;
+pub mod openai;
 pub mod test;
+
+mod settings;
+
+pub use infer::{ProviderError, infer};
+pub use settings::{ModelSettings, ToolChoice};
 
 pub use message::{
     FinishReason, Message, ModelRequest, ModelResponse, RequestPart, ResponsePart, RetryPromptPart,
@@ -188,8 +197,9 @@ impl StdError for ModelRetry {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ModelError {
-    /// The provider answered with an HTTP error status.
-    #[error("{provider} answered HTTP {status}: {message}")]
+    /// The provider answered with an HTTP error status (after the transport's retries, for
+    /// 408, 429 and 5xx).
+    #[error("{provider} answered HTTP {status} after {attempts} attempt(s): {message}")]
     Http {
         /// The provider.
         provider: String,
@@ -197,12 +207,29 @@ pub enum ModelError {
         status: u16,
         /// The provider's error message.
         message: String,
+        /// How many times the request was sent.
+        attempts: u32,
     },
-    /// The request did not get through (connection, timeout, reset).
-    #[error("the request to {provider} failed")]
+    /// The provider refused the credentials (HTTP 401 or 403).
+    #[error("{provider} refused the credentials (HTTP {status}): {message}; check {env_var}")]
+    Auth {
+        /// The provider.
+        provider: String,
+        /// The status code.
+        status: u16,
+        /// The provider's error message, with the key redacted.
+        message: String,
+        /// The environment variable the key is read from.
+        env_var: String,
+    },
+    /// The request did not get through (connection refused or reset, timeout), after the
+    /// transport's retries.
+    #[error("the request to {provider} failed after {attempts} attempt(s)")]
     Transport {
         /// The provider.
         provider: String,
+        /// How many times the request was sent.
+        attempts: u32,
         /// The transport error.
         #[source]
         source: BoxError,
@@ -215,10 +242,12 @@ pub enum ModelError {
         /// What is wrong with it.
         message: String,
     },
-    /// The response hit the output token limit before it was complete.
+    /// The response hit the output token limit before it was complete. The response is the
+    /// last message of the run's history.
     #[error("the response was cut off at the output token limit")]
     Truncated,
-    /// The provider's content filter withheld the response.
+    /// The provider's content filter withheld the response. The response is the last
+    /// message of the run's history.
     #[error("the provider's content filter withheld the response")]
     ContentFilter,
     /// Any other failure, e.g. from a [`FunctionModel`](function::FunctionModel) closure.
@@ -230,5 +259,59 @@ impl ModelError {
     /// Wraps any error.
     pub fn other(error: impl Into<BoxError>) -> Self {
         ModelError::Other(error.into())
+    }
+
+    /// The HTTP status the provider answered with, if any.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            ModelError::Http { status, .. } | ModelError::Auth { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// Whether the request timed out.
+    pub fn is_timeout(&self) -> bool {
+        match self {
+            ModelError::Transport { source, .. } => source
+                .downcast_ref::<reqwest::Error>()
+                .is_some_and(reqwest::Error::is_timeout),
+            _ => false,
+        }
+    }
+}
+
+impl<M: Model + ?Sized> Model for std::sync::Arc<M> {
+    fn request<'a>(
+        &'a self,
+        messages: &'a [Message],
+        params: &'a RequestParams,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        (**self).request(messages, params)
+    }
+
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn system(&self) -> &str {
+        (**self).system()
+    }
+}
+
+impl<M: Model + ?Sized> Model for Box<M> {
+    fn request<'a>(
+        &'a self,
+        messages: &'a [Message],
+        params: &'a RequestParams,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        (**self).request(messages, params)
+    }
+
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn system(&self) -> &str {
+        (**self).system()
     }
 }

@@ -216,6 +216,7 @@ async fn a_typed_model_error_keeps_its_details() {
             provider: "openai".into(),
             status: 503,
             message: "overloaded".into(),
+            attempts: 3,
         })
     });
     let agent = Agent::<(), String>::builder(model).build().unwrap();
@@ -228,7 +229,7 @@ async fn a_typed_model_error_keeps_its_details() {
     ));
     assert_eq!(
         error.source().unwrap().to_string(),
-        "openai answered HTTP 503: overloaded"
+        "openai answered HTTP 503 after 3 attempt(s): overloaded"
     );
     assert_eq!(error.messages(), [request(vec![user("Go")])]);
     assert_eq!(error.usage().requests, 0);

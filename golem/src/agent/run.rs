@@ -13,7 +13,8 @@ use super::{Agent, AgentInner, RunResult};
 use crate::context::RunContext;
 use crate::error::{BoxError, Exhausted, RunError, Stage};
 use crate::model::{
-    Message, ModelRequest, ModelResponse, ModelRetry, RequestPart, ResponsePart, ToolCallPart,
+    FinishReason, Message, ModelError, ModelRequest, ModelResponse, ModelRetry, RequestPart,
+    ResponsePart, ToolCallPart,
 };
 use crate::output::{Output, OutputMode, decode_json};
 use crate::usage::{LimitExceeded, Usage};
@@ -252,6 +253,21 @@ where
         if let Err(limit) = self.usage_limits.check_tokens(&run.usage) {
             run.messages.push(Message::Response(response));
             return Err(Failure::limit(limit));
+        }
+        // A cut-off or filtered response is kept in the history, but not acted on.
+        let unusable = match response.finish_reason {
+            Some(FinishReason::Length) => Some(ModelError::Truncated),
+            Some(FinishReason::ContentFilter) => Some(ModelError::ContentFilter),
+            _ => None,
+        };
+        if let Some(error) = unusable {
+            run.messages.push(Message::Response(response));
+            return Err(Failure {
+                stage: Stage::Model,
+                tool_name: None,
+                exhausted: None,
+                source: Box::new(error),
+            });
         }
 
         let ctx = RunContext::from_parts(

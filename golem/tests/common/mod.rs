@@ -1,6 +1,8 @@
-//! Scripted models and message builders shared by the behaviour tests.
+//! Scripted models, message builders and a loopback provider shared by the behaviour tests.
 
 #![allow(dead_code, unreachable_pub)]
+
+pub mod http;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
