@@ -1,0 +1,402 @@
+//! The Anthropic Messages provider against a real HTTP server on loopback.
+
+mod common;
+
+use std::error::Error as _;
+use std::time::Duration;
+
+use common::http::{bodies, first_header, json_ok, serve};
+use common::*;
+use golem::model::anthropic::AnthropicModel;
+use golem::model::http::{HttpSettings, RetryPolicy};
+use golem::model::{ModelError, ModelSettings, ProviderError};
+use golem::output::{Json, OutputMode};
+use golem::tool::FunctionTool;
+use golem::{Agent, ModelRetry, RunContext, Stage};
+use serde_json::{Value, json};
+use wiremock::{MockServer, ResponseTemplate};
+
+const KEY: &str = "sk-ant-api03-test-0123456789";
+
+fn model(server: &MockServer) -> AnthropicModel {
+    AnthropicModel::builder("claude-sonnet-4-5")
+        .api_key(KEY)
+        .base_url(format!("{}/v1", server.uri()))
+        .settings(ModelSettings::default().max_tokens(1024))
+        .http(
+            HttpSettings::default().retry(
+                RetryPolicy::default()
+                    .max_retries(2)
+                    .backoff(Duration::from_millis(1), Duration::from_millis(5)),
+            ),
+        )
+        .build()
+        .unwrap()
+}
+
+/// A message as Anthropic sends it.
+fn message(id: &str, content: Value, stop_reason: &str, input: u64, output: u64) -> Value {
+    json!({
+        "id": id,
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5-20250929",
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": null,
+        "usage": {
+            "input_tokens": input,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "output_tokens": output,
+            "service_tier": "standard"
+        }
+    })
+}
+
+fn tool_use(id: &str, name: &str, input: Value) -> Value {
+    json!({"type": "tool_use", "id": id, "name": name, "input": input})
+}
+
+struct Game;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "golem::__private::schemars")]
+struct Dice {
+    /// How many dice to roll.
+    n: i64,
+}
+
+/// A verdict on the game.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "golem::__private::schemars")]
+struct Verdict {
+    winner: String,
+    score: u32,
+}
+
+fn roll_dice() -> impl golem::tool::Tool<Game> {
+    FunctionTool::new(
+        "roll_dice",
+        |_ctx: RunContext<Game>, dice: Dice| async move {
+            if dice.n <= 0 {
+                return Err(ModelRetry::new(format!(
+                    "n must be positive, got {}",
+                    dice.n
+                )));
+            }
+            Ok(dice.n * 3)
+        },
+    )
+    .description("Roll `n` dice and return their total.")
+}
+
+fn feedback(reason: &str) -> String {
+    format!(
+        "Automated validation feedback (not from the user):\n{reason}\n\nFix the errors and try again."
+    )
+}
+
+#[tokio::test]
+async fn a_full_self_correction_exchange_sends_exactly_the_documented_json() {
+    let server = serve(
+        "/v1/messages",
+        vec![
+            json_ok(message(
+                "msg_01",
+                json!([{"type": "text", "text": "Rolling."}, tool_use("toolu_01", "roll_dice", json!({"n": -1}))]),
+                "tool_use",
+                400,
+                50,
+            )),
+            json_ok(message("msg_02", json!([tool_use("toolu_02", "roll_dice", json!({"n": 2}))]), "tool_use", 480, 40)),
+            json_ok(message(
+                "msg_03",
+                json!([tool_use("toolu_03", "final_result", json!({"winner": "Ann", "score": -6}))]),
+                "tool_use",
+                520,
+                45,
+            )),
+            json_ok(message(
+                "msg_04",
+                json!([tool_use("toolu_04", "final_result", json!({"winner": "Ann", "score": 6}))]),
+                "tool_use",
+                600,
+                45,
+            )),
+        ],
+    )
+    .await;
+    let agent = Agent::<Game, Json<Verdict>>::builder(model(&server))
+        .instructions("You referee dice games.")
+        .tool(roll_dice())
+        .tool_retries(1)
+        .output_retries(1)
+        .build()
+        .unwrap();
+
+    let result = agent.run("Roll two dice for Ann.", Game).await.unwrap();
+
+    assert_eq!(
+        (result.output.winner.as_str(), result.output.score),
+        ("Ann", 6)
+    );
+    let sent = bodies(&server).await;
+    assert_eq!(sent.len(), 4);
+    let tools = json!([
+        {
+            "name": "roll_dice",
+            "description": "Roll `n` dice and return their total.",
+            "input_schema": {
+                "type": "object",
+                "properties": {"n": {"type": "integer", "description": "How many dice to roll."}},
+                "required": ["n"],
+                "additionalProperties": false
+            }
+        },
+        {
+            "name": "final_result",
+            "description": "A verdict on the game.",
+            "input_schema": {
+                "type": "object",
+                "description": "A verdict on the game.",
+                "properties": {"winner": {"type": "string"}, "score": {"type": "integer", "minimum": 0}},
+                "required": ["winner", "score"],
+                "additionalProperties": false
+            }
+        }
+    ]);
+    assert_eq!(
+        sent[3],
+        json!({
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 1024,
+            "system": "You referee dice games.",
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "Roll two dice for Ann."}]},
+                {"role": "assistant", "content": [
+                    {"type": "text", "text": "Rolling."},
+                    {"type": "tool_use", "id": "toolu_01", "name": "roll_dice", "input": {"n": -1}}
+                ]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_01", "content": feedback("n must be positive, got -1"), "is_error": true}
+                ]},
+                {"role": "assistant", "content": [
+                    {"type": "tool_use", "id": "toolu_02", "name": "roll_dice", "input": {"n": 2}}
+                ]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_02", "content": "6"}]},
+                {"role": "assistant", "content": [
+                    {"type": "tool_use", "id": "toolu_03", "name": "final_result", "input": {"winner": "Ann", "score": -6}}
+                ]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_03", "content": feedback(
+                        "invalid output: at `score`: invalid value: integer `-6`, expected u32 at line 1 column 11"
+                    ), "is_error": true}
+                ]}
+            ],
+            "tools": tools,
+            "tool_choice": {"type": "any"}
+        })
+    );
+    assert_eq!(
+        first_header(&server, "x-api-key").await.as_deref(),
+        Some(KEY)
+    );
+    assert_eq!(
+        first_header(&server, "anthropic-version").await.as_deref(),
+        Some("2023-06-01")
+    );
+    assert_eq!(first_header(&server, "authorization").await, None);
+    let first = result.messages[1].as_response().unwrap();
+    assert_eq!(first.provider_response_id.as_deref(), Some("msg_01"));
+    assert_eq!(
+        first.model_name.as_deref(),
+        Some("claude-sonnet-4-5-20250929")
+    );
+    assert_eq!(result.usage.requests, 4);
+    assert_eq!(result.usage.input_tokens, 400 + 480 + 520 + 600);
+    assert_eq!(result.usage.output_tokens, 50 + 40 + 45 + 45);
+}
+
+#[tokio::test]
+async fn text_feedback_is_a_user_text_block_and_cache_tokens_count_as_input() {
+    let mut cached = message(
+        "msg_02",
+        json!([{"type": "text", "text": "yes"}]),
+        "end_turn",
+        20,
+        1,
+    );
+    cached["usage"]["cache_read_input_tokens"] = json!(300);
+    cached["usage"]["cache_creation_input_tokens"] = json!(12);
+    let server = serve(
+        "/v1/messages",
+        vec![
+            json_ok(message(
+                "msg_01",
+                json!([{"type": "text", "text": "maybe"}]),
+                "end_turn",
+                10,
+                1,
+            )),
+            json_ok(cached),
+        ],
+    )
+    .await;
+    let agent = Agent::<(), String>::builder(model(&server))
+        .output_retries(1)
+        .output_validator(|_ctx, text: String| async move {
+            if text == "maybe" {
+                return Err(ModelRetry::new("answer yes or no"));
+            }
+            Ok(text)
+        })
+        .build()
+        .unwrap();
+
+    let result = agent.run("Is water wet?", ()).await.unwrap();
+
+    assert_eq!(result.output, "yes");
+    assert_eq!(
+        bodies(&server).await[1],
+        json!({
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 1024,
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "Is water wet?"}]},
+                {"role": "assistant", "content": [{"type": "text", "text": "maybe"}]},
+                {"role": "user", "content": [{"type": "text", "text": feedback("answer yes or no")}]}
+            ]
+        })
+    );
+    assert_eq!(result.usage.input_tokens, 10 + 20 + 300 + 12);
+    assert_eq!(result.usage.cache_read_tokens, 300);
+    assert_eq!(result.usage.cache_write_tokens, 12);
+}
+
+#[tokio::test]
+async fn a_prompt_after_tool_results_joins_the_same_user_message() {
+    let server = serve(
+        "/v1/messages",
+        vec![json_ok(message(
+            "msg_02",
+            json!([{"type": "text", "text": "ok"}]),
+            "end_turn",
+            1,
+            1,
+        ))],
+    )
+    .await;
+    let agent = Agent::<Game, String>::builder(model(&server))
+        .tool(roll_dice())
+        .build()
+        .unwrap();
+    let history = vec![
+        request(vec![user("Roll")]),
+        response(vec![call("roll_dice", r#"{"n":1}"#, "toolu_1")], 1, 1),
+        request(vec![tool_return("roll_dice", "toolu_1", json!(3))]),
+    ];
+
+    agent
+        .run_with_history(history, "Again?", Game)
+        .await
+        .unwrap();
+
+    assert_eq!(
+        bodies(&server).await[0]["messages"][2],
+        json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "3"},
+            {"type": "text", "text": "Again?"}
+        ]})
+    );
+}
+
+#[tokio::test]
+async fn overloaded_is_retried_and_auth_errors_name_the_env_var() {
+    let server = serve(
+        "/v1/messages",
+        vec![
+            ResponseTemplate::new(529).set_body_json(
+                json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+            ),
+            json_ok(message("msg_01", json!([{"type": "text", "text": "hi"}]), "end_turn", 1, 1)),
+        ],
+    )
+    .await;
+    let agent = Agent::<(), String>::builder(model(&server))
+        .build()
+        .unwrap();
+    assert_eq!(agent.run("Hi", ()).await.unwrap().output, "hi");
+    assert_eq!(server.received_requests().await.unwrap().len(), 2);
+
+    let server = serve(
+        "/v1/messages",
+        vec![ResponseTemplate::new(401).set_body_json(
+            json!({"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}),
+        )],
+    )
+    .await;
+    let agent = Agent::<(), String>::builder(model(&server))
+        .build()
+        .unwrap();
+    let error = agent.run("Hi", ()).await.unwrap_err();
+    assert_eq!(error.stage(), Stage::Model);
+    assert_eq!(
+        error.source().unwrap().to_string(),
+        "anthropic refused the credentials (HTTP 401): invalid x-api-key; check ANTHROPIC_API_KEY"
+    );
+    assert_eq!(server.received_requests().await.unwrap().len(), 1);
+    assert!(!format!("{error:?} {:?}", model(&server)).contains(KEY));
+}
+
+#[tokio::test]
+async fn max_tokens_stops_are_truncation_errors() {
+    let server = serve(
+        "/v1/messages",
+        vec![json_ok(message(
+            "msg_01",
+            json!([{"type": "text", "text": "Once"}]),
+            "max_tokens",
+            5,
+            1024,
+        ))],
+    )
+    .await;
+    let agent = Agent::<(), String>::builder(model(&server))
+        .build()
+        .unwrap();
+
+    let error = agent.run("Tell a story", ()).await.unwrap_err();
+
+    assert!(matches!(error.model_error(), Some(ModelError::Truncated)));
+    assert_eq!(error.messages().len(), 2);
+}
+
+#[tokio::test]
+async fn native_output_is_refused_with_a_clear_error() {
+    let server = serve("/v1/messages", vec![]).await;
+    let agent = Agent::<(), Json<Verdict>>::builder(model(&server))
+        .output_mode(OutputMode::Native)
+        .build()
+        .unwrap();
+
+    let error = agent.run("Who won?", ()).await.unwrap_err();
+
+    assert_eq!(
+        error.source().unwrap().to_string(),
+        "Anthropic's Messages API has no native structured output; use OutputMode::Tool"
+    );
+    assert!(server.received_requests().await.unwrap().is_empty());
+}
+
+#[test]
+fn a_missing_key_is_a_clear_error() {
+    let error = AnthropicModel::builder("claude-sonnet-4-5")
+        .build()
+        .unwrap_err();
+    assert!(matches!(error, ProviderError::MissingApiKey { .. }));
+    assert_eq!(
+        error.to_string(),
+        "no anthropic API key: set ANTHROPIC_API_KEY, or pass one to the builder"
+    );
+}
