@@ -27,7 +27,8 @@ pub(crate) fn doc_lines(attrs: &[Attribute]) -> Vec<DocLine> {
             ..
         }) = &meta.value
         {
-            for line in text.value().lines() {
+            // `split`, not `lines`: an empty `///` line is an empty paragraph break.
+            for line in text.value().split('\n') {
                 lines.push(DocLine {
                     text: line.trim_end().to_owned(),
                     span: attr.span(),

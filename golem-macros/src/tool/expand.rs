@@ -19,26 +19,49 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
     let name = &checked.name;
     let description = &checked.description;
 
-    // The arguments struct is generic over the parameter types, so that its derives hold
-    // whatever the types are: a type that is not an argument type is then reported once,
-    // at the parameter, by the assertions below, not inside serde's generated code.
-    let type_params: Vec<_> = (0..checked.arg_docs.len())
-        .map(|index| format_ident!("__GolemT{}", index))
-        .collect();
-    let fields =
-        tool.args()
-            .zip(&checked.arg_docs)
-            .zip(&type_params)
-            .map(|((arg, doc), type_param)| {
-                let ident = &arg.ident;
-                let attrs = &arg.field_attrs;
-                let doc = doc
-                    .as_ref()
-                    .filter(|_| !arg.has_doc)
-                    .map(|doc| quote!(#[doc = #doc]));
-                quote!(#doc #(#attrs)* #ident: #type_param)
-            });
-    let arg_types = tool.args().map(|arg| &arg.ty);
+    // The arguments struct is generic over the types of plain parameters, so that its
+    // derives hold whatever the types are: a type that is not an argument type is then
+    // reported at the parameter by the assertions below, not inside serde's generated code.
+    // A parameter with `#[serde]`/`#[schemars]` attributes keeps its concrete type, which
+    // those attributes may rely on (`default`, `default = "path"`, `with`, ...).
+    let mut type_params = Vec::new();
+    let mut struct_args = Vec::new();
+    let mut fields = Vec::new();
+    for (arg, doc) in tool.args().zip(&checked.arg_docs) {
+        let ident = &arg.ident;
+        let ty = &arg.ty;
+        let attrs = &arg.field_attrs;
+        let doc = doc
+            .as_ref()
+            .filter(|_| !arg.has_doc)
+            .map(|doc| quote!(#[doc = #doc]));
+        let field_ty = if attrs.iter().any(|attr| !attr.path().is_ident("doc")) {
+            quote!(#ty)
+        } else {
+            let type_param = format_ident!("__GolemT{}", type_params.len());
+            type_params.push(type_param.clone());
+            struct_args.push(ty);
+            quote!(#type_param)
+        };
+        fields.push(quote!(#doc #(#attrs)* #ident: #field_ty));
+    }
+    let args_struct = if fields.is_empty() {
+        // `{}` (or nothing) for a tool without parameters, with an empty `properties`.
+        quote!(
+            type __GolemArgsOf = ();
+        )
+    } else {
+        quote! {
+            #[derive(#krate::__private::serde::Deserialize, #krate::__private::schemars::JsonSchema)]
+            #serde_crate
+            #schemars_crate
+            struct __GolemArgs<#(#type_params),*> {
+                #(#fields,)*
+            }
+
+            type __GolemArgsOf = __GolemArgs<#(#struct_args),*>;
+        }
+    };
     // At each parameter's type, so rustc points there when it is not an argument type.
     let assertions = tool.args().map(|arg| {
         let ty = &arg.ty;
@@ -87,14 +110,7 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
         #unit_struct
 
         const _: () = {
-            #[derive(#krate::__private::serde::Deserialize, #krate::__private::schemars::JsonSchema)]
-            #serde_crate
-            #schemars_crate
-            struct __GolemArgs<#(#type_params),*> {
-                #(#fields,)*
-            }
-
-            type __GolemArgsOf = __GolemArgs<#(#arg_types),*>;
+            #args_struct
 
             const _: () = {
                 #(#assertions)*
