@@ -47,7 +47,10 @@ fn main() {
     assert_eq!(Tool::<Game>::definition(&RollDice).name, "roll-dice");
     let forecast = Tool::<()>::definition(&ForecastTool);
     assert_eq!(forecast.name, "forecast");
-    assert_eq!(forecast.description.as_deref(), Some("Tomorrow's forecast."));
+    assert_eq!(
+        forecast.description.as_deref(),
+        Some("Tomorrow's forecast.")
+    );
     assert_eq!(forecast.parameters["required"], serde_json::json!(["type"]));
     // The function stays callable as written.
     let ctx = RunContext::new(Game { seed: 1 });

@@ -19,7 +19,7 @@ async fn retry(n: i64) -> Result<i64, ModelRetry> {
 
 #[derive(Debug, thiserror::Error)]
 enum LookupError {
-    #[error(transparent)]
+    #[error("{0}")]
     Retry(#[from] ModelRetry),
     #[error("the database is down")]
     Down,
