@@ -12,14 +12,13 @@ mod docs;
 mod output;
 mod tool;
 
-/// Turns an `async fn` into a golem tool; see `golem::tool` for the documentation.
+#[doc = include_str!("../docs/tool.md")]
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     tool::expand(args.into(), item.into()).into()
 }
 
-/// Makes a struct or enum a structured golem output; see `golem::output` for the
-/// documentation.
+#[doc = include_str!("../docs/output.md")]
 #[proc_macro_attribute]
 pub fn output(args: TokenStream, item: TokenStream) -> TokenStream {
     output::expand(args.into(), item.into()).into()

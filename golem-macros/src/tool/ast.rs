@@ -36,7 +36,7 @@ pub(crate) enum Param {
 
 pub(crate) enum ContextShape {
     /// `&RunContext<D>`, the one accepted form.
-    Shared(Type),
+    Shared(Box<Type>),
     /// `RunContext<D>` or `&mut RunContext<D>`.
     NotShared,
     /// `&RunContext` without the dependencies type.
@@ -196,5 +196,7 @@ fn context_shape(ty: &Type) -> Option<ContextShape> {
         }
         _ => None,
     };
-    Some(deps.map_or(ContextShape::MissingDeps, ContextShape::Shared))
+    Some(deps.map_or(ContextShape::MissingDeps, |deps| {
+        ContextShape::Shared(Box::new(deps))
+    }))
 }

@@ -79,7 +79,7 @@ pub(crate) fn check(tool: &Tool) -> (Checked, Errors) {
                     ty,
                     "name the dependencies type of the run context: `&RunContext<Deps>`",
                 ),
-                ContextShape::Shared(ty) => deps = Some(ty.clone()),
+                ContextShape::Shared(ty) => deps = Some((**ty).clone()),
             },
             Param::Arg(arg) if arg.ident.is_none() => errors.spanned(
                 &arg.pat,
