@@ -1,53 +1,121 @@
-//! Pieces the runnable examples share: a readable transcript of a run.
+//! Pieces the runnable examples share: choosing a model, and a readable transcript of a
+//! run.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use golem::model::{Message, RequestPart, ResponsePart};
+use golem::model::openai::OpenAiModel;
+use golem::model::{Message, Model, RequestPart, ResponsePart};
 use golem::usage::Usage;
 
-/// Renders a run's messages as a transcript a person can follow: who said what, which
-/// calls were rejected and why, and what each tool returned.
-pub fn transcript(messages: &[Message]) -> String {
-    let mut out = String::new();
-    for message in messages {
-        match message {
-            Message::Request(request) => {
-                for part in &request.parts {
-                    let line = match part {
-                        RequestPart::SystemPrompt(p) => format!("system     │ {}", p.content),
-                        RequestPart::UserPrompt(p) => format!("user       │ {}", p.content),
-                        RequestPart::ToolReturn(p) => {
-                            format!("tool       │ {} → {}", p.tool_name, p.model_text())
+/// The real OpenAI-compatible model when `OPENAI_API_KEY` is set (`OPENAI_BASE_URL` and
+/// `GOLEM_MODEL`, default `gpt-4o-mini`, are honoured), else `None`.
+///
+/// # Panics
+/// When a key is set but the model cannot be configured (e.g. a bad base URL).
+pub fn openai_from_env() -> Option<Box<dyn Model>> {
+    std::env::var("OPENAI_API_KEY")
+        .ok()
+        .filter(|key| !key.is_empty())?;
+    let name = std::env::var("GOLEM_MODEL").unwrap_or_else(|_| "gpt-4o-mini".to_owned());
+    match OpenAiModel::from_env(name) {
+        Ok(model) => Some(Box::new(model)),
+        Err(error) => panic!("OPENAI_API_KEY is set, but the model cannot be set up: {error}"),
+    }
+}
+
+/// Renders a run's messages as a transcript a person can follow: who said what, each
+/// rejection with its retry count, what each tool returned.
+#[derive(Debug, Default)]
+pub struct Transcript {
+    tool_budgets: HashMap<String, u32>,
+    default_tool_budget: u32,
+    output_budget: u32,
+}
+
+impl Transcript {
+    /// A transcript for an agent with these budgets (as given to the builder).
+    pub fn new(default_tool_budget: u32, output_budget: u32) -> Self {
+        Transcript {
+            tool_budgets: HashMap::new(),
+            default_tool_budget,
+            output_budget,
+        }
+    }
+
+    /// A tool with its own budget (`#[golem::tool(max_retries = n)]`).
+    #[must_use]
+    pub fn tool_budget(mut self, tool: &str, budget: u32) -> Self {
+        self.tool_budgets.insert(tool.to_owned(), budget);
+        self
+    }
+
+    /// The transcript of `messages`.
+    pub fn render(&self, messages: &[Message]) -> String {
+        let mut out = String::new();
+        let mut rejections: HashMap<String, u32> = HashMap::new();
+        for message in messages {
+            match message {
+                Message::Request(request) => {
+                    for part in &request.parts {
+                        match part {
+                            RequestPart::SystemPrompt(p) => line(&mut out, "system", &p.content),
+                            RequestPart::UserPrompt(p) => line(&mut out, "user", &p.content),
+                            RequestPart::ToolReturn(p) => line(
+                                &mut out,
+                                "tool",
+                                &format!("{} → {}", p.tool_name, p.model_text()),
+                            ),
+                            RequestPart::RetryPrompt(p) => {
+                                let (who, budget) = match p.tool_name.as_deref() {
+                                    Some(tool) if tool != "final_result" => (
+                                        tool.to_owned(),
+                                        *self
+                                            .tool_budgets
+                                            .get(tool)
+                                            .unwrap_or(&self.default_tool_budget),
+                                    ),
+                                    _ => ("output".to_owned(), self.output_budget),
+                                };
+                                let count = rejections.entry(who.clone()).or_default();
+                                *count += 1;
+                                line(
+                                    &mut out,
+                                    "rejected",
+                                    &format!("{who}, retry {count} of {budget}: {}", p.content),
+                                );
+                            }
                         }
-                        RequestPart::RetryPrompt(p) => match &p.tool_name {
-                            Some(tool) => format!("rejected   │ {tool}: {}", p.content),
-                            None => format!("rejected   │ output: {}", p.content),
-                        },
-                    };
-                    let _ = writeln!(out, "{line}");
+                    }
                 }
-            }
-            Message::Response(response) => {
-                for part in &response.parts {
-                    let line = match part {
-                        ResponsePart::Text(p) => format!("model      │ {}", p.content),
-                        ResponsePart::ToolCall(call) => {
-                            format!("model      │ calls {}({})", call.tool_name, call.args)
+                Message::Response(response) => {
+                    for part in &response.parts {
+                        match part {
+                            ResponsePart::Text(p) => line(&mut out, "model", &p.content),
+                            ResponsePart::ToolCall(call) => line(
+                                &mut out,
+                                "model",
+                                &format!("calls {}({})", call.tool_name, call.args),
+                            ),
                         }
-                    };
-                    let _ = writeln!(out, "{line}");
+                    }
                 }
             }
         }
+        out
     }
-    out
+}
+
+fn line(out: &mut String, who: &str, text: &str) {
+    let _ = writeln!(out, "{who:<9}│ {text}");
 }
 
 /// One line with what the run cost, and how much of it went to rejected rounds.
 pub fn usage_line(usage: &Usage) -> String {
     format!(
-        "usage      │ {} requests, {} input + {} output tokens, {} tool calls; \
-         rejected rounds: {} requests, {} tokens",
+        "{:<9}│ {} requests, {} input + {} output tokens, {} tool calls; \
+         rounds that ended in a rejection: {} requests, {} tokens",
+        "usage",
         usage.requests,
         usage.input_tokens,
         usage.output_tokens,

@@ -25,7 +25,9 @@ struct Table {
 #[golem::tool(max_retries = 1)]
 async fn roll_dice(ctx: &RunContext<Table>, n: i64) -> Result<i64, ModelRetry> {
     if !(1..=10).contains(&n) {
-        return Err(ModelRetry::new(format!("n must be between 1 and 10, got {n}")));
+        return Err(ModelRetry::new(format!(
+            "n must be between 1 and 10, got {n}"
+        )));
     }
     Ok(n * ctx.deps().face)
 }
@@ -81,7 +83,13 @@ async fn a_macro_tool_corrects_itself_over_the_openai_path() {
         .respond_with(Script(Mutex::new(VecDeque::from([
             completion("1", "roll_dice", r#"{"n": -1}"#, 90, 18),
             completion("2", "roll_dice", r#"{"n": 2}"#, 140, 18),
-            completion("3", "final_result", r#"{"winner": "Ann", "score": 6}"#, 170, 24),
+            completion(
+                "3",
+                "final_result",
+                r#"{"winner": "Ann", "score": 6}"#,
+                170,
+                24,
+            ),
         ]))))
         .mount(&server)
         .await;
@@ -116,7 +124,12 @@ async fn a_macro_tool_corrects_itself_over_the_openai_path() {
                     RequestPart::SystemPrompt(p) => format!("system: {}", p.content),
                     RequestPart::UserPrompt(p) => format!("user: {}", p.content),
                     RequestPart::ToolReturn(p) => {
-                        format!("return {} {}: {}", p.tool_name, p.tool_call_id, p.model_text())
+                        format!(
+                            "return {} {}: {}",
+                            p.tool_name,
+                            p.tool_call_id,
+                            p.model_text()
+                        )
                     }
                     RequestPart::RetryPrompt(p) => format!(
                         "rejected {} {}: {}",
@@ -140,7 +153,10 @@ async fn a_macro_tool_corrects_itself_over_the_openai_path() {
     assert_eq!(
         transcript,
         [
-            vec!["system: You referee dice games.", "user: Roll two dice for Ann."],
+            vec![
+                "system: You referee dice games.",
+                "user: Roll two dice for Ann."
+            ],
             vec![r#"call roll_dice call_1: {"n": -1}"#],
             vec!["rejected roll_dice call_1: n must be between 1 and 10, got -1"],
             vec![r#"call roll_dice call_2: {"n": 2}"#],

@@ -1,99 +1,94 @@
 //! Self-correction on the tool path: the model asks for -1 dice, the tool rejects the call
 //! with `ModelRetry`, the model reads the feedback, corrects itself and finishes.
 //!
-//! Runs offline with a scripted model:
-//!
 //! ```text
-//! cargo run --example self-correction
+//! cargo run --example self-correction                       # offline, a scripted model
+//! OPENAI_API_KEY=sk-... cargo run --example self-correction # a real model
 //! ```
 
 use golem::model::function::FunctionModel;
-use golem::model::{Message, ModelResponse, RequestPart};
-use golem::output::Json;
-use golem::tool::FunctionTool;
+use golem::model::{Message, Model, ModelResponse};
 use golem::{Agent, ModelRetry, RunContext};
-use golem_examples::{transcript, usage_line};
+use golem_examples::{Transcript, openai_from_env, usage_line};
 
-/// The dice in play: every roll adds `face` per die, so the script is repeatable.
-struct Game {
+/// The table the game is played at: every die shows `face`, so runs are repeatable.
+#[derive(Debug)]
+pub(crate) struct Table {
     face: i64,
 }
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "golem::__private::schemars")]
-struct Dice {
-    /// How many dice to roll, 1 to 10.
-    n: i64,
+/// Roll `n` six-sided dice and return their total.
+///
+/// # Arguments
+/// * `n` - how many dice to roll, 1 to 10
+#[golem::tool(max_retries = 1)]
+async fn roll_dice(ctx: &RunContext<Table>, n: i64) -> Result<i64, ModelRetry> {
+    if !(1..=10).contains(&n) {
+        return Err(ModelRetry::new(format!(
+            "n must be between 1 and 10, got {n}"
+        )));
+    }
+    Ok(n * ctx.deps().face)
 }
 
-/// A verdict on the game.
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "golem::__private::schemars")]
-struct Verdict {
+/// Who won the game, and with what score.
+#[golem::output]
+#[derive(Debug)]
+pub(crate) struct Verdict {
+    /// The winner's name.
     winner: String,
+    /// The winner's total.
     score: u32,
 }
 
-/// Plays the model: a first call with a mistake, then whatever the feedback asks for.
-fn scripted_model() -> FunctionModel {
-    FunctionModel::new(|messages: &[Message], _| {
-        let last = messages.last().and_then(Message::as_request);
-        let rejected = last.is_some_and(|request| {
-            request
-                .parts
-                .iter()
-                .any(|part| matches!(part, RequestPart::RetryPrompt(_)))
-        });
-        match messages.len() {
-            1 => ModelResponse::tool_call("roll_dice", r#"{"n": -1}"#, "call_1").with_usage(82, 17),
-            3 if rejected => {
-                ModelResponse::tool_call("roll_dice", r#"{"n": 2}"#, "call_2").with_usage(131, 17)
-            }
-            _ => ModelResponse::tool_call(
-                "final_result",
-                r#"{"winner": "Ann", "score": 6}"#,
-                "call_3",
-            )
-            .with_usage(160, 21),
-        }
+/// Plays the model offline: a first call with a mistake, a corrected call once the
+/// rejection comes back, then the verdict.
+pub(crate) fn scripted_model() -> FunctionModel {
+    FunctionModel::new(|messages: &[Message], _| match messages.len() {
+        1 => ModelResponse::tool_call("roll_dice", r#"{"n": -1}"#, "call_1").with_usage(96, 17),
+        3 => ModelResponse::tool_call("roll_dice", r#"{"n": 2}"#, "call_2").with_usage(151, 17),
+        _ => ModelResponse::tool_call("final_result", r#"{"winner": "Ann", "score": 6}"#, "call_3")
+            .with_usage(180, 24),
     })
     .with_name("scripted")
 }
 
-#[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    println!("No model key is used by this example: a scripted model plays the part.\n");
-
-    let roll_dice = FunctionTool::new(
-        "roll_dice",
-        |ctx: RunContext<Game>, dice: Dice| async move {
-            if !(1..=10).contains(&dice.n) {
-                return Err(ModelRetry::new(format!(
-                    "n must be between 1 and 10, got {}",
-                    dice.n
-                )));
-            }
-            Ok(dice.n * ctx.deps().face)
-        },
-    )
-    .description("Roll `n` six-sided dice and return their total.");
-
-    let agent = Agent::<Game, Json<Verdict>>::builder(scripted_model())
-        .instructions("You referee dice games.")
-        .tool(roll_dice)
-        .tool_retries(1)
+/// Runs the game with `model` and returns what the example prints.
+pub(crate) async fn run(model: impl Model) -> Result<String, Box<dyn std::error::Error>> {
+    let agent = Agent::<Table, Verdict>::builder(model)
+        .instructions(
+            "You referee dice games. Roll with the roll_dice tool, then give the verdict.",
+        )
+        .tool(RollDice)
         .output_retries(1)
         .build()?;
 
     let result = agent
-        .run("Roll two dice for Ann.", Game { face: 3 })
+        .run(
+            "Roll two dice for Ann; she wins with whatever she rolls.",
+            Table { face: 3 },
+        )
         .await?;
 
-    print!("{}", transcript(&result.messages));
-    println!("{}", usage_line(&result.usage));
-    println!(
-        "\nverdict: {} wins with {}",
-        result.output.winner, result.output.score
-    );
+    let transcript = Transcript::new(0, 1).tool_budget("roll_dice", 1);
+    Ok(format!(
+        "{}{}\nverdict: {} wins with {}\n",
+        transcript.render(&result.messages),
+        usage_line(&result.usage),
+        result.output.winner,
+        result.output.score
+    ))
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let output = match openai_from_env() {
+        Some(model) => run(model).await?,
+        None => {
+            println!("OPENAI_API_KEY is not set: a scripted model plays the part.\n");
+            run(scripted_model()).await?
+        }
+    };
+    print!("{output}");
     Ok(())
 }

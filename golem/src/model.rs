@@ -114,6 +114,10 @@ pub struct OutputSchema {
 /// run fails with this as the cause. Only this message is shown to the model, never the text
 /// of the errors around it.
 ///
+/// golem finds it by walking `source()`, so a wrapper must return it from `source()`: with
+/// thiserror write `#[error("{0}")] Rejected(#[from] ModelRetry)`, not
+/// `#[error(transparent)]`, which forwards `source()` past it.
+///
 /// ```
 /// use golem::ModelRetry;
 ///

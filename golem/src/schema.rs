@@ -88,9 +88,13 @@ fn clean_schema(value: &mut Value) {
             if numeric {
                 map.remove("format");
             }
-            if map.get("type").and_then(Value::as_str) == Some("object")
-                && !map.contains_key("additionalProperties")
-            {
+            let object = match map.get("type") {
+                Some(Value::String(ty)) => ty == "object",
+                // `Option<Struct>`: `["object", "null"]`.
+                Some(Value::Array(types)) => types.iter().any(|t| t == "object"),
+                _ => false,
+            };
+            if object && !map.contains_key("additionalProperties") {
                 map.insert("additionalProperties".into(), Value::Bool(false));
             }
             for (key, child) in map.iter_mut() {

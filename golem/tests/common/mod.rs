@@ -1,6 +1,6 @@
 //! Scripted models, message builders and a loopback provider shared by the behaviour tests.
 
-#![allow(dead_code, unreachable_pub)]
+#![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
 
 pub mod http;
 
