@@ -310,13 +310,13 @@ mod tracing_capture {
             attrs.record(&mut Fields(&mut fields));
             self.0
                 .lock()
-                .unwrap()
+                .expect("not poisoned")
                 .spans
                 .push((attrs.metadata().name().to_owned(), fields));
         }
 
         fn on_record(&self, id: &Id, values: &Record<'_>, _ctx: Context<'_, S>) {
-            let mut captured = self.0.lock().unwrap();
+            let mut captured = self.0.lock().expect("not poisoned");
             let id = id.into_u64().to_string();
             if let Some((_, fields)) = captured
                 .spans
@@ -330,7 +330,7 @@ mod tracing_capture {
         fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
             let mut fields = BTreeMap::new();
             event.record(&mut Fields(&mut fields));
-            self.0.lock().unwrap().events.push(fields);
+            self.0.lock().expect("not poisoned").events.push(fields);
         }
     }
 }
@@ -375,7 +375,7 @@ fn runs_emit_gen_ai_spans_and_an_event_for_every_rejection() {
         runtime.block_on(agent.run("Roll", ())).unwrap();
     });
 
-    let captured = captured.lock().unwrap().clone();
+    let captured = captured.lock().expect("not poisoned").clone();
     let names: Vec<&str> = captured
         .spans
         .iter()

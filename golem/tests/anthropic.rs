@@ -31,7 +31,7 @@ fn model(server: &MockServer) -> AnthropicModel {
             ),
         )
         .build()
-        .unwrap()
+        .expect("valid model")
 }
 
 /// A message as Anthropic sends it.

@@ -35,7 +35,7 @@ fn model(server: &MockServer) -> OpenAiModel {
         .settings(ModelSettings::default().temperature(0.0).seed(7))
         .http(fast_retries())
         .build()
-        .unwrap()
+        .expect("valid model")
 }
 
 /// A chat completion as OpenAI sends it.
@@ -427,8 +427,8 @@ async fn run_against(responses: Vec<ResponseTemplate>) -> (golem::RunError, Mock
     let server = serve("/v1/chat/completions", responses).await;
     let agent = Agent::<(), String>::builder(model(&server))
         .build()
-        .unwrap();
-    let error = agent.run("Hi", ()).await.unwrap_err();
+        .expect("valid agent");
+    let error = agent.run("Hi", ()).await.expect_err("the run fails");
     (error, server)
 }
 

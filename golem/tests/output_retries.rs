@@ -101,7 +101,7 @@ async fn rejected_text_is_kept_and_the_feedback_is_a_user_message() {
         response(vec![text("yes")], 30, 1),
     ];
     assert_eq!(result.messages, expected);
-    assert_eq!(script.seen.lock().unwrap()[2], expected[..5]);
+    assert_eq!(script.seen.lock().expect("not poisoned")[2], expected[..5]);
     assert_eq!(
         (
             result.usage.requests,
@@ -248,7 +248,7 @@ async fn every_kind_of_unusable_structured_output_is_fed_back_through_final_resu
     );
     assert_eq!(result.usage.requests, 5);
     assert_eq!(result.usage.rejected.output, cost(4, 10, 3));
-    let params = script.params.lock().unwrap()[0].clone();
+    let params = script.params.lock().expect("not poisoned")[0].clone();
     assert!(!params.allow_text_output);
     assert_eq!(
         serde_json::to_value(&params.output_tools).unwrap(),
@@ -352,7 +352,7 @@ async fn native_output_is_decoded_from_the_text_and_fed_back_as_a_user_message()
         )])
     );
     assert_eq!(result.messages.len(), 4);
-    let params = script.params.lock().unwrap()[0].clone();
+    let params = script.params.lock().expect("not poisoned")[0].clone();
     assert!(params.output_tools.is_empty());
     let schema = params.output_schema.unwrap();
     assert_eq!(schema.name, "final_result");
@@ -383,7 +383,7 @@ async fn validators_see_their_retry_count_budget_and_last_attempt() {
     let agent = Agent::<(), Json<Verdict>>::builder(script.model)
         .output_retries(2)
         .output_validator(move |ctx: RunContext<()>, verdict: Json<Verdict>| {
-            log.lock().unwrap().push((
+            log.lock().expect("not poisoned").push((
                 ctx.retry(),
                 ctx.max_retries(),
                 ctx.last_attempt(),
@@ -415,7 +415,7 @@ async fn validators_see_their_retry_count_budget_and_last_attempt() {
         )
     };
     assert_eq!(
-        *seen.lock().unwrap(),
+        *seen.lock().expect("not poisoned"),
         [
             attempt(0, false, "c1"),
             attempt(1, false, "c2"),
@@ -663,7 +663,7 @@ async fn non_object_outputs_are_wrapped_for_the_output_tool() {
             "invalid output: invalid type: sequence, expected a map at line 1 column 0"
         )])
     );
-    let params = script.params.lock().unwrap()[0].clone();
+    let params = script.params.lock().expect("not poisoned")[0].clone();
     assert_eq!(
         params.output_tools[0].parameters,
         json!({

@@ -48,14 +48,18 @@ fn roll_dice() -> impl Tool<Game> {
     FunctionTool::new(
         "roll_dice",
         |ctx: RunContext<Game>, dice: Dice| async move {
-            ctx.deps().attempts.lock().unwrap().push(Attempt {
-                retry: ctx.retry(),
-                max_retries: ctx.max_retries(),
-                last_attempt: ctx.last_attempt(),
-                tool_name: ctx.tool_name().unwrap_or_default().to_owned(),
-                tool_call_id: ctx.tool_call_id().unwrap_or_default().to_owned(),
-                turn: ctx.turn(),
-            });
+            ctx.deps()
+                .attempts
+                .lock()
+                .expect("not poisoned")
+                .push(Attempt {
+                    retry: ctx.retry(),
+                    max_retries: ctx.max_retries(),
+                    last_attempt: ctx.last_attempt(),
+                    tool_name: ctx.tool_name().unwrap_or_default().to_owned(),
+                    tool_call_id: ctx.tool_call_id().unwrap_or_default().to_owned(),
+                    turn: ctx.turn(),
+                });
             if dice.n <= 0 {
                 return Err(ModelRetry::new(format!(
                     "n must be positive, got {}",
@@ -185,7 +189,7 @@ async fn a_rejection_is_the_calls_result_and_the_model_corrects_itself() {
     ];
     assert_eq!(result.messages, expected);
     // The model saw the rejection before correcting itself.
-    assert_eq!(script.seen.lock().unwrap()[1], expected[..3]);
+    assert_eq!(script.seen.lock().expect("not poisoned")[1], expected[..3]);
     assert_eq!(
         (
             result.usage.requests,
@@ -741,7 +745,7 @@ async fn tools_see_their_retry_count_budget_and_last_attempt() {
     };
     assert_eq!(result.output, "3");
     assert_eq!(
-        *attempts.lock().unwrap(),
+        *attempts.lock().expect("not poisoned"),
         [
             attempt(0, false, "c1", 1),
             attempt(1, false, "c2", 2),
