@@ -1,17 +1,15 @@
-//! Building agents, continuing conversations, the test model and tracing.
+//! Building agents, continuing conversations, and the test model.
 
 mod common;
 
-use std::error::Error as _;
-use std::sync::{Arc, Mutex};
-
 use common::*;
+use golem::model::Message;
 use golem::model::test::TestModel;
-use golem::model::{Message, ModelResponse};
 use golem::output::Json;
 use golem::tool::{FunctionTool, RetryLimit, Tool};
 use golem::{Agent, BuildError, ModelRetry, RunContext, Stage};
 use serde_json::json;
+use std::error::Error as _;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "golem::__private::schemars")]
@@ -268,163 +266,6 @@ fn runs_can_be_spawned() {
         async move { agent.run("Hi", ()).await }
     };
     assert_send(&run);
-}
-
-mod tracing_capture {
-    use std::collections::BTreeMap;
-
-    use tracing::field::{Field, Visit};
-    use tracing::span::{Attributes, Id, Record};
-    use tracing::{Event, Subscriber};
-    use tracing_subscriber::layer::{Context, Layer};
-    use tracing_subscriber::registry::LookupSpan;
-
-    use super::*;
-
-    #[derive(Debug, Clone, Default)]
-    pub(super) struct Captured {
-        pub(super) spans: Vec<(String, BTreeMap<String, String>)>,
-        pub(super) events: Vec<BTreeMap<String, String>>,
-    }
-
-    pub(super) struct Capture(pub(super) Arc<Mutex<Captured>>);
-
-    struct Fields<'a>(&'a mut BTreeMap<String, String>);
-
-    impl Visit for Fields<'_> {
-        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-            self.0.insert(
-                field.name().to_owned(),
-                format!("{value:?}").trim_matches('"').to_owned(),
-            );
-        }
-        fn record_str(&mut self, field: &Field, value: &str) {
-            self.0.insert(field.name().to_owned(), value.to_owned());
-        }
-    }
-
-    impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
-        fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, _ctx: Context<'_, S>) {
-            let mut fields = BTreeMap::new();
-            fields.insert("#id".to_owned(), id.into_u64().to_string());
-            attrs.record(&mut Fields(&mut fields));
-            self.0
-                .lock()
-                .expect("not poisoned")
-                .spans
-                .push((attrs.metadata().name().to_owned(), fields));
-        }
-
-        fn on_record(&self, id: &Id, values: &Record<'_>, _ctx: Context<'_, S>) {
-            let mut captured = self.0.lock().expect("not poisoned");
-            let id = id.into_u64().to_string();
-            if let Some((_, fields)) = captured
-                .spans
-                .iter_mut()
-                .find(|(_, fields)| fields["#id"] == id)
-            {
-                values.record(&mut Fields(fields));
-            }
-        }
-
-        fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
-            let mut fields = BTreeMap::new();
-            event.record(&mut Fields(&mut fields));
-            self.0.lock().expect("not poisoned").events.push(fields);
-        }
-    }
-}
-
-#[test]
-fn runs_emit_gen_ai_spans_and_an_event_for_every_rejection() {
-    use tracing_subscriber::layer::SubscriberExt;
-
-    let captured = Arc::new(Mutex::new(tracing_capture::Captured::default()));
-    let subscriber =
-        tracing_subscriber::registry().with(tracing_capture::Capture(Arc::clone(&captured)));
-    let script = script(vec![
-        reply(vec![call("roll", r#"{"n": 0}"#, "c1")], 10, 2),
-        reply(vec![call("roll", r#"{"n": 2}"#, "c2")], 20, 2),
-        reply(vec![text("maybe")], 30, 1),
-        ModelResponse::text("2").with_usage(40, 1),
-    ]);
-    let roll = FunctionTool::new("roll", |_ctx: RunContext<()>, dice: Dice| async move {
-        if dice.n < 1 {
-            return Err(ModelRetry::new("n must be at least 1"));
-        }
-        Ok(dice.n)
-    });
-    let agent = Agent::<(), String>::builder(script.model.with_name("scripted"))
-        .name("referee")
-        .tool(roll)
-        .tool_retries(1)
-        .output_retries(1)
-        .output_validator(|_ctx, text: String| async move {
-            if text == "maybe" {
-                return Err(ModelRetry::new("give a number"));
-            }
-            Ok(text)
-        })
-        .build()
-        .unwrap();
-
-    tracing::subscriber::with_default(subscriber, || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        runtime.block_on(agent.run("Roll", ())).unwrap();
-    });
-
-    let captured = captured.lock().expect("not poisoned").clone();
-    let names: Vec<&str> = captured
-        .spans
-        .iter()
-        .map(|(name, _)| name.as_str())
-        .collect();
-    assert_eq!(
-        names,
-        [
-            "invoke_agent",
-            "chat",
-            "execute_tool",
-            "chat",
-            "execute_tool",
-            "chat",
-            "chat"
-        ]
-    );
-    let run = &captured.spans[0].1;
-    assert_eq!(run["gen_ai.operation.name"], "invoke_agent");
-    assert_eq!(run["gen_ai.agent.name"], "referee");
-    assert_eq!(run["gen_ai.request.model"], "scripted");
-    assert_eq!(run["gen_ai.usage.input_tokens"], "100");
-    assert_eq!(run["gen_ai.usage.output_tokens"], "6");
-    let chat = &captured.spans[1].1;
-    assert_eq!(chat["gen_ai.operation.name"], "chat");
-    assert_eq!(chat["gen_ai.system"], "function");
-    assert_eq!(chat["otel.name"], "chat scripted");
-    assert_eq!(chat["gen_ai.usage.input_tokens"], "10");
-    let tool = &captured.spans[2].1;
-    assert_eq!(tool["gen_ai.operation.name"], "execute_tool");
-    assert_eq!(tool["gen_ai.tool.name"], "roll");
-    assert_eq!(tool["gen_ai.tool.call.id"], "c1");
-
-    let rejections: Vec<_> = captured
-        .events
-        .iter()
-        .filter(|event| event.contains_key("stage"))
-        .collect();
-    assert_eq!(rejections.len(), 2);
-    assert_eq!(rejections[0]["stage"], "tool");
-    assert_eq!(rejections[0]["gen_ai.tool.name"], "roll");
-    assert_eq!(rejections[0]["retry"], "1");
-    assert_eq!(rejections[0]["max_retries"], "1");
-    assert_eq!(rejections[0]["reason"], "n must be at least 1");
-    assert_eq!(rejections[0]["message"], "tool call rejected");
-    assert_eq!(rejections[1]["stage"], "decode");
-    assert_eq!(rejections[1]["retry"], "1");
-    assert_eq!(rejections[1]["reason"], "give a number");
-    assert_eq!(rejections[1]["message"], "output rejected");
 }
 
 #[test]
