@@ -48,6 +48,21 @@ pub use model::ModelRetry;
 
 pub use golem_macros::{output, tool};
 
+/// Guides: longer reads on how golem works.
+pub mod guide {
+    /// The self-correction guide.
+    #[doc = include_str!("../../docs/self-correction.md")]
+    pub mod self_correction {}
+
+    /// Debugging tool errors, at compile time and at run time.
+    #[doc = include_str!("../../docs/debugging-tool-errors.md")]
+    pub mod debugging_tool_errors {}
+
+    /// Every compile error of the macros.
+    #[doc = include_str!("../../docs/diagnostics.md")]
+    pub mod diagnostics {}
+}
+
 /// Paths used by code the macros generate. Not public API.
 #[doc(hidden)]
 pub mod __private {
