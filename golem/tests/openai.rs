@@ -748,3 +748,21 @@ fn a_missing_key_for_openai_itself_is_a_clear_error() {
         .unwrap_err();
     assert!(matches!(bad, ProviderError::InvalidBaseUrl { .. }), "{bad}");
 }
+
+#[tokio::test]
+async fn a_forbidden_answer_is_an_auth_error_too() {
+    let (error, server) = run_against(vec![ResponseTemplate::new(403).set_body_json(json!({
+        "error": {"message": "Project does not have access to model gpt-4o-mini", "type": "invalid_request_error"}
+    }))])
+    .await;
+
+    assert!(matches!(
+        error.model_error(),
+        Some(ModelError::Auth { status: 403, .. })
+    ));
+    assert_eq!(
+        error.source().unwrap().to_string(),
+        "openai refused the credentials (HTTP 403): Project does not have access to model gpt-4o-mini; check OPENAI_API_KEY"
+    );
+    assert_eq!(server.received_requests().await.unwrap().len(), 1);
+}
