@@ -289,18 +289,30 @@ impl Transport {
     /// failures as the policy says.
     pub(crate) async fn post_json(&self, url: &str, body: Vec<u8>) -> Result<Vec<u8>, ModelError> {
         let policy = &self.settings.retry;
+        // Built once; an attempt with retries left keeps a clone that shares the body's
+        // buffer for the next one. The body is never copied.
+        let mut request = self
+            .client
+            .post(url)
+            .body(body)
+            .build()
+            .map_err(|error| self.finish_error(Failure::Transport(error), 1))?;
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let outcome = self.send_once(url, body.clone()).await;
+            let retries_left = attempt <= policy.max_retries;
+            let spare = retries_left.then(|| request.try_clone()).flatten();
+            let outcome = self.send_once(request).await;
             let (retry_after, error) = match outcome {
                 Ok(body) => return Ok(body),
                 Err(Attempt::Final(error)) => return Err(error),
                 Err(Attempt::Retryable { retry_after, error }) => (retry_after, error),
             };
-            if attempt > policy.max_retries {
+            // A byte body always clones, so `spare` is missing only when no retry is left.
+            let Some(spare) = spare else {
                 return Err(self.finish_error(error, attempt));
-            }
+            };
+            request = spare;
             let delay = policy.delay(attempt, retry_after.as_deref(), SystemTime::now());
             tracing::warn!(
                 provider = self.provider,
@@ -313,23 +325,29 @@ impl Transport {
         }
     }
 
-    async fn send_once(&self, url: &str, body: Vec<u8>) -> Result<Vec<u8>, Attempt> {
+    async fn send_once(&self, request: reqwest::Request) -> Result<Vec<u8>, Attempt> {
         let response = self
             .client
-            .post(url)
-            .body(body)
-            .send()
+            .execute(request)
             .await
             .map_err(|error| self.transport_error(error))?;
         let status = response.status();
-        let headers = response.headers().clone();
+        // What is needed from the headers, taken before reading the body consumes them.
+        let header = |name| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|value: &HeaderValue| value.to_str().ok())
+        };
+        let content_type = header(CONTENT_TYPE).unwrap_or("");
+        let not_json = (status.is_success() && !content_type.contains("json"))
+            .then(|| content_type.to_owned());
+        let retry_after = is_retryable_status(status)
+            .then(|| header(RETRY_AFTER).map(str::to_owned))
+            .flatten();
         let bytes = self.read_body(response).await?;
         if status.is_success() {
-            let content_type = headers
-                .get(CONTENT_TYPE)
-                .and_then(|value| value.to_str().ok())
-                .unwrap_or("");
-            if !content_type.contains("json") {
+            if let Some(content_type) = not_json {
                 return Err(Attempt::Final(self.invalid(format!(
                     "expected a JSON body, got content type `{content_type}`: {}",
                     snippet(&bytes)
@@ -343,10 +361,6 @@ impl Transport {
             message: message.clone(),
         };
         if is_retryable_status(status) {
-            let retry_after = headers
-                .get(RETRY_AFTER)
-                .and_then(|value| value.to_str().ok())
-                .map(str::to_owned);
             return Err(Attempt::Retryable {
                 retry_after,
                 error: failure,
