@@ -167,7 +167,7 @@ fn bench() {
     group.finish();
     criterion.final_summary();
 
-    if std::env::args().any(|arg| arg == "--bench") {
+    if golem_benches::is_bench_run() {
         let agent = scenario::agent(scenario::openai_model(&server.base_url()));
         let future = agent.run(PROMPT, Table { face: 3 });
         println!(

@@ -122,7 +122,7 @@ fn main() {
     group.finish();
     criterion.final_summary();
 
-    if std::env::args().any(|arg| arg == "--bench") {
+    if golem_benches::is_bench_run() {
         summary(&clients);
     }
 }

@@ -39,7 +39,7 @@ fn main() {
     group.finish();
     criterion.final_summary();
 
-    if std::env::args().any(|arg| arg == "--bench") {
+    if golem_benches::is_bench_run() {
         const RUNS: u32 = 50_000;
         for _ in 0..1_000 {
             run();

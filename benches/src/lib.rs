@@ -10,3 +10,16 @@ pub mod floor;
 pub mod scenario;
 pub mod server;
 pub mod sys;
+
+/// Whether the binary runs as `cargo bench` runs it, and not under `cargo test --benches`
+/// or criterion's `--profile-time`: the summaries after criterion's own output run only then.
+pub fn is_bench_run() -> bool {
+    let mut bench = false;
+    for arg in std::env::args() {
+        if arg.starts_with("--profile-time") {
+            return false;
+        }
+        bench |= arg == "--bench";
+    }
+    bench
+}

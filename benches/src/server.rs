@@ -126,8 +126,8 @@ pub fn record_bodies() -> Vec<Bytes> {
     bodies
 }
 
-/// A server in a child process: the bench binary started again with [`ROLE_ENV`]` =
-/// server`, which calls [`serve_until_stdin_closes`]. Used where one process cannot hold
+/// A server in a child process: the bench binary started again with [`ROLE_ENV`] set to
+/// `server`, which calls [`serve_until_stdin_closes`]. Used where one process cannot hold
 /// both ends of every connection (10,000 connections need 20,000 descriptors) and where the
 /// client's memory must be measured alone. Stops when dropped.
 #[derive(Debug)]
