@@ -19,7 +19,7 @@ use criterion::{Criterion, Throughput};
 use golem::Agent;
 use golem_benches::alloc::{self, Counting};
 use golem_benches::floor::Floor;
-use golem_benches::scenario::{self, PROMPT, Table, Verdict};
+use golem_benches::scenario::{self, PROMPT, ParkedModel, Table, Verdict};
 use golem_benches::server::{self, ChildServer, ROLE_ENV};
 use golem_benches::sys;
 use tokio::runtime::Runtime;
@@ -186,7 +186,7 @@ fn bench() {
             "RSS/run KB",
             "heap/run KB"
         );
-        for name in ["golem", "floor"] {
+        for name in ["golem", "floor", "parked"] {
             let output = Command::new(std::env::current_exe().expect("this binary"))
                 .env(ROLE_ENV, "measure")
                 .env(CLIENT_ENV, name)
@@ -212,19 +212,26 @@ fn bench() {
             let n = field("runs");
             // Memory is shared out over the runs in flight at once, which is at most `n`.
             let in_flight = field("in_flight");
+            let rate = |seconds: f64| {
+                if name == "parked" {
+                    "-".to_owned()
+                } else {
+                    format!("{:.0}", n / seconds)
+                }
+            };
             println!(
-                "  {:<6} {:>8} {:>9} {:>13.0} {:>13.0} {:>12.2} {:>12.2}",
+                "  {:<6} {:>8} {:>9} {:>13} {:>13} {:>12.2} {:>12.2}",
                 name,
                 field("failures") + field("warm_failures"),
-                field("in_flight"),
-                n / field("seconds"),
-                n / field("warm_seconds"),
+                in_flight,
+                rate(field("seconds")),
+                rate(field("warm_seconds")),
                 (field("rss_peak") - field("rss_base")) / in_flight / 1024.0,
                 field("heap_peak") / in_flight / 1024.0,
             );
         }
         println!(
-            "  cold: the first batch, which opens the connections; warm: later batches over the pool.\n  in flight: the most runs in flight at once in the first batch.\n  RSS/run: (VmHWM during the first batch - VmRSS before) / in flight; heap/run: peak live heap / in flight."
+            "  cold: the first batch, which opens the connections; warm: later batches over the pool.\n  in flight: the most runs in flight at once in the first batch.\n  RSS/run: (VmHWM during the first batch - VmRSS before) / in flight; heap/run: peak live heap / in flight.\n  parked: golem with a model that holds every run at its last turn, no HTTP: golem's own memory per in-flight run."
         );
         println!("  (target for golem: ≤ 20 KB per in-flight run, 0 failures)");
     }
@@ -234,8 +241,11 @@ fn bench() {
 fn measure() {
     sys::raise_fd_limit();
     let runs = runs();
-    let addr = std::env::var(SERVER_ENV).expect("the server's address");
     let kind = std::env::var(CLIENT_ENV).expect("the client to measure");
+    if kind == "parked" {
+        return measure_parked(runs);
+    }
+    let addr = std::env::var(SERVER_ENV).expect("the server's address");
     let runtime = runtime();
     let client = Client::new(&kind, &server::base_url(addr.parse().expect("an address")));
     // One run first: the runtime, the client and its pool exist before the baseline.
@@ -274,5 +284,61 @@ fn measure() {
     println!(
         "RESULT client={kind} runs={runs} failures={} in_flight={} seconds={seconds} rss_base={} rss_peak={peak} heap_peak={heap_peak} heap_after={heap_after} warm_failures={warm_failures} warm_seconds={warm_seconds}",
         cold.failures, cold.most_in_flight, base.now
+    );
+}
+
+/// golem's own memory per in-flight run, without HTTP: `runs` runs held at their last turn
+/// by a [`ParkedModel`], measured while all of them wait.
+fn measure_parked(runs: usize) {
+    let runtime = runtime();
+    let model = ParkedModel::new();
+    let agent = scenario::agent(model.clone());
+    model.release(1);
+    let warm_up = runtime.block_on(agent.run(PROMPT, Table { face: 3 }));
+    assert!(warm_up.is_ok_and(|result| scenario::is_expected(&result)));
+
+    let base = sys::resident();
+    let resets = sys::reset_peak_resident().is_ok();
+    alloc::start();
+    let start = Instant::now();
+    let (failures, parked, held, held_resident) = runtime.block_on(async {
+        let tasks: Vec<_> = (0..runs)
+            .map(|_| {
+                let agent = agent.clone();
+                tokio::spawn(async move {
+                    agent
+                        .run(PROMPT, Table { face: 3 })
+                        .await
+                        .is_ok_and(|result| scenario::is_expected(&result))
+                })
+            })
+            .collect();
+        // Every run waits at its last turn, unless one failed before it.
+        while model.parked() < runs && !tasks.iter().any(|task| task.is_finished()) {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let parked = model.parked();
+        let held = alloc::counts().live;
+        let held_resident = sys::resident().now;
+        model.release(runs);
+        let mut failures = 0;
+        for task in tasks {
+            if !matches!(task.await, Ok(true)) {
+                failures += 1;
+            }
+        }
+        (failures, parked, held, held_resident)
+    });
+    let seconds = start.elapsed().as_secs_f64();
+    alloc::stop();
+    let after = sys::resident();
+    let peak = if resets {
+        after.peak
+    } else {
+        held_resident.max(base.now)
+    };
+    println!(
+        "RESULT client=parked runs={runs} failures={failures} in_flight={parked} seconds={seconds} rss_base={} rss_peak={peak} heap_peak={held} heap_after=0 warm_failures=0 warm_seconds=NaN",
+        base.now
     );
 }

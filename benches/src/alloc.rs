@@ -41,15 +41,20 @@ pub fn start() {
     ON.store(true, Ordering::SeqCst);
 }
 
-/// Stops counting and returns the counts since [`start`].
-pub fn stop() -> Counts {
-    ON.store(false, Ordering::SeqCst);
+/// The counts since [`start`] so far.
+pub fn counts() -> Counts {
     Counts {
         live: LIVE.load(Ordering::SeqCst),
         peak: PEAK.load(Ordering::SeqCst),
         allocations: ALLOCATIONS.load(Ordering::SeqCst),
         allocated: ALLOCATED.load(Ordering::SeqCst),
     }
+}
+
+/// Stops counting and returns the counts since [`start`].
+pub fn stop() -> Counts {
+    ON.store(false, Ordering::SeqCst);
+    counts()
 }
 
 fn grew(bytes: usize) {

@@ -2,14 +2,19 @@
 //! `tests/e2e_openai.rs`. The model calls `roll_dice` with a bad argument, the tool rejects
 //! it, the model calls again correctly, then answers through the `final_result` output tool.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use golem::model::function::FunctionModel;
 use golem::model::http::{HttpSettings, RetryPolicy};
 use golem::model::openai::OpenAiModel;
-use golem::model::{Message, ModelResponse};
+use golem::model::{Message, Model, ModelError, ModelResponse, RequestParams};
 use golem::{Agent, ModelRetry, RunContext, RunResult};
 use serde_json::{Value, json};
+use tokio::sync::Semaphore;
 
 /// The instructions every run starts with.
 pub const INSTRUCTIONS: &str = "You referee dice games.";
@@ -78,11 +83,78 @@ pub fn agent(model: impl golem::model::Model) -> Agent<Table, Verdict> {
 
 /// A [`FunctionModel`] that plays the script from the history's length.
 pub fn function_model() -> FunctionModel {
-    FunctionModel::new(|messages: &[Message], _params| {
-        let turn = messages.len() / 2;
-        let (id, tool, args, prompt, completion) = SCRIPT[turn.min(SCRIPT.len() - 1)];
-        ModelResponse::tool_call(tool, args, id).with_usage(prompt, completion)
-    })
+    FunctionModel::new(|messages: &[Message], _params| scripted(messages))
+}
+
+/// The scripted response to `messages`: the model turn is read from the history's length.
+fn scripted(messages: &[Message]) -> ModelResponse {
+    let turn = messages.len() / 2;
+    let (id, tool, args, prompt, completion) = SCRIPT[turn.min(SCRIPT.len() - 1)];
+    ModelResponse::tool_call(tool, args, id).with_usage(prompt, completion)
+}
+
+/// A model that plays the script but holds every run at its last turn until released: so
+/// that a whole batch of runs is in flight at once, with the longest history, and no
+/// transport. What it holds then is golem's own memory per in-flight run.
+#[derive(Debug, Clone)]
+pub struct ParkedModel {
+    gate: Arc<Semaphore>,
+    parked: Arc<AtomicUsize>,
+}
+
+impl ParkedModel {
+    /// A model with its gate closed.
+    pub fn new() -> Self {
+        ParkedModel {
+            gate: Arc::new(Semaphore::new(0)),
+            parked: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// How many runs wait at the last turn now.
+    pub fn parked(&self) -> usize {
+        self.parked.load(Ordering::SeqCst)
+    }
+
+    /// Lets `runs` waiting (or future) runs go on.
+    pub fn release(&self, runs: usize) {
+        self.gate.add_permits(runs);
+    }
+}
+
+impl Default for ParkedModel {
+    fn default() -> Self {
+        ParkedModel::new()
+    }
+}
+
+impl Model for ParkedModel {
+    fn request<'a>(
+        &'a self,
+        messages: &'a [Message],
+        _params: &'a RequestParams,
+    ) -> Pin<Box<dyn Future<Output = Result<ModelResponse, ModelError>> + Send + 'a>> {
+        Box::pin(async move {
+            if messages.len() / 2 == SCRIPT.len() - 1 {
+                self.parked.fetch_add(1, Ordering::SeqCst);
+                self.gate
+                    .acquire()
+                    .await
+                    .map_err(ModelError::other)?
+                    .forget();
+                self.parked.fetch_sub(1, Ordering::SeqCst);
+            }
+            Ok(scripted(messages))
+        })
+    }
+
+    fn name(&self) -> &str {
+        "parked"
+    }
+
+    fn system(&self) -> &str {
+        "function"
+    }
 }
 
 /// An [`OpenAiModel`] against `base_url` (`http://127.0.0.1:PORT/v1`), without transport
