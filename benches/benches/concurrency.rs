@@ -5,9 +5,14 @@
 //!
 //! The server runs in a child process (this binary again, with `GOLEM_BENCH_ROLE=server`):
 //! 10,000 connections need 10,000 descriptors on each side, and one process may hold only
-//! 20,000 here. It also keeps the server's memory out of the client's. Memory is measured in
-//! fresh child processes (`GOLEM_BENCH_ROLE=measure`), one per client, so that neither sees
-//! memory the other left behind.
+//! 20,000 here. It also keeps the server's memory out of the client's.
+//!
+//! Memory is measured in fresh child processes (`GOLEM_BENCH_ROLE=measure`), one per client,
+//! so that neither sees memory the other left behind, each against a server of its own that
+//! holds back the answers to the last turn until all 10,000 runs wait for one: at that moment
+//! every run is in flight, with its connection open and its history at its longest. A third
+//! child measures golem alone, with a model that holds the runs at their last turn and no
+//! HTTP at all.
 
 use std::cell::RefCell;
 use std::process::Command;
@@ -28,7 +33,6 @@ use tokio::sync::Semaphore;
 #[global_allocator]
 static ALLOC: Counting = Counting;
 
-const SERVER_ENV: &str = "GOLEM_BENCH_SERVER";
 const CLIENT_ENV: &str = "GOLEM_BENCH_CLIENT";
 /// Overrides the number of concurrent runs (10,000).
 const RUNS_ENV: &str = "GOLEM_BENCH_RUNS";
@@ -177,20 +181,13 @@ fn bench() {
         drop(future);
         println!("\nconcurrency summary: {runs} concurrent runs, each client in a fresh process");
         println!(
-            "  {:<6} {:>8} {:>9} {:>13} {:>13} {:>12} {:>12}",
-            "client",
-            "failures",
-            "in flight",
-            "runs/s cold",
-            "runs/s warm",
-            "RSS/run KB",
-            "heap/run KB"
+            "  {:<6} {:>8} {:>9} {:>13} {:>12} {:>12}",
+            "client", "failures", "in flight", "runs/s warm", "RSS/run KB", "heap/run KB"
         );
         for name in ["golem", "floor", "parked"] {
             let output = Command::new(std::env::current_exe().expect("this binary"))
                 .env(ROLE_ENV, "measure")
                 .env(CLIENT_ENV, name)
-                .env(SERVER_ENV, server.addr().to_string())
                 .env(RUNS_ENV, runs.to_string())
                 .env(BATCHES_ENV, "3")
                 .output()
@@ -220,24 +217,24 @@ fn bench() {
                 }
             };
             println!(
-                "  {:<6} {:>8} {:>9} {:>13} {:>13} {:>12.2} {:>12.2}",
+                "  {:<6} {:>8} {:>9} {:>13} {:>12.2} {:>12.2}",
                 name,
                 field("failures") + field("warm_failures"),
                 in_flight,
-                rate(field("seconds")),
                 rate(field("warm_seconds")),
                 (field("rss_peak") - field("rss_base")) / in_flight / 1024.0,
                 field("heap_peak") / in_flight / 1024.0,
             );
         }
         println!(
-            "  cold: the first batch, which opens the connections; warm: later batches over the pool.\n  in flight: the most runs in flight at once in the first batch.\n  RSS/run: (VmHWM during the first batch - VmRSS before) / in flight; heap/run: peak live heap / in flight.\n  parked: golem with a model that holds every run at its last turn, no HTTP: golem's own memory per in-flight run."
+            "  in flight: the most runs in flight at once in the first batch, which the server holds\n  at the last turn until all wait. runs/s warm: 3 later batches over the pool's connections.\n  RSS/run: (VmHWM during the first batch - VmRSS before) / in flight; heap/run: peak live heap / in flight.\n  parked: golem with a model that holds every run at its last turn, no HTTP: golem's own memory per in-flight run."
         );
         println!("  (target for golem: ≤ 20 KB per in-flight run, 0 failures)");
     }
 }
 
-/// One measured batch in a fresh process: prints a `RESULT` line for [`bench`].
+/// One measured batch in a fresh process, then warm ones: prints a `RESULT` line for
+/// [`bench`].
 fn measure() {
     sys::raise_fd_limit();
     let runs = runs();
@@ -245,15 +242,12 @@ fn measure() {
     if kind == "parked" {
         return measure_parked(runs);
     }
-    let addr = std::env::var(SERVER_ENV).expect("the server's address");
+    // A server of its own that holds back the last turn's answers until every run waits
+    // for one: all runs are in flight at once, each with its connection and its longest
+    // history. Later batches are not held.
+    let server = ChildServer::holding(runs);
     let runtime = runtime();
-    let client = Client::new(&kind, &server::base_url(addr.parse().expect("an address")));
-    // One run first: the runtime, the client and its pool exist before the baseline.
-    assert_eq!(
-        runtime.block_on(client.batch(1)).failures,
-        0,
-        "a warm-up run succeeds"
-    );
+    let client = Client::new(&kind, &server.base_url());
 
     let base = sys::resident();
     let resets = sys::reset_peak_resident().is_ok();
@@ -264,7 +258,7 @@ fn measure() {
     let counts = alloc::stop();
     let (heap_after, heap_peak) = (counts.live, counts.peak);
     let after = sys::resident();
-    // Without a reset the peak is the process's; the warm-up's is far below the batch's.
+    // Without a reset the peak is the process's; before the batch it was far below.
     let peak = if resets {
         after.peak
     } else {

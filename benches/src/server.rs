@@ -22,6 +22,8 @@ use crate::scenario::{self, TURNS};
 /// The environment variable that makes a bench binary serve instead of measure (see
 /// [`ChildServer`]).
 pub const ROLE_ENV: &str = "GOLEM_BENCH_ROLE";
+/// The environment variable that passes [`ChildServer::holding`]'s count to the child.
+const HOLD_ENV: &str = "GOLEM_BENCH_HOLD";
 
 const PATH: &[u8] = b"/v1/chat/completions";
 
@@ -44,6 +46,18 @@ impl Server {
     /// # Panics
     /// If the port cannot be bound or the thread not started.
     pub fn start() -> Server {
+        Server::start_holding(None)
+    }
+
+    /// As [`start`](Self::start); with `Some(runs)`, the answers to the last model turn are
+    /// held back until `runs` such requests have arrived, then all are answered (once: later
+    /// requests are answered at once). Every one of `runs` runs is then in flight together,
+    /// each with its connection open and its history at its longest.
+    ///
+    /// # Panics
+    /// If the port cannot be bound or the thread not started.
+    pub fn start_holding(runs: Option<usize>) -> Server {
+        let hold = runs.map(|runs| Arc::new(Hold::new(runs)));
         let recorded = Arc::new(Mutex::new(Vec::new()));
         let (shutdown, stop) = oneshot::channel();
         let (ready, addr) = std::sync::mpsc::channel();
@@ -55,7 +69,7 @@ impl Server {
                     .enable_all()
                     .build()
                     .expect("the server's runtime starts");
-                runtime.block_on(serve(ready, stop, record));
+                runtime.block_on(serve(ready, stop, record, hold));
             })
             .expect("the server's thread starts");
         let addr = addr.recv().expect("the server binds");
@@ -143,8 +157,25 @@ impl ChildServer {
     /// # Panics
     /// If the child does not start or does not report an address.
     pub fn start() -> ChildServer {
+        ChildServer::spawn(None)
+    }
+
+    /// A server that holds back the last turn's answers until `runs` requests wait (see
+    /// [`Server::start_holding`]).
+    ///
+    /// # Panics
+    /// If the child does not start or does not report an address.
+    pub fn holding(runs: usize) -> ChildServer {
+        ChildServer::spawn(Some(runs))
+    }
+
+    fn spawn(hold: Option<usize>) -> ChildServer {
         let exe = std::env::current_exe().expect("the bench binary's path");
-        let mut child = Command::new(exe)
+        let mut command = Command::new(exe);
+        if let Some(runs) = hold {
+            command.env(HOLD_ENV, runs.to_string());
+        }
+        let mut child = command
             .env(ROLE_ENV, "server")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -190,7 +221,10 @@ impl Drop for ChildServer {
 /// If the server does not start.
 pub fn serve_until_stdin_closes() {
     crate::sys::raise_fd_limit();
-    let server = Server::start();
+    let hold = std::env::var(HOLD_ENV)
+        .ok()
+        .and_then(|runs| runs.parse().ok());
+    let server = Server::start_holding(hold);
     let mut stdout = io::stdout();
     writeln!(stdout, "{}", server.addr()).expect("stdout");
     stdout.flush().expect("stdout");
@@ -203,6 +237,7 @@ async fn serve(
     ready: std::sync::mpsc::Sender<SocketAddr>,
     mut stop: oneshot::Receiver<()>,
     record: Arc<Mutex<Vec<Bytes>>>,
+    hold: Option<Arc<Hold>>,
 ) {
     let socket = TcpSocket::new_v4().expect("a socket");
     socket.set_reuseaddr(true).expect("SO_REUSEADDR");
@@ -222,8 +257,9 @@ async fn serve(
                 let Ok((stream, _)) = accepted else { continue };
                 let answers = Arc::clone(&answers);
                 let record = Arc::clone(&record);
+                let hold = hold.clone();
                 tokio::spawn(async move {
-                    let _ = connection(stream, &answers, &record).await;
+                    let _ = connection(stream, &answers, &record, hold.as_deref()).await;
                 });
             }
         }
@@ -248,6 +284,7 @@ async fn connection(
     mut stream: TcpStream,
     answers: &[Vec<u8>],
     record: &Mutex<Vec<Bytes>>,
+    hold: Option<&Hold>,
 ) -> io::Result<()> {
     stream.set_nodelay(true)?;
     let mut buf = Vec::with_capacity(4096);
@@ -277,6 +314,11 @@ async fn connection(
                 }
             }
             let turn = count(body, br#""role":"tool""#).min(answers.len() - 1);
+            if let Some(hold) = hold
+                && turn == answers.len() - 1
+            {
+                hold.wait().await;
+            }
             stream.write_all(&answers[turn]).await?;
         } else {
             stream.write_all(NOT_FOUND).await?;
@@ -306,4 +348,33 @@ fn content_length(head: &[u8]) -> Option<usize> {
         }
         std::str::from_utf8(&value[1..]).ok()?.trim().parse().ok()
     })
+}
+
+/// Answers to the last turn held back until a number of them wait.
+struct Hold {
+    runs: usize,
+    arrived: std::sync::atomic::AtomicUsize,
+    open: tokio::sync::watch::Sender<bool>,
+}
+
+impl Hold {
+    fn new(runs: usize) -> Self {
+        Hold {
+            runs,
+            arrived: std::sync::atomic::AtomicUsize::new(0),
+            open: tokio::sync::watch::Sender::new(false),
+        }
+    }
+
+    async fn wait(&self) {
+        let mut open = self.open.subscribe();
+        let arrived = self
+            .arrived
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+            + 1;
+        if arrived >= self.runs {
+            self.open.send_replace(true);
+        }
+        let _ = open.wait_for(|open| *open).await;
+    }
 }
