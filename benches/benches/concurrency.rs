@@ -137,7 +137,7 @@ fn bench() {
     let mut criterion = Criterion::default()
         .sample_size(10)
         .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(10))
+        .measurement_time(Duration::from_secs(20))
         .configure_from_args();
     let mut group = criterion.benchmark_group("concurrency");
     // Elements are runs: criterion's throughput line reads as runs per second.

@@ -127,14 +127,16 @@ fn main() {
     }
 }
 
-/// Interleaved rounds of both clients, so drift on a shared machine hits both alike; the
-/// medians of the rounds and their ratios.
+/// Interleaved rounds of both clients, so drift on a shared machine hits both alike (which
+/// goes first alternates); the medians of the rounds, and the spread of the per-round ratios.
 fn summary(clients: &Clients) {
-    const ROUNDS: usize = 21;
-    const RUNS: u32 = 400;
+    const ROUNDS: usize = 31;
+    const RUNS: u32 = 500;
     let mut samples = [Vec::new(), Vec::new()];
-    for _ in 0..ROUNDS {
-        for (index, client) in [Client::Golem, Client::Floor].into_iter().enumerate() {
+    for round in 0..ROUNDS {
+        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        for index in order {
+            let client = [Client::Golem, Client::Floor][index];
             let cpu = CpuTime::thread();
             let start = Instant::now();
             clients.run(client, u64::from(RUNS));
@@ -195,6 +197,22 @@ fn summary(clients: &Clients) {
         "  golem/floor: wall {:.3}× (target ≤ 1.1×), cpu {:.3}× (target ≤ 1.3×)",
         ratio(0),
         ratio(3)
+    );
+    // The same ratio round by round: its quartiles show how much the verdict depends on noise.
+    let quartiles = |value: fn(&(Duration, Duration, Duration)) -> Duration| {
+        let mut ratios: Vec<f64> = samples[0]
+            .iter()
+            .zip(&samples[1])
+            .map(|(golem, floor)| value(golem).as_secs_f64() / value(floor).as_secs_f64())
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        let at = |q: usize| ratios[(ratios.len() - 1) * q / 4];
+        (at(1), at(2), at(3))
+    };
+    let (w1, w2, w3) = quartiles(|sample| sample.0);
+    let (c1, c2, c3) = quartiles(|sample| sample.1 + sample.2);
+    println!(
+        "  per-round ratios, quartiles: wall {w1:.3} / {w2:.3} / {w3:.3}, cpu {c1:.3} / {c2:.3} / {c3:.3}"
     );
 }
 
