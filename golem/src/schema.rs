@@ -58,15 +58,22 @@ pub fn is_object_schema(schema: &Value) -> bool {
 
 /// Wraps a non-object schema as `{"response": schema}`, since tool parameters must be an
 /// object.
-pub(crate) fn wrap_in_object(schema: Value) -> Value {
+pub(crate) fn wrap_in_object(mut schema: Value) -> Value {
+    // `$defs` of recursive types move to the new root, where their `#/$defs/...` references
+    // point.
+    let defs = schema.as_object_mut().and_then(|map| map.remove("$defs"));
     let mut properties = Map::new();
     properties.insert("response".into(), schema);
-    serde_json::json!({
+    let mut wrapped = serde_json::json!({
         "type": "object",
         "properties": properties,
         "required": ["response"],
         "additionalProperties": false
-    })
+    });
+    if let (Some(defs), Some(map)) = (defs, wrapped.as_object_mut()) {
+        map.insert("$defs".into(), defs);
+    }
+    wrapped
 }
 
 fn clean_schema(value: &mut Value) {
@@ -175,6 +182,24 @@ mod tests {
                 "additionalProperties": false
             })
         );
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Node {
+        children: Vec<Node>,
+    }
+
+    #[test]
+    fn wrapping_moves_the_definitions_of_recursive_types_to_the_root() {
+        let wrapped = wrap_in_object(schema_for::<Vec<Node>>());
+        let node = &wrapped["properties"]["response"]["items"];
+        assert_eq!(
+            node["properties"]["children"]["items"]["$ref"],
+            "#/$defs/Node"
+        );
+        assert!(wrapped["properties"]["response"].get("$defs").is_none());
+        assert_eq!(wrapped["$defs"]["Node"]["type"], "object");
     }
 
     #[test]

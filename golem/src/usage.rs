@@ -53,7 +53,7 @@ impl Usage {
 
     /// Input plus output tokens.
     pub fn total_tokens(&self) -> u64 {
-        self.input_tokens + self.output_tokens
+        self.input_tokens.saturating_add(self.output_tokens)
     }
 
     /// Requests and tokens, without tool calls or the rejected share.
@@ -68,12 +68,17 @@ impl Usage {
 
 impl AddAssign<&Usage> for Usage {
     fn add_assign(&mut self, other: &Usage) {
-        self.requests += other.requests;
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.cache_read_tokens += other.cache_read_tokens;
-        self.cache_write_tokens += other.cache_write_tokens;
-        self.tool_calls += other.tool_calls;
+        // Saturating: the counts come from the network.
+        self.requests = self.requests.saturating_add(other.requests);
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.cache_read_tokens = self
+            .cache_read_tokens
+            .saturating_add(other.cache_read_tokens);
+        self.cache_write_tokens = self
+            .cache_write_tokens
+            .saturating_add(other.cache_write_tokens);
+        self.tool_calls = self.tool_calls.saturating_add(other.tool_calls);
         self.rejected += &other.rejected;
     }
 }
@@ -98,9 +103,9 @@ impl RoundCost {
 
 impl AddAssign for RoundCost {
     fn add_assign(&mut self, other: RoundCost) {
-        self.requests += other.requests;
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
+        self.requests = self.requests.saturating_add(other.requests);
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
     }
 }
 
@@ -219,7 +224,9 @@ impl UsageLimits {
     /// [`LimitExceeded::Requests`] when it would.
     pub fn check_before_request(&self, usage: &Usage) -> Result<(), LimitExceeded> {
         match self.requests {
-            Some(limit) if usage.requests + 1 > limit => Err(LimitExceeded::Requests { limit }),
+            Some(limit) if usage.requests.saturating_add(1) > limit => {
+                Err(LimitExceeded::Requests { limit })
+            }
             _ => Ok(()),
         }
     }
@@ -250,10 +257,12 @@ impl UsageLimits {
     /// [`LimitExceeded::ToolCalls`] when they would.
     pub fn check_tool_calls(&self, usage: &Usage, calls: u64) -> Result<(), LimitExceeded> {
         match self.tool_calls {
-            Some(limit) if usage.tool_calls + calls > limit => Err(LimitExceeded::ToolCalls {
-                limit,
-                requested: usage.tool_calls + calls,
-            }),
+            Some(limit) if usage.tool_calls.saturating_add(calls) > limit => {
+                Err(LimitExceeded::ToolCalls {
+                    limit,
+                    requested: usage.tool_calls.saturating_add(calls),
+                })
+            }
             _ => Ok(()),
         }
     }

@@ -116,11 +116,17 @@ async fn token_limits_are_checked_after_each_response_which_stays_in_the_history
         error.source().unwrap().to_string(),
         "30 input tokens exceed the limit of 25"
     );
-    // The third response is kept, its call not run.
-    assert_eq!(error.messages().len(), 6);
+    // The third response is kept, its call answered as not run.
     assert_eq!(
-        error.messages()[5],
-        response(vec![call("echo", "{}", "c2")], 10, 2)
+        error.messages()[5..],
+        [
+            response(vec![call("echo", "{}", "c2")], 10, 2),
+            request(vec![tool_return(
+                "echo",
+                "c2",
+                json!("Not run: the run stopped before this call.")
+            )]),
+        ]
     );
     assert_eq!(error.usage().tool_calls, 2);
 }
@@ -183,7 +189,21 @@ async fn the_tool_call_limit_is_checked_before_a_turns_calls_run() {
         })
     );
     assert_eq!(error.usage().tool_calls, 1);
-    assert_eq!(error.messages().len(), 4);
+    assert_eq!(
+        error.messages()[4],
+        request(vec![
+            tool_return(
+                "echo",
+                "c2",
+                json!("Not run: the run stopped before this call.")
+            ),
+            tool_return(
+                "echo",
+                "c3",
+                json!("Not run: the run stopped before this call.")
+            ),
+        ])
+    );
 }
 
 #[tokio::test]

@@ -766,3 +766,85 @@ async fn a_forbidden_answer_is_an_auth_error_too() {
     );
     assert_eq!(server.received_requests().await.unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn an_empty_response_is_sent_back_as_empty_text_for_its_correction() {
+    let server = serve(
+        "/v1/chat/completions",
+        vec![
+            json_ok(completion(
+                "c1",
+                json!({"role": "assistant", "content": ""}),
+                "stop",
+                5,
+                0,
+            )),
+            json_ok(completion("c2", says("Hello"), "stop", 9, 1)),
+        ],
+    )
+    .await;
+    let agent = Agent::<(), String>::builder(model(&server))
+        .output_retries(1)
+        .build()
+        .unwrap();
+
+    let result = agent.run("Hi", ()).await.unwrap();
+
+    assert_eq!(result.output, "Hello");
+    assert_eq!(
+        bodies(&server).await[1]["messages"],
+        json!([
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": ""},
+            {"role": "user", "content": feedback("The response was empty. Answer with text.")}
+        ])
+    );
+}
+
+#[tokio::test]
+async fn nulls_and_missing_ids_from_compatible_servers_are_read() {
+    let no_calls = json!({
+        "id": "c1", "model": "mistral-small", "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "", "tool_calls": [
+            {"type": "function", "function": {"name": "roll_dice", "arguments": "{\"n\": 1}"}}
+        ]}, "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10, "prompt_tokens_details": {"cached_tokens": null}}
+    });
+    let nulls = json!({
+        "id": "c2", "model": "mistral-small", "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "3", "tool_calls": null}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 9, "completion_tokens": 1, "total_tokens": 10}
+    });
+    let server = serve(
+        "/v1/chat/completions",
+        vec![json_ok(no_calls), json_ok(nulls)],
+    )
+    .await;
+    let agent = Agent::<Game, String>::builder(model(&server))
+        .tool(roll_dice())
+        .build()
+        .unwrap();
+
+    let result = agent.run("Roll", Game).await.unwrap();
+
+    assert_eq!(result.output, "3");
+    assert_eq!(
+        result.messages[2],
+        request(vec![tool_return("roll_dice", "call_1_0", json!(3))])
+    );
+    assert_eq!(result.usage.input_tokens, 16);
+}
+
+#[tokio::test]
+async fn the_attempt_count_includes_the_retries_before_a_final_error() {
+    let (error, _server) = run_against(vec![
+        ResponseTemplate::new(503).set_body_string("busy"),
+        ResponseTemplate::new(400).set_body_json(json!({"error": {"message": "bad request"}})),
+    ])
+    .await;
+
+    assert_eq!(
+        error.source().unwrap().to_string(),
+        "openai answered HTTP 400 after 2 attempt(s): bad request"
+    );
+}

@@ -685,3 +685,35 @@ fn retry_prompts_render_as_automated_feedback() {
         "Automated validation feedback (not from the user):\nanswer yes or no\n\nFix the errors and try again."
     );
 }
+
+#[tokio::test]
+async fn a_terminal_output_failure_still_answers_the_output_call() {
+    let script = script(vec![reply(
+        vec![call(
+            "final_result",
+            r#"{"winner": "Ann", "score": 1}"#,
+            "c1",
+        )],
+        1,
+        1,
+    )]);
+    let agent = Agent::<(), Json<Verdict>>::builder(script.model)
+        .output_validator(|_ctx, _verdict: Json<Verdict>| async move {
+            Err::<Json<Verdict>, _>(std::io::Error::other("scoreboard offline"))
+        })
+        .build()
+        .unwrap();
+
+    let error = agent.run("Who won?", ()).await.unwrap_err();
+
+    assert_eq!(error.stage(), Stage::Decode);
+    assert_eq!(error.source().unwrap().to_string(), "scoreboard offline");
+    assert_eq!(
+        error.messages()[2],
+        request(vec![tool_return(
+            "final_result",
+            "c1",
+            json!("The output could not be processed; the run stopped.")
+        )])
+    );
+}

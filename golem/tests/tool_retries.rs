@@ -694,7 +694,8 @@ async fn any_other_error_is_terminal_keeps_its_cause_and_is_never_shown_to_the_m
         .downcast_ref::<std::io::Error>()
         .unwrap();
     assert_eq!(io.to_string(), "connection refused");
-    // The other call's result is kept; the failed call gets no part.
+    // The other call's result is kept; the failed call is answered without its error's
+    // text, so every call in the history has an answer.
     assert_eq!(
         error.messages(),
         [
@@ -707,7 +708,10 @@ async fn any_other_error_is_terminal_keeps_its_cause_and_is_never_shown_to_the_m
                 10,
                 2
             ),
-            request(vec![tool_return("roll_dice", "c1", json!(6))]),
+            request(vec![
+                tool_return("roll_dice", "c1", json!(6)),
+                tool_return("lookup", "c2", json!("The tool failed; the run stopped.")),
+            ]),
         ]
     );
     let history = serde_json::to_string(error.messages()).unwrap();
@@ -842,11 +846,10 @@ async fn a_rejection_beside_a_terminal_failure_is_still_booked() {
     assert!(!error.is_retries_exhausted());
     assert_eq!(
         error.messages()[2],
-        request(vec![tool_retry(
-            "roll_dice",
-            "c1",
-            "n must be positive, got -1"
-        )])
+        request(vec![
+            tool_retry("roll_dice", "c1", "n must be positive, got -1"),
+            tool_return("lookup", "c2", json!("The tool failed; the run stopped.")),
+        ])
     );
     assert_eq!(error.usage().rejected.tools["roll_dice"], cost(1, 4, 2));
 }

@@ -21,6 +21,12 @@ use crate::usage::{LimitExceeded, Usage};
 
 const FINAL_RESULT_PROCESSED: &str = "Final result processed.";
 const OUTPUT_NOT_USED: &str = "Output tool not used: only the first output call is considered.";
+// What a call gets when the run stops before it can be answered. Every call in a history is
+// answered, so the history stays valid for providers if it is resumed; the text never
+// includes an error's own message.
+const TOOL_FAILED: &str = "The tool failed; the run stopped.";
+const OUTPUT_FAILED: &str = "The output could not be processed; the run stopped.";
+const NOT_RUN: &str = "Not run: the run stopped before this call.";
 
 impl<Deps, O> Agent<Deps, O>
 where
@@ -186,6 +192,23 @@ struct RunState<Deps> {
     deps: Arc<Deps>,
 }
 
+impl<Deps> RunState<Deps> {
+    /// Keeps a response the run will not act on, answering its calls as not run.
+    fn push_unanswered(&mut self, response: ModelResponse) {
+        let parts: Vec<RequestPart> = response
+            .tool_calls()
+            .map(|call| {
+                RequestPart::tool_return(call.tool_name.clone(), call.tool_call_id.clone(), NOT_RUN)
+            })
+            .collect();
+        self.messages.push(Message::Response(response));
+        if !parts.is_empty() {
+            self.messages
+                .push(Message::Request(ModelRequest::new(parts)));
+        }
+    }
+}
+
 /// A failure before the messages and usage are attached.
 struct Failure {
     stage: Stage,
@@ -251,7 +274,7 @@ where
         run.usage += &response.usage;
         let cost = response.usage.cost();
         if let Err(limit) = self.usage_limits.check_tokens(&run.usage) {
-            run.messages.push(Message::Response(response));
+            run.push_unanswered(response);
             return Err(Failure::limit(limit));
         }
         // A cut-off or filtered response is kept in the history, but not acted on.
@@ -261,7 +284,7 @@ where
             _ => None,
         };
         if let Some(error) = unusable {
-            run.messages.push(Message::Response(response));
+            run.push_unanswered(response);
             return Err(Failure {
                 stage: Stage::Model,
                 tool_name: None,
@@ -350,7 +373,17 @@ where
                 Err(failure) => {
                     // Answer the output calls too, so a history that ends here can be
                     // resumed: providers require every call to be answered.
-                    self.decline_output_calls(&output_calls, &mut turn);
+                    if failure.exhausted.is_some() {
+                        self.decline_output_calls(&output_calls, &mut turn);
+                    } else {
+                        for call in &output_calls {
+                            turn.parts.push(RequestPart::tool_return(
+                                call.tool_name.clone(),
+                                call.tool_call_id.clone(),
+                                NOT_RUN,
+                            ));
+                        }
+                    }
                     turn.result = Err(failure);
                     return turn;
                 }
@@ -446,9 +479,16 @@ where
             .iter()
             .filter(|call| self.tool_index.contains_key(&call.tool_name))
             .count() as u64;
-        self.usage_limits
-            .check_tool_calls(usage, known)
-            .map_err(Failure::limit)?;
+        if let Err(limit) = self.usage_limits.check_tool_calls(usage, known) {
+            for call in calls {
+                turn.parts.push(RequestPart::tool_return(
+                    call.tool_name.clone(),
+                    call.tool_call_id.clone(),
+                    NOT_RUN,
+                ));
+            }
+            return Err(Failure::limit(limit));
+        }
         usage.tool_calls += known;
 
         let budget_now = &*budget;
@@ -480,6 +520,11 @@ where
                     }
                 }
                 CallOutcome::Failed(error) => {
+                    turn.parts.push(RequestPart::tool_return(
+                        call.tool_name.clone(),
+                        call.tool_call_id.clone(),
+                        TOOL_FAILED,
+                    ));
                     if terminal.is_none() {
                         terminal = Some(Failure {
                             stage: Stage::Tool,
@@ -620,6 +665,13 @@ where
                     self.reject_output(call, reason, Some(error), budget, turn);
                 }
                 None => {
+                    if let Some(call) = call {
+                        turn.parts.push(RequestPart::tool_return(
+                            call.tool_name.clone(),
+                            call.tool_call_id.clone(),
+                            OUTPUT_FAILED,
+                        ));
+                    }
                     turn.result = Err(Failure {
                         stage: Stage::Decode,
                         tool_name: None,

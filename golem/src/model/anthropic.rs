@@ -162,9 +162,10 @@ impl AnthropicModel {
             _ => FinishReason::Error,
         });
         let usage = &response.usage;
-        let input_tokens = usage.input_tokens
-            + usage.cache_creation_input_tokens.unwrap_or(0)
-            + usage.cache_read_input_tokens.unwrap_or(0);
+        let input_tokens = usage
+            .input_tokens
+            .saturating_add(usage.cache_creation_input_tokens.unwrap_or(0))
+            .saturating_add(usage.cache_read_input_tokens.unwrap_or(0));
         Ok(ModelResponse {
             parts,
             usage: Usage {
@@ -316,6 +317,8 @@ fn anthropic_messages(messages: &[Message]) -> (Option<String>, Vec<AnthropicMes
                             }
                             None => system = Some(p.content.clone()),
                         },
+                        // The API refuses empty text blocks.
+                        RequestPart::UserPrompt(p) if p.content.is_empty() => {}
                         RequestPart::UserPrompt(p) => blocks.push(Block::Text {
                             text: Cow::Borrowed(&p.content),
                         }),

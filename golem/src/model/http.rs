@@ -200,7 +200,8 @@ fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
         && seconds.is_finite()
         && seconds >= 0.0
     {
-        return Some(Duration::from_secs_f64(seconds));
+        // Too large for a `Duration`: wait as long as allowed.
+        return Some(Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX));
     }
     let when = httpdate::parse_http_date(value).ok()?;
     Some(when.duration_since(now).unwrap_or(Duration::ZERO))
@@ -302,7 +303,7 @@ impl Transport {
             attempt += 1;
             let retries_left = attempt <= policy.max_retries;
             let spare = retries_left.then(|| request.try_clone()).flatten();
-            let outcome = self.send_once(request).await;
+            let outcome = self.send_once(request, attempt).await;
             let (retry_after, error) = match outcome {
                 Ok(body) => return Ok(body),
                 Err(Attempt::Final(error)) => return Err(error),
@@ -325,12 +326,12 @@ impl Transport {
         }
     }
 
-    async fn send_once(&self, request: reqwest::Request) -> Result<Vec<u8>, Attempt> {
+    async fn send_once(&self, request: reqwest::Request, attempt: u32) -> Result<Vec<u8>, Attempt> {
         let response = self
             .client
             .execute(request)
             .await
-            .map_err(|error| self.transport_error(error))?;
+            .map_err(|error| self.transport_error(error, attempt))?;
         let status = response.status();
         // What is needed from the headers, taken before reading the body consumes them.
         let header = |name| {
@@ -345,7 +346,7 @@ impl Transport {
         let retry_after = is_retryable_status(status)
             .then(|| header(RETRY_AFTER).map(str::to_owned))
             .flatten();
-        let bytes = self.read_body(response).await?;
+        let bytes = self.read_body(response, attempt).await?;
         if status.is_success() {
             if let Some(content_type) = not_json {
                 return Err(Attempt::Final(self.invalid(format!(
@@ -366,10 +367,14 @@ impl Transport {
                 error: failure,
             });
         }
-        Err(Attempt::Final(self.finish_error(failure, 1)))
+        Err(Attempt::Final(self.finish_error(failure, attempt)))
     }
 
-    async fn read_body(&self, mut response: reqwest::Response) -> Result<Vec<u8>, Attempt> {
+    async fn read_body(
+        &self,
+        mut response: reqwest::Response,
+        attempt: u32,
+    ) -> Result<Vec<u8>, Attempt> {
         let limit = self.settings.max_response_bytes;
         if let Some(length) = response.content_length()
             && length > limit as u64
@@ -380,7 +385,7 @@ impl Transport {
         while let Some(chunk) = response
             .chunk()
             .await
-            .map_err(|error| self.transport_error(error))?
+            .map_err(|error| self.transport_error(error, attempt))?
         {
             if body.len() + chunk.len() > limit {
                 return Err(Attempt::Final(self.too_large(limit)));
@@ -403,20 +408,21 @@ impl Transport {
         }
     }
 
-    fn transport_error(&self, error: reqwest::Error) -> Attempt {
+    fn transport_error(&self, error: reqwest::Error, attempt: u32) -> Attempt {
         let retryable = error.is_timeout()
             || error.is_connect()
             || error.is_request()
             || error.is_body()
             || error.is_decode();
-        let failure = Failure::Transport(error);
+        // The URL stays out of logs and errors: a compatible server may carry a key in it.
+        let failure = Failure::Transport(error.without_url());
         if retryable {
             Attempt::Retryable {
                 retry_after: None,
                 error: failure,
             }
         } else {
-            Attempt::Final(self.finish_error(failure, 1))
+            Attempt::Final(self.finish_error(failure, attempt))
         }
     }
 
@@ -468,7 +474,7 @@ impl Transport {
             Failure::Transport(error) => ModelError::Transport {
                 provider,
                 attempts,
-                source: Box::new(error.without_url()),
+                source: Box::new(error),
             },
         }
     }
@@ -528,6 +534,12 @@ mod tests {
         let earlier = httpdate::fmt_http_date(now - Duration::from_secs(30));
         assert_eq!(parse_retry_after(&earlier, now), Some(Duration::ZERO));
         assert_eq!(parse_retry_after("soon", now), None);
+        // Too large for a `Duration`: no panic, and the policy's cap applies.
+        assert_eq!(parse_retry_after("1e20", now), Some(Duration::MAX));
+        assert_eq!(
+            RetryPolicy::default().delay(1, Some("1e20"), now),
+            Duration::from_secs(60)
+        );
     }
 
     #[test]

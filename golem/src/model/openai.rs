@@ -152,6 +152,7 @@ impl OpenAiModel {
             parts.push(ResponsePart::text(content));
         }
         for call in choice.message.tool_calls {
+            // A call without an id gets one from the run.
             let args = match call.function.arguments {
                 Value::String(args) => args,
                 // Some compatible servers send the arguments as an object.
@@ -422,6 +423,11 @@ fn chat_messages(messages: &[Message]) -> Vec<ChatMessage<'_>> {
                         }),
                     }
                 }
+                // OpenAI accepts a null content only beside tool calls; an empty response
+                // (kept as evidence for a rejection) goes as an empty string.
+                if text.is_none() && tool_calls.is_empty() {
+                    text = Some(Cow::Borrowed(""));
+                }
                 out.push(ChatMessage::Assistant {
                     content: text,
                     tool_calls,
@@ -548,16 +554,19 @@ struct Choice {
     finish_reason: Option<String>,
 }
 
+// Compatible servers send `null` for absent lists and numbers: `null_default` reads it as
+// missing.
 #[derive(Deserialize)]
 struct ChoiceMessage {
     content: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     tool_calls: Vec<ResponseToolCall>,
     refusal: Option<String>,
 }
 
 #[derive(Deserialize)]
 struct ResponseToolCall {
+    #[serde(default, deserialize_with = "null_default")]
     id: String,
     function: ResponseFunction,
 }
@@ -570,15 +579,25 @@ struct ResponseFunction {
 
 #[derive(Deserialize)]
 struct ChatUsage {
+    #[serde(default, deserialize_with = "null_default")]
     prompt_tokens: u64,
+    #[serde(default, deserialize_with = "null_default")]
     completion_tokens: u64,
     prompt_tokens_details: Option<PromptTokensDetails>,
 }
 
 #[derive(Deserialize)]
 struct PromptTokensDetails {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     cached_tokens: u64,
+}
+
+fn null_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Option::unwrap_or_default)
 }
 
 #[cfg(test)]
