@@ -5,14 +5,14 @@ mod common;
 use std::error::Error as _;
 use std::time::Duration;
 
+use common::dice::*;
 use common::http::{bodies, first_header, json_ok, serve};
 use common::*;
 use golem::model::http::{HttpSettings, RetryPolicy};
 use golem::model::openai::OpenAiModel;
 use golem::model::{FinishReason, ModelError, ModelSettings, ProviderError, ToolChoice};
 use golem::output::{Json, OutputMode};
-use golem::tool::FunctionTool;
-use golem::{Agent, ModelRetry, RunContext, Stage};
+use golem::{Agent, ModelRetry, Stage};
 use serde_json::{Value, json};
 use wiremock::{MockServer, ResponseTemplate};
 
@@ -70,45 +70,6 @@ fn calls(id: &str, name: &str, arguments: &str) -> Value {
 
 fn says(text: &str) -> Value {
     json!({"role": "assistant", "content": text, "refusal": null, "annotations": []})
-}
-
-struct Game;
-
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "golem::__private::schemars")]
-struct Dice {
-    /// How many dice to roll.
-    n: i64,
-}
-
-/// A verdict on the game.
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "golem::__private::schemars")]
-struct Verdict {
-    winner: String,
-    score: u32,
-}
-
-fn roll_dice() -> impl golem::tool::Tool<Game> {
-    FunctionTool::new(
-        "roll_dice",
-        |_ctx: RunContext<Game>, dice: Dice| async move {
-            if dice.n <= 0 {
-                return Err(ModelRetry::new(format!(
-                    "n must be positive, got {}",
-                    dice.n
-                )));
-            }
-            Ok(dice.n * 3)
-        },
-    )
-    .description("Roll `n` dice and return their total.")
-}
-
-fn feedback(reason: &str) -> String {
-    format!(
-        "Automated validation feedback (not from the user):\n{reason}\n\nFix the errors and try again."
-    )
 }
 
 #[tokio::test]

@@ -2,6 +2,7 @@
 
 #![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
 
+pub mod dice;
 pub mod http;
 
 use std::collections::VecDeque;
