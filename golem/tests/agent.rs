@@ -218,7 +218,7 @@ async fn the_test_model_calls_every_tool_with_valid_arguments_then_answers() {
 
     let result = agent.run("Play", ()).await.unwrap();
 
-    assert_eq!(result.output, r#"{"reroll":1,"roll":1}"#);
+    assert_eq!(result.output, r#"{"roll":1,"reroll":1}"#);
     assert_eq!(result.messages.len(), 4);
     assert_eq!(
         result.messages[1].as_response().unwrap().parts,

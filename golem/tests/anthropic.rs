@@ -151,7 +151,7 @@ async fn a_full_self_correction_exchange_sends_exactly_the_documented_json() {
                 ]},
                 {"role": "user", "content": [
                     {"type": "tool_result", "tool_use_id": "toolu_03", "content": feedback(
-                        "invalid output: at `score`: invalid value: integer `-6`, expected u32 at line 1 column 11"
+                        "invalid output: at `score`: invalid value: integer `-6`, expected u32 at line 1 column 26"
                     ), "is_error": true}
                 ]}
             ],

@@ -809,3 +809,75 @@ async fn the_attempt_count_includes_the_retries_before_a_final_error() {
         "openai answered HTTP 400 after 2 attempt(s): bad request"
     );
 }
+
+#[tokio::test]
+async fn strict_tools_send_strict_schemas_and_read_nulls_as_absent() {
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[schemars(crate = "golem::__private::schemars")]
+    struct Forecast {
+        city: String,
+        /// How many days ahead.
+        days: Option<u8>,
+    }
+    let forecast = golem::tool::FunctionTool::new(
+        "forecast",
+        |_ctx: golem::RunContext<()>, args: Forecast| async move {
+            Ok::<_, ModelRetry>(format!(
+                "{}: sun for {} day(s)",
+                args.city,
+                args.days.unwrap_or(1)
+            ))
+        },
+    );
+    let server = serve(
+        "/v1/chat/completions",
+        vec![
+            json_ok(completion(
+                "c1",
+                calls("call_1", "forecast", r#"{"city": "Oslo", "days": null}"#),
+                "tool_calls",
+                1,
+                1,
+            )),
+            json_ok(completion("c2", says("Sunny."), "stop", 1, 1)),
+        ],
+    )
+    .await;
+    let model = OpenAiModel::builder("gpt-4o-mini")
+        .api_key(KEY)
+        .base_url(format!("{}/v1", server.uri()))
+        .strict_tools(true)
+        .build()
+        .unwrap();
+    let agent = Agent::<(), String>::builder(model)
+        .tool(forecast)
+        .build()
+        .unwrap();
+
+    let result = agent.run("Weather in Oslo?", ()).await.unwrap();
+
+    assert_eq!(
+        result.messages[2],
+        request(vec![tool_return(
+            "forecast",
+            "call_1",
+            json!("Oslo: sun for 1 day(s)")
+        )])
+    );
+    assert_eq!(
+        bodies(&server).await[0]["tools"],
+        json!([{"type": "function", "function": {
+            "name": "forecast",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string"},
+                    "days": {"type": ["integer", "null"], "description": "How many days ahead.", "minimum": 0, "maximum": 255}
+                },
+                "required": ["city", "days"],
+                "additionalProperties": false
+            },
+            "strict": true
+        }}])
+    );
+}

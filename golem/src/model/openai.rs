@@ -56,6 +56,7 @@ struct Inner {
     url: String,
     transport: Transport,
     settings: ModelSettings,
+    strict_tools: bool,
 }
 
 impl fmt::Debug for OpenAiModel {
@@ -65,6 +66,7 @@ impl fmt::Debug for OpenAiModel {
             .field("url", &self.inner.url)
             .field("transport", &self.inner.transport)
             .field("settings", &self.inner.settings)
+            .field("strict_tools", &self.inner.strict_tools)
             .finish()
     }
 }
@@ -80,6 +82,7 @@ impl OpenAiModel {
             project: None,
             http: HttpSettings::default(),
             settings: ModelSettings::default(),
+            strict_tools: false,
         }
     }
 
@@ -103,7 +106,10 @@ impl OpenAiModel {
 
     fn body(&self, messages: &[Message], params: &RequestParams) -> Result<Vec<u8>, ModelError> {
         let settings = &self.inner.settings;
-        let tools: Vec<ChatTool<'_>> = params.all_tools().map(ChatTool::from).collect();
+        let tools: Vec<ChatTool<'_>> = params
+            .all_tools()
+            .map(|tool| ChatTool::new(tool, self.inner.strict_tools))
+            .collect();
         let has_tools = !tools.is_empty();
         let tool_choice = match &settings.tool_choice {
             Some(choice) if has_tools => Some(tool_choice(choice)),
@@ -226,6 +232,7 @@ pub struct OpenAiBuilder {
     project: Option<String>,
     http: HttpSettings,
     settings: ModelSettings,
+    strict_tools: bool,
 }
 
 impl fmt::Debug for OpenAiBuilder {
@@ -238,6 +245,7 @@ impl fmt::Debug for OpenAiBuilder {
             .field("project", &self.project)
             .field("http", &self.http)
             .field("settings", &self.settings)
+            .field("strict_tools", &self.strict_tools)
             .finish()
     }
 }
@@ -277,6 +285,14 @@ impl OpenAiBuilder {
     /// Sets temperature, max_tokens, seed, tool choice and extra body fields.
     pub fn settings(mut self, settings: ModelSettings) -> Self {
         self.settings = settings;
+        self
+    }
+
+    /// Sends every tool with `"strict": true`, its schema in the form strict mode accepts
+    /// (see [`to_strict_schema`]): the model's arguments then always match the schema.
+    /// Off by default, as not every compatible server knows strict mode.
+    pub fn strict_tools(mut self, strict: bool) -> Self {
+        self.strict_tools = strict;
         self
     }
 
@@ -320,6 +336,7 @@ impl OpenAiBuilder {
                 url: format!("{base_url}/chat/completions"),
                 transport,
                 settings: self.settings,
+                strict_tools: self.strict_tools,
             }),
         })
     }
@@ -508,18 +525,128 @@ struct ChatFunction<'a> {
     name: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     description: Option<&'a str>,
-    parameters: &'a Value,
+    parameters: Cow<'a, Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    strict: Option<bool>,
 }
 
-impl<'a> From<&'a ToolDefinition> for ChatTool<'a> {
-    fn from(tool: &'a ToolDefinition) -> Self {
+impl<'a> ChatTool<'a> {
+    /// The tool as sent: as it is, or in strict mode's form.
+    fn new(tool: &'a ToolDefinition, strict: bool) -> Self {
+        let (parameters, strict) = if strict {
+            (Cow::Owned(to_strict_schema(&tool.parameters)), Some(true))
+        } else {
+            (Cow::Borrowed(&tool.parameters), None)
+        };
         ChatTool {
             kind: "function",
             function: ChatFunction {
                 name: &tool.name,
                 description: tool.description.as_deref(),
-                parameters: &tool.parameters,
+                parameters,
+                strict,
             },
+        }
+    }
+}
+
+/// `schema` in the form OpenAI's strict mode accepts: every object lists all its properties
+/// as required, and a property that was optional may be `null` instead (which golem reads as
+/// absent for `Option` fields).
+///
+/// ```
+/// use serde_json::json;
+///
+/// let optional = json!({
+///     "type": "object",
+///     "properties": {"city": {"type": "string"}, "days": {"type": ["integer", "null"]}},
+///     "required": ["city"],
+///     "additionalProperties": false
+/// });
+/// assert_eq!(
+///     golem::model::openai::to_strict_schema(&optional)["required"],
+///     json!(["city", "days"])
+/// );
+/// ```
+pub fn to_strict_schema(schema: &Value) -> Value {
+    let mut strict = schema.clone();
+    make_strict(&mut strict);
+    strict
+}
+
+fn make_strict(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            if map.get("properties").is_some_and(Value::is_object) {
+                let required: Vec<String> = map
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .map(|names| {
+                        names
+                            .iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_owned)
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let mut all = Vec::new();
+                if let Some(Value::Object(properties)) = map.get_mut("properties") {
+                    for (name, property) in properties.iter_mut() {
+                        if !required.contains(name) {
+                            make_nullable(property);
+                        }
+                        all.push(Value::String(name.clone()));
+                    }
+                }
+                map.insert("required".into(), Value::Array(all));
+                map.insert("additionalProperties".into(), Value::Bool(false));
+            }
+            for (key, child) in map.iter_mut() {
+                match key.as_str() {
+                    "properties" | "$defs" | "definitions" => {
+                        if let Value::Object(named) = child {
+                            named.values_mut().for_each(make_strict);
+                        }
+                    }
+                    "default" | "examples" | "const" | "enum" | "required" => {}
+                    _ => make_strict(child),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(make_strict),
+        _ => {}
+    }
+}
+
+/// Lets `schema` also be `null`.
+fn make_nullable(schema: &mut Value) {
+    let null = Value::from("null");
+    let Value::Object(map) = schema else {
+        return;
+    };
+    match map.get_mut("type") {
+        Some(Value::Array(types)) => {
+            if !types.contains(&null) {
+                types.push(null);
+            }
+        }
+        Some(Value::String(single)) => {
+            let single = Value::from(single.clone());
+            if single != null {
+                map.insert("type".into(), Value::Array(vec![single, null]));
+            }
+            if let Some(Value::Array(values)) = map.get_mut("enum")
+                && !values.contains(&Value::Null)
+            {
+                values.push(Value::Null);
+            }
+        }
+        _ => {
+            let inner = std::mem::take(map);
+            map.insert(
+                "anyOf".into(),
+                serde_json::json!([Value::Object(inner), {"type": "null"}]),
+            );
         }
     }
 }
@@ -605,6 +732,48 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn strict_schemas_make_optional_properties_nullable_at_every_depth() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "mode": {"type": "string", "enum": ["fast", "slow"]},
+                "node": {"$ref": "#/$defs/Node"},
+                "inner": {
+                    "type": ["object", "null"],
+                    "properties": {"a": {"type": "string"}},
+                    "additionalProperties": false
+                }
+            },
+            "additionalProperties": false,
+            "$defs": {"Node": {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}}
+        });
+        let strict = to_strict_schema(&schema);
+        assert_eq!(strict["required"], json!(["mode", "node", "inner"]));
+        assert_eq!(
+            strict["properties"]["mode"]["type"],
+            json!(["string", "null"])
+        );
+        assert_eq!(
+            strict["properties"]["mode"]["enum"],
+            json!(["fast", "slow", null])
+        );
+        assert_eq!(
+            strict["properties"]["node"],
+            json!({"anyOf": [{"$ref": "#/$defs/Node"}, {"type": "null"}]})
+        );
+        assert_eq!(strict["properties"]["inner"]["required"], json!(["a"]));
+        assert_eq!(
+            strict["properties"]["inner"]["properties"]["a"]["type"],
+            json!(["string", "null"])
+        );
+        assert_eq!(
+            strict["$defs"]["Node"]["additionalProperties"],
+            json!(false)
+        );
+        assert!(is_strict_compatible(&strict));
+    }
 
     #[test]
     fn strict_mode_needs_every_property_required() {
