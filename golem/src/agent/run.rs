@@ -197,9 +197,7 @@ impl<Deps> RunState<Deps> {
     fn push_unanswered(&mut self, response: ModelResponse) {
         let parts: Vec<RequestPart> = response
             .tool_calls()
-            .map(|call| {
-                RequestPart::tool_return(call.tool_name.clone(), call.tool_call_id.clone(), NOT_RUN)
-            })
+            .map(|call| call.answer(NOT_RUN))
             .collect();
         self.messages.push(Message::Response(response));
         if !parts.is_empty() {
@@ -376,13 +374,8 @@ where
                     if failure.exhausted.is_some() {
                         self.decline_output_calls(&output_calls, &mut turn);
                     } else {
-                        for call in &output_calls {
-                            turn.parts.push(RequestPart::tool_return(
-                                call.tool_name.clone(),
-                                call.tool_call_id.clone(),
-                                NOT_RUN,
-                            ));
-                        }
+                        turn.parts
+                            .extend(output_calls.iter().map(|call| call.answer(NOT_RUN)));
                     }
                     turn.result = Err(failure);
                     return turn;
@@ -416,11 +409,7 @@ where
                 let raw = first.args.as_str();
                 self.finish(Some(first), raw, ctx, budget, &mut turn).await;
                 for call in rest {
-                    turn.parts.push(RequestPart::tool_return(
-                        call.tool_name.clone(),
-                        call.tool_call_id.clone(),
-                        OUTPUT_NOT_USED,
-                    ));
+                    turn.parts.push(call.answer(OUTPUT_NOT_USED));
                 }
             }
             _ => {
@@ -446,17 +435,13 @@ where
     /// Answers output calls that cannot be accepted because a tool call in the same
     /// response was rejected or failed. Not charged to the output budget.
     fn decline_output_calls(&self, calls: &[&ToolCallPart], turn: &mut Turn<O>) {
-        for call in calls {
-            turn.parts.push(RequestPart::tool_return(
-                call.tool_name.clone(),
-                call.tool_call_id.clone(),
-                format!(
-                    "Output not accepted: a tool call in this response was rejected. \
-                     Correct that call first, then call `{}` again.",
-                    self.output.tool_name
-                ),
-            ));
-        }
+        let reason = format!(
+            "Output not accepted: a tool call in this response was rejected. \
+             Correct that call first, then call `{}` again.",
+            self.output.tool_name
+        );
+        turn.parts
+            .extend(calls.iter().map(|call| call.answer(reason.as_str())));
     }
 
     fn is_output_call(&self, call: &ToolCallPart) -> bool {
@@ -480,13 +465,8 @@ where
             .filter(|call| self.tool_index.contains_key(&call.tool_name))
             .count() as u64;
         if let Err(limit) = self.usage_limits.check_tool_calls(usage, known) {
-            for call in calls {
-                turn.parts.push(RequestPart::tool_return(
-                    call.tool_name.clone(),
-                    call.tool_call_id.clone(),
-                    NOT_RUN,
-                ));
-            }
+            turn.parts
+                .extend(calls.iter().map(|call| call.answer(NOT_RUN)));
             return Err(Failure::limit(limit));
         }
         usage.tool_calls += known;
@@ -503,28 +483,16 @@ where
         let mut rejected: Vec<(ToolKey, &ToolCallPart, String, BoxError)> = Vec::new();
         for (call, outcome) in calls.iter().zip(outcomes) {
             match outcome {
-                CallOutcome::Returned(value) => turn.parts.push(RequestPart::tool_return(
-                    call.tool_name.clone(),
-                    call.tool_call_id.clone(),
-                    value,
-                )),
+                CallOutcome::Returned(value) => turn.parts.push(call.answer(value)),
                 CallOutcome::Rejected { reason, error } => {
-                    turn.parts.push(RequestPart::tool_retry(
-                        call.tool_name.clone(),
-                        call.tool_call_id.clone(),
-                        reason.clone(),
-                    ));
+                    turn.parts.push(call.reject(reason.clone()));
                     let key = self.tool_key(&call.tool_name);
                     if !rejected.iter().any(|(seen, ..)| *seen == key) {
                         rejected.push((key, call, reason, error));
                     }
                 }
                 CallOutcome::Failed(error) => {
-                    turn.parts.push(RequestPart::tool_return(
-                        call.tool_name.clone(),
-                        call.tool_call_id.clone(),
-                        TOOL_FAILED,
-                    ));
+                    turn.parts.push(call.answer(TOOL_FAILED));
                     if terminal.is_none() {
                         terminal = Some(Failure {
                             stage: Stage::Tool,
@@ -651,11 +619,7 @@ where
         match self.decode(raw, ctx).await {
             Ok(output) => {
                 if let Some(call) = call {
-                    turn.parts.push(RequestPart::tool_return(
-                        call.tool_name.clone(),
-                        call.tool_call_id.clone(),
-                        FINAL_RESULT_PROCESSED,
-                    ));
+                    turn.parts.push(call.answer(FINAL_RESULT_PROCESSED));
                 }
                 turn.result = Ok(Some(output));
             }
@@ -666,11 +630,7 @@ where
                 }
                 None => {
                     if let Some(call) = call {
-                        turn.parts.push(RequestPart::tool_return(
-                            call.tool_name.clone(),
-                            call.tool_call_id.clone(),
-                            OUTPUT_FAILED,
-                        ));
+                        turn.parts.push(call.answer(OUTPUT_FAILED));
                     }
                     turn.result = Err(Failure {
                         stage: Stage::Decode,
@@ -722,11 +682,7 @@ where
             "output rejected"
         );
         turn.parts.push(match call {
-            Some(call) => RequestPart::tool_retry(
-                call.tool_name.clone(),
-                call.tool_call_id.clone(),
-                reason.clone(),
-            ),
+            Some(call) => call.reject(reason.clone()),
             None => RequestPart::retry_prompt(reason.clone()),
         });
         if rejections > limit {

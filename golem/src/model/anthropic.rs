@@ -324,10 +324,7 @@ fn anthropic_messages(messages: &[Message]) -> (Option<String>, Vec<AnthropicMes
                         }),
                         RequestPart::ToolReturn(p) => blocks.push(Block::ToolResult {
                             tool_use_id: &p.tool_call_id,
-                            content: match &p.content {
-                                Value::String(text) => Cow::Borrowed(text),
-                                other => Cow::Owned(other.to_string()),
-                            },
+                            content: p.model_text(),
                             is_error: false,
                         }),
                         RequestPart::RetryPrompt(p) => match &p.tool_call_id {

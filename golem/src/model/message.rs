@@ -4,6 +4,8 @@
 //! messages can be saved and handed to a later run with
 //! [`Agent::run_with_history`](crate::Agent::run_with_history).
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -162,11 +164,12 @@ pub struct ToolReturnPart {
 }
 
 impl ToolReturnPart {
-    /// The content as the model reads it: a string as it is, any other value as JSON text.
-    pub fn model_text(&self) -> String {
+    /// The content as the model reads it: a string as it is (borrowed), any other value as
+    /// JSON text.
+    pub fn model_text(&self) -> Cow<'_, str> {
         match &self.content {
-            Value::String(text) => text.clone(),
-            other => other.to_string(),
+            Value::String(text) => Cow::Borrowed(text),
+            other => Cow::Owned(other.to_string()),
         }
     }
 }
@@ -349,6 +352,18 @@ pub struct ToolCallPart {
     pub args: String,
     /// The id that the call's result must carry.
     pub tool_call_id: String,
+}
+
+impl ToolCallPart {
+    /// This call's result: `content` as a tool return carrying the call's name and id.
+    pub fn answer(&self, content: impl Into<Value>) -> RequestPart {
+        RequestPart::tool_return(self.tool_name.clone(), self.tool_call_id.clone(), content)
+    }
+
+    /// Feedback rejecting this call, carrying the call's name and id.
+    pub fn reject(&self, reason: impl Into<String>) -> RequestPart {
+        RequestPart::tool_retry(self.tool_name.clone(), self.tool_call_id.clone(), reason)
+    }
 }
 
 /// Tool-call arguments as JSON text; built from a `&str`, a `String` or a

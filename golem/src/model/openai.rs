@@ -402,10 +402,7 @@ fn chat_messages(messages: &[Message]) -> Vec<ChatMessage<'_>> {
                         },
                         RequestPart::ToolReturn(p) => ChatMessage::Tool {
                             tool_call_id: &p.tool_call_id,
-                            content: match &p.content {
-                                Value::String(text) => Cow::Borrowed(text),
-                                other => Cow::Owned(other.to_string()),
-                            },
+                            content: p.model_text(),
                         },
                         RequestPart::RetryPrompt(p) => match &p.tool_call_id {
                             Some(id) => ChatMessage::Tool {
