@@ -136,6 +136,15 @@ pub trait Tool<Deps>: Send + Sync + 'static {
         None
     }
 
+    /// Whether a call of this tool waits for the caller's approval before it runs.
+    ///
+    /// When the model calls such a tool, the run pauses before running it and hands the
+    /// pending calls to the caller, who approves or denies each. `#[golem::tool(requires_approval)]`
+    /// sets it; the default is `false`.
+    fn requires_approval(&self) -> bool {
+        false
+    }
+
     /// Runs one call with the model's raw JSON `args`.
     ///
     /// # Errors
@@ -214,6 +223,7 @@ pub fn parse_args<T: DeserializeOwned>(tool_name: &str, args: &str) -> Result<T,
 pub struct FunctionTool<Deps, Args, F> {
     definition: ToolDefinition,
     max_retries: Option<RetryLimit>,
+    requires_approval: bool,
     function: F,
     _marker: PhantomData<fn(Deps, Args)>,
 }
@@ -223,6 +233,7 @@ impl<Deps, Args, F> fmt::Debug for FunctionTool<Deps, Args, F> {
         f.debug_struct("FunctionTool")
             .field("definition", &self.definition)
             .field("max_retries", &self.max_retries)
+            .field("requires_approval", &self.requires_approval)
             .finish_non_exhaustive()
     }
 }
@@ -241,6 +252,7 @@ where
         FunctionTool {
             definition: ToolDefinition::for_args::<Args>(name, ""),
             max_retries: None,
+            requires_approval: false,
             function,
             _marker: PhantomData,
         }
@@ -257,6 +269,13 @@ where
     #[must_use]
     pub fn max_retries(mut self, limit: RetryLimit) -> Self {
         self.max_retries = Some(limit);
+        self
+    }
+
+    /// Makes every call of this tool wait for the caller's approval before it runs.
+    #[must_use]
+    pub fn requires_approval(mut self, requires_approval: bool) -> Self {
+        self.requires_approval = requires_approval;
         self
     }
 }
@@ -276,6 +295,10 @@ where
 
     fn max_retries(&self) -> Option<RetryLimit> {
         self.max_retries
+    }
+
+    fn requires_approval(&self) -> bool {
+        self.requires_approval
     }
 
     fn call<'a>(
