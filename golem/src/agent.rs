@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
@@ -15,9 +16,6 @@ use crate::output::{Output, OutputKind, OutputMode};
 use crate::schema;
 use crate::tool::{RetryLimit, Tool, ToolDefinition, is_valid_tool_name};
 use crate::usage::{Usage, UsageLimits};
-
-mod budget;
-mod run;
 
 /// The model-turn limit when none is set.
 pub const DEFAULT_MAX_TURNS: u32 = 50;
@@ -37,7 +35,7 @@ type Validator<Deps, O> =
 /// Self-correction is opt-in: see [`AgentBuilder::output_retries`] and
 /// [`AgentBuilder::tool_retries`].
 pub struct Agent<Deps = (), O = String> {
-    inner: Arc<AgentInner<Deps, O>>,
+    pub(crate) inner: Arc<AgentInner<Deps, O>>,
 }
 
 impl<Deps, O> Clone for Agent<Deps, O> {
@@ -66,34 +64,38 @@ impl<Deps, O> fmt::Debug for Agent<Deps, O> {
 }
 
 pub(crate) struct AgentInner<Deps, O> {
-    model: Arc<dyn Model>,
-    name: Option<String>,
-    instructions: Option<String>,
-    tools: Vec<ToolEntry<Deps>>,
-    tool_index: HashMap<String, usize>,
-    available_tools: String,
-    params: RequestParams,
-    output: OutputSetup<Deps, O>,
-    tool_retries: u32,
-    output_retries: u32,
-    max_turns: u32,
-    usage_limits: UsageLimits,
+    pub(crate) model: Arc<dyn Model>,
+    pub(crate) name: Option<String>,
+    pub(crate) instructions: Option<String>,
+    pub(crate) tools: Vec<ToolEntry<Deps>>,
+    pub(crate) tool_index: HashMap<String, usize>,
+    /// Whether any tool waits for approval, so runs without such tools skip the check.
+    pub(crate) any_requires_approval: bool,
+    pub(crate) available_tools: String,
+    pub(crate) params: RequestParams,
+    pub(crate) output: OutputSetup<Deps, O>,
+    pub(crate) tool_retries: u32,
+    pub(crate) output_retries: u32,
+    pub(crate) max_turns: u32,
+    pub(crate) usage_limits: UsageLimits,
+    pub(crate) run_timeout: Option<Duration>,
 }
 
-struct ToolEntry<Deps> {
-    tool: Box<dyn Tool<Deps>>,
-    name: Arc<str>,
-    max_retries: u32,
+pub(crate) struct ToolEntry<Deps> {
+    pub(crate) tool: Box<dyn Tool<Deps>>,
+    pub(crate) name: Arc<str>,
+    pub(crate) max_retries: u32,
+    pub(crate) requires_approval: bool,
 }
 
-struct OutputSetup<Deps, O> {
+pub(crate) struct OutputSetup<Deps, O> {
     /// Whether the answer is structured, and then whether its schema was wrapped as
     /// `{"response": ...}`.
-    structured: Option<bool>,
-    mode: OutputMode,
-    tool_name: Arc<str>,
-    decoder: Decoder<O>,
-    validators: Vec<Validator<Deps, O>>,
+    pub(crate) structured: Option<bool>,
+    pub(crate) mode: OutputMode,
+    pub(crate) tool_name: Arc<str>,
+    pub(crate) decoder: Decoder<O>,
+    pub(crate) validators: Vec<Validator<Deps, O>>,
 }
 
 impl<Deps, O> Agent<Deps, O>
@@ -156,6 +158,7 @@ pub struct AgentBuilder<Deps, O> {
     output_retries: u32,
     max_turns: u32,
     usage_limits: UsageLimits,
+    run_timeout: Option<Duration>,
     output_mode: OutputMode,
     output_tool_name: String,
     decoder: Option<Decoder<O>>,
@@ -190,6 +193,7 @@ where
             output_retries: 0,
             max_turns: DEFAULT_MAX_TURNS,
             usage_limits: UsageLimits::default(),
+            run_timeout: None,
             output_mode: OutputMode::default(),
             output_tool_name: DEFAULT_OUTPUT_TOOL_NAME.to_owned(),
             decoder: None,
@@ -312,6 +316,15 @@ where
         self
     }
 
+    /// A deadline for every run: a run still going `timeout` after it started stops
+    /// gracefully, failing at the [`Stage::Stopped`](crate::Stage::Stopped) stage with its
+    /// messages and usage. Off by default; [`AgentRun::with_timeout`](crate::AgentRun::with_timeout)
+    /// sets one per run.
+    pub fn run_timeout(mut self, timeout: Duration) -> Self {
+        self.run_timeout = Some(timeout);
+        self
+    }
+
     /// How structured output reaches the model; [`OutputMode::Tool`] by default.
     pub fn output_mode(mut self, mode: OutputMode) -> Self {
         self.output_mode = mode;
@@ -395,6 +408,7 @@ where
                 .map_or(self.tool_retries, |RetryLimit(limit)| limit);
             tools.push(ToolEntry {
                 name: Arc::from(definition.name.as_str()),
+                requires_approval: tool.requires_approval(),
                 tool,
                 max_retries,
             });
@@ -441,6 +455,7 @@ where
                 model: self.model,
                 name: self.name,
                 instructions: self.instructions,
+                any_requires_approval: tools.iter().any(|tool| tool.requires_approval),
                 tools,
                 tool_index,
                 available_tools,
@@ -456,6 +471,7 @@ where
                 output_retries: self.output_retries,
                 max_turns: self.max_turns,
                 usage_limits: self.usage_limits,
+                run_timeout: self.run_timeout,
             }),
         })
     }

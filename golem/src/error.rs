@@ -3,7 +3,8 @@
 use std::error::Error as StdError;
 use std::fmt;
 
-use crate::model::{Message, ModelError, ModelRetry};
+use crate::model::{Message, ModelError, ModelRequest, ModelRetry};
+use crate::run::{RunState, Stopped};
 use crate::usage::{LimitExceeded, Usage};
 
 /// A boxed error that can cross threads; what tools, decoders and validators return.
@@ -21,9 +22,15 @@ pub enum Stage {
     Tool,
     /// A limit was reached: model turns, requests, tokens or tool calls.
     Limit,
-    /// What the run was given cannot be run (e.g. resuming a history that ends in a
-    /// response).
+    /// What the run was given cannot be run (e.g. stepping a run that has ended).
     Input,
+    /// The run was stopped from outside: its cancellation token or its deadline
+    /// ([`Stopped`]).
+    Stopped,
+    /// The run paused for approval where it could not wait: in
+    /// [`Agent::run`](crate::Agent::run) or [`AgentRun::finish`](crate::AgentRun::finish).
+    /// Decide on the calls in the error's [`state`](RunError::state) and resume it.
+    Approval,
 }
 
 impl fmt::Display for Stage {
@@ -34,6 +41,8 @@ impl fmt::Display for Stage {
             Stage::Tool => "tool",
             Stage::Limit => "limit",
             Stage::Input => "input",
+            Stage::Stopped => "stopped",
+            Stage::Approval => "approval",
         })
     }
 }
@@ -51,10 +60,13 @@ pub struct Exhausted {
 ///
 /// It names the [`Stage`] and, at the tool stage, the tool; [`source`](StdError::source)
 /// is the cause, intact (the [`ModelRetry`] whose budget ran out, the tool's own error, the
-/// [`ModelError`], the [`LimitExceeded`]). It carries the messages and the usage up to the
-/// failure, so nothing the run produced is lost: after an exhausted budget the history ends
-/// with the feedback the run would have sent next, ready for
-/// [`Agent::resume`](crate::Agent::resume).
+/// [`ModelError`], the [`LimitExceeded`], the [`Stopped`]). It carries the run's whole
+/// [`state`](Self::state), so nothing the run produced is lost: the messages and the usage up
+/// to the failure, and the retry counters. The history is what was exchanged: after an
+/// exhausted budget it ends with the model's last response, and the feedback the run would
+/// have sent next waits in [`pending`](Self::pending), which
+/// [`Agent::resume`](crate::Agent::resume) sends. After any other failure every call in the
+/// history is answered.
 ///
 /// ```
 /// use golem::model::function::FunctionModel;
@@ -78,7 +90,8 @@ pub struct Exhausted {
 /// assert_eq!(error.to_string(), "the output was rejected and output retries are off");
 /// assert_eq!(error.source().unwrap().to_string(), "answer yes or no");
 /// assert_eq!(error.usage().requests, 1);
-/// assert_eq!(error.messages().len(), 3); // prompt, answer, the feedback it would have got
+/// assert_eq!(error.messages().len(), 2); // the prompt and the rejected answer
+/// assert!(error.pending().is_some()); // the feedback it would have sent
 /// # Ok::<_, Box<dyn std::error::Error>>(())
 /// # })?;
 /// # Ok::<_, Box<dyn std::error::Error>>(())
@@ -90,8 +103,7 @@ struct Inner {
     tool_name: Option<String>,
     exhausted: Option<Exhausted>,
     source: BoxError,
-    messages: Vec<Message>,
-    usage: Usage,
+    state: RunState,
 }
 
 impl RunError {
@@ -100,16 +112,14 @@ impl RunError {
         tool_name: Option<String>,
         exhausted: Option<Exhausted>,
         source: BoxError,
-        messages: Vec<Message>,
-        usage: Usage,
+        state: RunState,
     ) -> Self {
         RunError(Box::new(Inner {
             stage,
             tool_name,
             exhausted,
             source,
-            messages,
-            usage,
+            state,
         }))
     }
 
@@ -129,19 +139,42 @@ impl RunError {
         self.0.exhausted
     }
 
-    /// Every message up to the failure.
+    /// Every message exchanged up to the failure.
     pub fn messages(&self) -> &[Message] {
-        &self.0.messages
+        self.0.state.messages()
     }
 
-    /// Takes the messages, e.g. to [`resume`](crate::Agent::resume) with a bigger budget.
+    /// Takes the messages, e.g. to continue the conversation with a new prompt.
     pub fn into_messages(self) -> Vec<Message> {
-        self.0.messages
+        self.0.state.messages
+    }
+
+    /// The request the run would have sent next and did not: the feedback of a rejection
+    /// whose budget ran out.
+    pub fn pending(&self) -> Option<&ModelRequest> {
+        self.0.state.pending()
     }
 
     /// The usage up to the failure.
     pub fn usage(&self) -> &Usage {
-        &self.0.usage
+        self.0.state.usage()
+    }
+
+    /// The run's whole state at the failure: messages, pending feedback, usage, retry
+    /// counters, calls awaiting approval.
+    pub fn state(&self) -> &RunState {
+        &self.0.state
+    }
+
+    /// Takes the run's state, to [`resume`](crate::Agent::resume) it (e.g. with a bigger
+    /// budget, or after deciding on calls awaiting approval).
+    pub fn into_state(self) -> RunState {
+        self.0.state
+    }
+
+    /// Why the run was stopped, at the [`Stage::Stopped`] stage.
+    pub fn stopped(&self) -> Option<&Stopped> {
+        self.0.source.downcast_ref()
     }
 
     /// The cause.
@@ -184,6 +217,11 @@ impl RunError {
         self.0.stage == Stage::Limit
     }
 
+    /// Whether the run was stopped by its cancellation token or its deadline.
+    pub fn is_stopped(&self) -> bool {
+        self.0.stage == Stage::Stopped
+    }
+
     /// Whether a retry budget ran out (as opposed to a terminal error).
     pub fn is_retries_exhausted(&self) -> bool {
         self.0.exhausted.is_some()
@@ -197,8 +235,8 @@ impl fmt::Debug for RunError {
             .field("tool_name", &self.0.tool_name)
             .field("exhausted", &self.0.exhausted)
             .field("source", &self.0.source)
-            .field("messages", &self.0.messages.len())
-            .field("usage", &self.0.usage)
+            .field("messages", &self.0.state.messages().len())
+            .field("usage", self.0.state.usage())
             .finish()
     }
 }
@@ -227,6 +265,8 @@ impl fmt::Display for RunError {
             (Stage::Model, _) => f.write_str("the model request failed"),
             (Stage::Limit, _) => f.write_str("the run reached a limit"),
             (Stage::Input, _) => f.write_str("the run's input is invalid"),
+            (Stage::Stopped, _) => f.write_str("the run was stopped"),
+            (Stage::Approval, _) => f.write_str("the run paused for approval"),
         }
     }
 }
@@ -235,6 +275,15 @@ impl StdError for RunError {
     fn source(&self) -> Option<&(dyn StdError + 'static)> {
         Some(&*self.0.source)
     }
+}
+
+/// A tool panicked: the cause of a [`RunError`] at the [`Stage::Tool`] stage. The panic is
+/// caught where the tool runs; the run fails, the process goes on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the tool panicked: {message}")]
+pub struct ToolPanicked {
+    /// The panic's message.
+    pub message: String,
 }
 
 const _: () = {

@@ -34,6 +34,7 @@ mod error;
 pub mod model;
 pub mod output;
 mod private;
+pub mod run;
 pub mod schema;
 pub mod tool;
 pub mod usage;
@@ -42,9 +43,11 @@ pub use agent::{
     Agent, AgentBuilder, BuildError, DEFAULT_MAX_TURNS, DEFAULT_OUTPUT_TOOL_NAME, RunResult,
 };
 pub use context::RunContext;
-pub use error::{BoxError, Exhausted, RunError, Stage};
+pub use error::{BoxError, Exhausted, RunError, Stage, ToolPanicked};
 pub use futures_util::future::BoxFuture;
 pub use model::ModelRetry;
+pub use run::{AgentRun, RunEvent, RunEvents, RunState, Step};
+pub use usage::Usage;
 
 pub use golem_macros::{output, tool};
 

@@ -7,7 +7,7 @@ use golem::model::Message;
 use golem::model::test::TestModel;
 use golem::output::Json;
 use golem::tool::{FunctionTool, RetryLimit, Tool};
-use golem::{Agent, BuildError, ModelRetry, RunContext, Stage};
+use golem::{Agent, BuildError, ModelRetry, RunContext, RunState, Stage};
 use serde_json::json;
 use std::error::Error as _;
 
@@ -159,7 +159,7 @@ async fn a_saved_history_continues_in_a_later_run() {
 }
 
 #[tokio::test]
-async fn a_prompt_after_a_history_ending_in_a_request_joins_that_request() {
+async fn a_prompt_added_to_a_failed_runs_state_joins_its_pending_feedback() {
     let script = script(vec![
         reply(vec![text("maybe")], 1, 1),
         reply(vec![text("yes")], 1, 1),
@@ -175,10 +175,9 @@ async fn a_prompt_after_a_history_ending_in_a_request_joins_that_request() {
         .unwrap();
 
     let error = agent.run("Is it?", ()).await.unwrap_err();
-    let result = agent
-        .run_with_history(error.into_messages(), "Please decide.", ())
-        .await
-        .unwrap();
+    let mut state = error.into_state();
+    state.push_prompt("Please decide.");
+    let result = agent.resume(state, ()).await.unwrap();
 
     assert_eq!(result.output, "yes");
     assert_eq!(
@@ -188,7 +187,7 @@ async fn a_prompt_after_a_history_ending_in_a_request_joins_that_request() {
 }
 
 #[tokio::test]
-async fn resume_needs_a_history_that_ends_in_a_request() {
+async fn a_state_that_ends_in_a_response_handles_it_without_a_request() {
     let agent = Agent::<(), String>::builder(script(vec![]).model)
         .build()
         .unwrap();
@@ -197,15 +196,34 @@ async fn resume_needs_a_history_that_ends_in_a_request() {
         response(vec![text("Hello")], 1, 1),
     ];
 
-    let error = agent.resume(history.clone(), ()).await.unwrap_err();
+    let result = agent
+        .resume(RunState::from_history(history.clone()), ())
+        .await
+        .unwrap();
+
+    assert_eq!(result.output, "Hello");
+    assert_eq!(result.messages, history);
+    assert_eq!(result.usage.requests, 0);
+}
+
+#[tokio::test]
+async fn an_empty_state_is_an_input_error() {
+    let agent = Agent::<(), String>::builder(script(vec![]).model)
+        .build()
+        .unwrap();
+
+    let error = agent
+        .resume(RunState::from_history(Vec::new()), ())
+        .await
+        .unwrap_err();
 
     assert_eq!(error.stage(), Stage::Input);
     assert_eq!(error.to_string(), "the run's input is invalid");
     assert_eq!(
         error.source().unwrap().to_string(),
-        "resume needs a history that ends in a request; use run_with_history to add a prompt"
+        "the run has nothing to send: its history is empty"
     );
-    assert_eq!(error.messages(), history);
+    assert!(error.messages().is_empty());
 }
 
 #[tokio::test]

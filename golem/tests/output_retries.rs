@@ -6,7 +6,7 @@ use std::error::Error as _;
 use std::sync::{Arc, Mutex};
 
 use common::*;
-use golem::model::{ModelResponse, RequestPart};
+use golem::model::{Message, ModelResponse, RequestPart};
 use golem::output::{Json, Output, OutputKind, OutputMode};
 use golem::tool::FunctionTool;
 use golem::usage::RoundCost;
@@ -63,13 +63,18 @@ async fn output_retries_are_off_by_default() {
     let cause = error.source().unwrap();
     assert_eq!(cause.to_string(), "answer yes or no, not `maybe`");
     assert!(cause.downcast_ref::<ModelRetry>().is_some());
+    // With no budget, nothing about self-correction is in the history: it ends with the
+    // model's answer, and the feedback the run did not send waits apart.
     assert_eq!(
         error.messages(),
         [
             request(vec![user("Is water wet?")]),
             response(vec![text("maybe")], 10, 1),
-            request(vec![retry("answer yes or no, not `maybe`")]),
         ]
+    );
+    assert_eq!(
+        Message::Request(error.pending().unwrap().clone()),
+        request(vec![retry("answer yes or no, not `maybe`")])
     );
     assert_eq!(error.usage().requests, 1);
     assert_eq!(error.usage().rejected.output, cost(1, 10, 1));
@@ -145,7 +150,11 @@ async fn the_rejection_past_the_budget_fails_the_run() {
         error.source().unwrap().to_string(),
         "answer yes or no, not `perhaps`"
     );
-    assert_eq!(error.messages().len(), 5);
+    assert_eq!(error.messages().len(), 4);
+    assert_eq!(
+        Message::Request(error.pending().unwrap().clone()),
+        request(vec![retry("answer yes or no, not `perhaps`")])
+    );
     assert_eq!(error.usage().requests, 2);
     assert_eq!(error.usage().input_tokens, 30);
     assert_eq!(script.requests(), 2);

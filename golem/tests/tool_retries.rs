@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::*;
-use golem::model::ModelResponse;
+use golem::model::{Message, ModelResponse};
 use golem::tool::{FunctionTool, RetryLimit, Tool};
 use golem::usage::RoundCost;
 use golem::{Agent, Exhausted, ModelRetry, RunContext, Stage};
@@ -137,12 +137,15 @@ async fn tool_retries_are_off_by_default() {
         [
             request(vec![system("You referee dice games."), user("Roll for me")]),
             response(vec![dice_call(-1, "c1")], 10, 5),
-            request(vec![tool_retry(
-                "roll_dice",
-                "c1",
-                "n must be positive, got -1"
-            )]),
         ]
+    );
+    assert_eq!(
+        Message::Request(error.pending().unwrap().clone()),
+        request(vec![tool_retry(
+            "roll_dice",
+            "c1",
+            "n must be positive, got -1"
+        )])
     );
     let usage = error.usage();
     assert_eq!(
@@ -316,7 +319,8 @@ async fn a_tools_own_budget_lowers_the_agent_default() {
     );
     assert_eq!(error.source().unwrap().to_string(), "n must be positive");
     assert_eq!(script.requests(), 2);
-    assert_eq!(error.messages().len(), 5);
+    assert_eq!(error.messages().len(), 4);
+    assert!(error.pending().is_some());
 }
 
 #[tokio::test]
@@ -383,11 +387,6 @@ async fn counters_count_per_run_and_do_not_reset_after_a_success() {
         [
             request(vec![tool_return("roll_dice", "c2", json!(3))]),
             response(vec![dice_call(-2, "c3")], 1, 1),
-            request(vec![tool_retry(
-                "roll_dice",
-                "c3",
-                "n must be positive, got -2"
-            )]),
         ]
     );
     assert_eq!(script.requests(), 3);
@@ -855,7 +854,7 @@ async fn a_rejection_beside_a_terminal_failure_is_still_booked() {
 }
 
 #[tokio::test]
-async fn an_exhausted_tool_budget_answers_every_call_so_the_history_can_be_resumed() {
+async fn an_exhausted_tool_budget_keeps_its_feedback_apart_for_a_resume_with_the_same_counters() {
     #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
     #[schemars(crate = "golem::__private::schemars")]
     struct Score {
@@ -880,8 +879,11 @@ async fn an_exhausted_tool_budget_answers_every_call_so_the_history_can_be_resum
 
     let error = strict.run("Score", game()).await.unwrap_err();
 
+    // The history ends with the model's response; what the run would have sent waits apart.
+    assert_eq!(error.messages().len(), 2);
+    assert!(matches!(error.messages()[1], Message::Response(_)));
     assert_eq!(
-        error.messages()[2],
+        Message::Request(error.pending().unwrap().clone()),
         request(vec![
             tool_retry("roll_dice", "c1", "n must be positive, got -1"),
             tool_return(
@@ -900,11 +902,27 @@ async fn an_exhausted_tool_budget_answers_every_call_so_the_history_can_be_resum
         .tool_retries(1)
         .build()
         .unwrap();
-    let result = lenient.resume(error.into_messages(), game()).await.unwrap();
+    let state = error.into_state();
+    assert_eq!(state.retries().tool("roll_dice"), 1);
+    let result = lenient.resume(state, game()).await.unwrap();
 
     assert_eq!(result.output.total, 3);
     assert_eq!(result.messages.len(), 7);
-    // The resumed run counts its own usage and its own rejections from zero.
-    assert_eq!(result.usage.requests, 2);
-    assert!(result.usage.rejected.is_empty());
+    assert_eq!(
+        result.messages[2],
+        request(vec![
+            tool_retry("roll_dice", "c1", "n must be positive, got -1"),
+            tool_return(
+                "final_result",
+                "c2",
+                json!(
+                    "Output not accepted: a tool call in this response was rejected. \
+                     Correct that call first, then call `final_result` again."
+                )
+            ),
+        ])
+    );
+    // The resumed run goes on with the same usage and the same counters.
+    assert_eq!(result.usage.requests, 3);
+    assert_eq!(result.usage.rejected.tools["roll_dice"], cost(1, 1, 1));
 }

@@ -1,6 +1,6 @@
-//! Retry accounting for one run: a counter per tool, one for unknown tool names, one for
-//! the output, and what rejected rounds cost.
+//! Retry accounting: which counter a rejection is charged to, and what rejected rounds cost.
 
+use super::state::Retries;
 use crate::usage::{RoundCost, Usage};
 
 /// Which counter a tool rejection is charged to.
@@ -12,45 +12,26 @@ pub(crate) enum ToolKey {
     Unknown,
 }
 
-/// Rejections so far in one run. Counters never reset: a budget of N allows N rejections of
-/// that tool in the whole run.
-#[derive(Debug)]
-pub(crate) struct Budget {
-    tools: Vec<u32>,
-    unknown: u32,
-    output: u32,
-}
-
-impl Budget {
-    pub(crate) fn new(tool_count: usize) -> Self {
-        Budget {
-            tools: vec![0; tool_count],
-            unknown: 0,
-            output: 0,
-        }
-    }
-
-    /// Rejections so far of the tool behind `key`.
-    pub(crate) fn tool_rejections(&self, key: ToolKey) -> u32 {
-        match key {
-            ToolKey::Known(index) => self.tools[index],
-            ToolKey::Unknown => self.unknown,
-        }
-    }
-
-    /// Counts one more rejection of the tool behind `key`; returns the new count.
-    pub(crate) fn charge_tool(&mut self, key: ToolKey) -> u32 {
+impl Retries {
+    /// Counts one more rejection of the tool `name` behind `key`; returns the new count.
+    pub(crate) fn charge_tool(&mut self, key: ToolKey, name: &str) -> u32 {
         let counter = match key {
-            ToolKey::Known(index) => &mut self.tools[index],
-            ToolKey::Unknown => &mut self.unknown,
+            ToolKey::Known(_) => match self.tools.get_mut(name) {
+                Some(counter) => counter,
+                None => self.tools.entry(name.to_owned()).or_default(),
+            },
+            ToolKey::Unknown => &mut self.unknown_tools,
         };
         *counter += 1;
         *counter
     }
 
-    /// Rejections so far of the output.
-    pub(crate) fn output_rejections(&self) -> u32 {
-        self.output
+    /// Rejections so far of the tool `name` behind `key`.
+    pub(crate) fn tool_rejections(&self, key: ToolKey, name: &str) -> u32 {
+        match key {
+            ToolKey::Known(_) => self.tool(name),
+            ToolKey::Unknown => self.unknown_tools,
+        }
     }
 
     /// Counts one more rejection of the output; returns the new count.

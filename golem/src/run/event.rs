@@ -1,0 +1,152 @@
+//! [`RunEvent`]: what a run reports as it goes, for a UI or a log.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::Value;
+
+use crate::RunResult;
+use crate::error::Stage;
+use crate::model::{ModelResponse, ToolCallPart};
+use crate::usage::RoundCost;
+
+/// Something that happened in a run, in the order it happened.
+///
+/// A run with a rejected tool call and a rejected output reports, turn by turn:
+/// `RequestSent`, `ResponseReceived`, `ToolCallStarted`, `ToolCallFinished`, `Rejected` (one
+/// per rejected tool), then for the output `Rejected` or `OutputAccepted`, and last
+/// `Finished`. More kinds of event will be added (text and argument deltas while a response
+/// streams): match with a `_` arm.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum RunEvent<O> {
+    /// A model request is on its way.
+    RequestSent {
+        /// The model turn, from 1.
+        turn: u32,
+    },
+    /// The model answered; the response is now the last message.
+    ResponseReceived {
+        /// The model turn.
+        turn: u32,
+        /// The response, its usage (this request's) included.
+        response: ModelResponse,
+    },
+    /// The model's response has calls that wait for the caller's approval; the run pauses
+    /// before running any of them.
+    ApprovalRequired {
+        /// The model turn.
+        turn: u32,
+        /// The calls that wait.
+        calls: Vec<ToolCallPart>,
+    },
+    /// A function tool call starts.
+    ToolCallStarted {
+        /// The model turn.
+        turn: u32,
+        /// The call: tool name, call id, arguments as the model wrote them.
+        call: ToolCallPart,
+    },
+    /// A function tool call ended.
+    ToolCallFinished {
+        /// The model turn.
+        turn: u32,
+        /// The call.
+        call: ToolCallPart,
+        /// How it ended.
+        outcome: ToolOutcome,
+    },
+    /// Self-correction rejected a tool call or the output; the feedback goes back to the
+    /// model, or the run fails when the budget is spent.
+    Rejected(Rejection),
+    /// The output was decoded and validated; the run ends with it.
+    OutputAccepted {
+        /// The model turn.
+        turn: u32,
+    },
+    /// The run ended with its output: the same [`RunResult`] that
+    /// [`Agent::run`](crate::Agent::run) returns.
+    Finished(Box<RunResult<O>>),
+}
+
+/// How one tool call ended.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ToolOutcome {
+    /// It returned this value, which is the call's result.
+    Returned(Value),
+    /// It rejected its arguments with this feedback (see [`RunEvent::Rejected`]).
+    Rejected {
+        /// The feedback sent as the call's result.
+        feedback: String,
+    },
+    /// It failed with an error that is not a rejection; the run fails at the tool stage.
+    Failed {
+        /// The error's message, for the caller; never shown to the model.
+        error: String,
+    },
+    /// The caller denied it; it did not run.
+    Denied {
+        /// The reason, sent as the call's result.
+        reason: String,
+    },
+}
+
+/// One rejection, and where it leaves the budget.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Rejection {
+    /// The model turn.
+    pub turn: u32,
+    /// [`Stage::Tool`] for a tool call, [`Stage::Decode`] for the output.
+    pub stage: Stage,
+    /// The rejected tool (the name the model used), or the output tool.
+    pub tool_name: Option<String>,
+    /// The rejected call, if the rejection answers one.
+    pub tool_call_id: Option<String>,
+    /// Rejections of this tool (or of the output) in the run, this one included.
+    pub retry: u32,
+    /// The budget: the run fails when `retry` goes over it.
+    pub max_retries: u32,
+    /// What the model is told.
+    pub feedback: String,
+    /// What the rejected round cost: its request and tokens.
+    pub cost: RoundCost,
+}
+
+impl Rejection {
+    /// Whether this rejection spent the budget, so the run fails instead of sending the
+    /// feedback.
+    pub fn is_exhausted(&self) -> bool {
+        self.retry > self.max_retries
+    }
+}
+
+/// Where a run being streamed puts its events; absent when nobody listens.
+pub(crate) struct EventSink<O>(Arc<Mutex<Vec<RunEvent<O>>>>);
+
+impl<O> EventSink<O> {
+    pub(crate) fn new() -> Self {
+        EventSink(Arc::new(Mutex::new(Vec::new())))
+    }
+
+    pub(crate) fn handle(&self) -> Self {
+        EventSink(Arc::clone(&self.0))
+    }
+
+    pub(crate) fn push(&self, event: RunEvent<O>) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(event);
+    }
+
+    /// Takes the events pushed so far, oldest first.
+    pub(crate) fn drain_into(&self, out: &mut std::collections::VecDeque<RunEvent<O>>) {
+        out.extend(
+            self.0
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .drain(..),
+        );
+    }
+}

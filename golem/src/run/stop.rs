@@ -1,0 +1,91 @@
+//! Graceful stops: a cancellation token and a deadline, raced against each step's I/O.
+
+use std::future::{Future, pending};
+use std::pin::pin;
+use std::time::Duration;
+
+use futures_util::future::{Either, select};
+use tokio::time::{Instant, sleep_until};
+use tokio_util::sync::CancellationToken;
+
+/// Why a run was stopped from outside: the cause of a [`RunError`](crate::RunError) at the
+/// [`Stage::Stopped`](crate::Stage::Stopped) stage.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Stopped {
+    /// The run's cancellation token was cancelled.
+    #[error("the run was cancelled")]
+    Cancelled,
+    /// The run's deadline passed.
+    #[error("the run did not finish within its timeout of {timeout:?}")]
+    TimedOut {
+        /// The timeout the run was given.
+        timeout: Duration,
+    },
+}
+
+/// What can stop a run between or during its steps.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StopSignals {
+    token: Option<CancellationToken>,
+    deadline: Option<(Instant, Duration)>,
+}
+
+impl StopSignals {
+    pub(crate) fn set_token(&mut self, token: CancellationToken) {
+        self.token = Some(token);
+    }
+
+    /// Sets the deadline `timeout` from now.
+    pub(crate) fn set_timeout(&mut self, timeout: Duration) {
+        self.deadline = Some((Instant::now() + timeout, timeout));
+    }
+
+    /// Whether the run has been stopped already.
+    pub(crate) fn check(&self) -> Result<(), Stopped> {
+        if self
+            .token
+            .as_ref()
+            .is_some_and(CancellationToken::is_cancelled)
+        {
+            return Err(Stopped::Cancelled);
+        }
+        match self.deadline {
+            Some((at, timeout)) if Instant::now() >= at => Err(Stopped::TimedOut { timeout }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Runs `work` unless the run is stopped first; on a stop, `work` is dropped.
+    pub(crate) async fn race<F: Future>(&self, work: F) -> Result<F::Output, Stopped> {
+        if self.token.is_none() && self.deadline.is_none() {
+            return Ok(work.await);
+        }
+        match select(pin!(work), pin!(self.signalled())).await {
+            Either::Left((output, _)) => Ok(output),
+            Either::Right((stopped, _)) => Err(stopped),
+        }
+    }
+
+    async fn signalled(&self) -> Stopped {
+        let cancelled = async {
+            match &self.token {
+                Some(token) => token.cancelled().await,
+                None => pending().await,
+            }
+        };
+        let timed_out = async {
+            match self.deadline {
+                Some((at, timeout)) => {
+                    sleep_until(at).await;
+                    timeout
+                }
+                None => pending().await,
+            }
+        };
+        match select(pin!(cancelled), pin!(timed_out)).await {
+            Either::Left(((), _)) => Stopped::Cancelled,
+            Either::Right((timeout, _)) => Stopped::TimedOut { timeout },
+        }
+    }
+}

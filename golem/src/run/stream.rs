@@ -1,0 +1,202 @@
+//! [`RunEvents`]: a run driven as a `futures::Stream` of its events.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures_util::future::BoxFuture;
+use futures_util::stream::Stream;
+
+use super::event::{EventSink, RunEvent};
+use super::{AgentRun, Step};
+use crate::error::RunError;
+use crate::output::Output;
+
+/// The run a stream drives: its own, or one it borrows.
+enum Slot<'r, Deps, O> {
+    Owned(Box<AgentRun<Deps, O>>),
+    Borrowed(&'r mut AgentRun<Deps, O>),
+}
+
+impl<Deps, O> Deref for Slot<'_, Deps, O> {
+    type Target = AgentRun<Deps, O>;
+
+    fn deref(&self) -> &Self::Target {
+        match self {
+            Slot::Owned(run) => run,
+            Slot::Borrowed(run) => run,
+        }
+    }
+}
+
+impl<Deps, O> DerefMut for Slot<'_, Deps, O> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        match self {
+            Slot::Owned(run) => run,
+            Slot::Borrowed(run) => run,
+        }
+    }
+}
+
+type StepFuture<'r, Deps, O> = BoxFuture<'r, (Slot<'r, Deps, O>, Result<Step<O>, RunError>)>;
+
+/// A run's [`RunEvent`]s as a [`Stream`], yielded as they happen while the stream drives the
+/// run step by step.
+///
+/// It ends after [`RunEvent::Finished`], after an error (the last item, carrying the run's
+/// state), or after [`RunEvent::ApprovalRequired`]: decide on the calls
+/// ([`AgentRun::approve`], [`AgentRun::deny`]) and stream again. Dropping it cancels the
+/// step in flight.
+///
+/// ```
+/// use futures_util::StreamExt;
+/// use golem::model::function::FunctionModel;
+/// use golem::model::ModelResponse;
+/// use golem::{Agent, RunEvent};
+///
+/// let model = FunctionModel::new(|_, _| ModelResponse::text("Hello!"));
+/// let agent = Agent::<(), String>::builder(model).build()?;
+/// # tokio::runtime::Runtime::new()?.block_on(async {
+/// let mut events = agent.run_stream("Hi", ());
+/// let mut seen = Vec::new();
+/// while let Some(event) = events.next().await {
+///     match event? {
+///         RunEvent::RequestSent { turn } => seen.push(format!("request {turn}")),
+///         RunEvent::Finished(result) => seen.push(format!("finished: {}", result.output)),
+///         _ => {}
+///     }
+/// }
+/// assert_eq!(seen, ["request 1", "finished: Hello!"]);
+/// # Ok::<_, Box<dyn std::error::Error>>(())
+/// # })?;
+/// # Ok::<_, Box<dyn std::error::Error>>(())
+/// ```
+pub struct RunEvents<'r, Deps, O> {
+    run: Option<Slot<'r, Deps, O>>,
+    step: Option<StepFuture<'r, Deps, O>>,
+    sink: EventSink<O>,
+    queue: VecDeque<RunEvent<O>>,
+    error: Option<RunError>,
+    done: bool,
+}
+
+impl<Deps, O> fmt::Debug for RunEvents<'_, Deps, O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunEvents")
+            .field("stepping", &self.step.is_some())
+            .field("queued", &self.queue.len())
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+// The stream never pins its fields: the step in flight is boxed.
+impl<Deps, O> Unpin for RunEvents<'_, Deps, O> {}
+
+impl<Deps, O> AgentRun<Deps, O>
+where
+    Deps: Send + Sync + 'static,
+    O: Output,
+{
+    /// Drives the run, yielding its events as a stream that borrows the run; see
+    /// [`RunEvents`]. Between streams the run can be inspected, decided on and saved.
+    pub fn events(&mut self) -> RunEvents<'_, Deps, O> {
+        RunEvents::new(Slot::Borrowed(self))
+    }
+
+    /// Drives the run, yielding its events as a stream that owns the run; see
+    /// [`RunEvents`] and [`RunEvents::into_run`].
+    pub fn into_events(self) -> RunEvents<'static, Deps, O> {
+        RunEvents::new(Slot::Owned(Box::new(self)))
+    }
+}
+
+impl<'r, Deps, O> RunEvents<'r, Deps, O>
+where
+    Deps: Send + Sync + 'static,
+    O: Output,
+{
+    fn new(run: Slot<'r, Deps, O>) -> Self {
+        RunEvents {
+            run: Some(run),
+            step: None,
+            sink: EventSink::new(),
+            queue: VecDeque::new(),
+            error: None,
+            done: false,
+        }
+    }
+
+    /// The run, between steps (`None` while a step is in flight).
+    pub fn run(&mut self) -> Option<&mut AgentRun<Deps, O>> {
+        self.run.as_deref_mut()
+    }
+
+    /// The run this stream owns, e.g. to approve calls after
+    /// [`RunEvent::ApprovalRequired`]; `None` if a step was in flight (it is cancelled) or
+    /// the stream borrows its run.
+    pub fn into_run(self) -> Option<AgentRun<Deps, O>> {
+        match self.run {
+            Some(Slot::Owned(run)) => Some(*run),
+            _ => None,
+        }
+    }
+}
+
+impl<Deps, O> Stream for RunEvents<'_, Deps, O>
+where
+    Deps: Send + Sync + 'static,
+    O: Output,
+{
+    type Item = Result<RunEvent<O>, RunError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        loop {
+            if let Some(event) = this.queue.pop_front() {
+                return Poll::Ready(Some(Ok(event)));
+            }
+            if let Some(error) = this.error.take() {
+                return Poll::Ready(Some(Err(error)));
+            }
+            if this.done {
+                return Poll::Ready(None);
+            }
+            let Some(step) = this.step.as_mut() else {
+                let Some(mut run) = this.run.take() else {
+                    return Poll::Ready(None);
+                };
+                let sink = this.sink.handle();
+                this.step = Some(Box::pin(async move {
+                    let result = run.step_with(Some(&sink)).await;
+                    (run, result)
+                }));
+                continue;
+            };
+            let polled = step.as_mut().poll(cx);
+            this.sink.drain_into(&mut this.queue);
+            let Poll::Ready((run, result)) = polled else {
+                return match this.queue.pop_front() {
+                    Some(event) => Poll::Ready(Some(Ok(event))),
+                    None => Poll::Pending,
+                };
+            };
+            this.step = None;
+            this.run = Some(run);
+            match result {
+                Ok(Step::Finished(result)) => {
+                    this.queue.push_back(RunEvent::Finished(Box::new(result)));
+                    this.done = true;
+                }
+                Ok(Step::Paused) => this.done = true,
+                Ok(Step::Responded | Step::Handled) => {}
+                Err(error) => {
+                    this.error = Some(error);
+                    this.done = true;
+                }
+            }
+        }
+    }
+}

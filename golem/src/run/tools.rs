@@ -1,0 +1,413 @@
+//! One response's function-tool calls: approvals, concurrent calls in call order, panics
+//! caught, rejections booked, graceful stops honoured.
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use serde_json::Value;
+use tracing::Instrument;
+
+use super::budget::{Culprits, ToolKey};
+use super::event::{EventSink, Rejection, RunEvent, ToolOutcome};
+use super::state::{Approval, Retries};
+use super::stop::StopSignals;
+use super::{Failure, NOT_RUN, emit};
+use crate::agent::AgentInner;
+use crate::context::RunContext;
+use crate::error::{BoxError, Exhausted, Stage, ToolPanicked};
+use crate::model::{ModelResponse, ModelRetry, RequestPart, ToolCallPart};
+use crate::output::Output;
+use crate::usage::{RoundCost, Usage};
+
+const TOOL_FAILED: &str = "The tool failed; the run stopped.";
+const STOPPED_DURING_CALL: &str = "Not finished: the run was stopped during this call.";
+
+/// What a turn's handling sees of the run besides the counters it changes.
+pub(crate) struct TurnScope<'a, Deps, O> {
+    pub(crate) ctx: &'a RunContext<Deps>,
+    pub(crate) approvals: &'a BTreeMap<String, Approval>,
+    pub(crate) events: Option<&'a EventSink<O>>,
+    pub(crate) stop: &'a StopSignals,
+    pub(crate) turn: u32,
+    /// What this round's request and response cost.
+    pub(crate) cost: RoundCost,
+}
+
+/// The tool-call and output handling of one response.
+pub(crate) struct Handled<O> {
+    /// The answers and feedback for the next request.
+    pub(crate) parts: Vec<RequestPart>,
+    pub(crate) culprits: Culprits,
+    pub(crate) result: Result<Option<O>, Failure>,
+}
+
+/// How a response's function-tool calls went, for the output handling after them.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ToolsVerdict {
+    pub(crate) rejected: bool,
+    pub(crate) denied: bool,
+}
+
+/// How one call ended.
+enum CallOutcome {
+    Returned(Value),
+    Rejected { reason: String, error: BoxError },
+    Failed(BoxError),
+    Denied(String),
+}
+
+impl CallOutcome {
+    fn event(&self) -> ToolOutcome {
+        match self {
+            CallOutcome::Returned(value) => ToolOutcome::Returned(value.clone()),
+            CallOutcome::Rejected { reason, .. } => ToolOutcome::Rejected {
+                feedback: reason.clone(),
+            },
+            CallOutcome::Failed(error) => ToolOutcome::Failed {
+                error: error.to_string(),
+            },
+            CallOutcome::Denied(reason) => ToolOutcome::Denied {
+                reason: reason.clone(),
+            },
+        }
+    }
+
+    /// The call's answer in the next request.
+    fn answer(&self, call: &ToolCallPart) -> RequestPart {
+        match self {
+            CallOutcome::Returned(value) => call.answer(value.clone()),
+            CallOutcome::Rejected { reason, .. } => call.reject(reason.clone()),
+            CallOutcome::Failed(_) => call.answer(TOOL_FAILED),
+            CallOutcome::Denied(reason) => call.answer(denial_text(reason)),
+        }
+    }
+}
+
+fn denial_text(reason: &str) -> String {
+    format!("This call was denied and did not run: {reason}")
+}
+
+impl<Deps, O> AgentInner<Deps, O>
+where
+    Deps: Send + Sync + 'static,
+    O: Output,
+{
+    /// The calls in `response` that need the caller's approval and have no decision yet.
+    pub(crate) fn awaiting_approval(
+        &self,
+        response: &ModelResponse,
+        approvals: &BTreeMap<String, Approval>,
+    ) -> Vec<ToolCallPart> {
+        if !self.any_requires_approval {
+            return Vec::new();
+        }
+        response
+            .tool_calls()
+            .filter(|call| match self.tool_key(&call.tool_name) {
+                ToolKey::Known(index) => self.tools[index].requires_approval,
+                ToolKey::Unknown => false,
+            })
+            .filter(|call| !approvals.contains_key(&call.tool_call_id))
+            .cloned()
+            .collect()
+    }
+
+    /// Runs the response's function-tool calls, then handles its output.
+    pub(crate) async fn handle_response(
+        &self,
+        response: &ModelResponse,
+        scope: TurnScope<'_, Deps, O>,
+        retries: &mut Retries,
+        usage: &mut Usage,
+    ) -> Handled<O> {
+        let mut handled = Handled {
+            parts: Vec::new(),
+            culprits: Culprits::default(),
+            result: Ok(None),
+        };
+        let (output_calls, function_calls): (Vec<&ToolCallPart>, Vec<&ToolCallPart>) = response
+            .tool_calls()
+            .partition(|call| self.is_output_call(call));
+
+        let mut verdict = ToolsVerdict::default();
+        if !function_calls.is_empty() {
+            match self
+                .run_tools(&function_calls, &scope, retries, usage, &mut handled)
+                .await
+            {
+                Ok(tools) => verdict = tools,
+                Err(failure) => {
+                    // Answer the output calls too, so the history can be resumed: providers
+                    // require every call to be answered.
+                    if failure.exhausted.is_some() {
+                        self.decline_output_calls(&output_calls, verdict, &mut handled);
+                    } else {
+                        handled
+                            .parts
+                            .extend(output_calls.iter().map(|call| call.answer(NOT_RUN)));
+                    }
+                    handled.result = Err(failure);
+                    return handled;
+                }
+            }
+        }
+        self.handle_output(
+            response,
+            &output_calls,
+            !function_calls.is_empty(),
+            verdict,
+            &scope,
+            retries,
+            &mut handled,
+        )
+        .await;
+        handled
+    }
+
+    /// Runs the turn's function-tool calls concurrently and books their rejections.
+    async fn run_tools(
+        &self,
+        calls: &[&ToolCallPart],
+        scope: &TurnScope<'_, Deps, O>,
+        retries: &mut Retries,
+        usage: &mut Usage,
+        handled: &mut Handled<O>,
+    ) -> Result<ToolsVerdict, Failure> {
+        let denial = |call: &ToolCallPart| match scope.approvals.get(&call.tool_call_id) {
+            Some(Approval::Denied { reason }) => Some(reason.clone()),
+            _ => None,
+        };
+        let known = calls
+            .iter()
+            .filter(|call| self.tool_index.contains_key(&call.tool_name) && denial(call).is_none())
+            .count() as u64;
+        if let Err(limit) = self.usage_limits.check_tool_calls(usage, known) {
+            handled
+                .parts
+                .extend(calls.iter().map(|call| call.answer(NOT_RUN)));
+            return Err(Failure::limit(limit));
+        }
+        usage.tool_calls += known;
+
+        let mut outcomes: Vec<Option<CallOutcome>> = Vec::with_capacity(calls.len());
+        let mut verdict = ToolsVerdict::default();
+        let stopped = {
+            let retries_now = &*retries;
+            let mut running = FuturesUnordered::new();
+            for (index, &call) in calls.iter().enumerate() {
+                if let Some(reason) = denial(call) {
+                    verdict.denied = true;
+                    let outcome = CallOutcome::Denied(reason);
+                    self.emit_finished(scope, call, &outcome);
+                    outcomes.push(Some(outcome));
+                    continue;
+                }
+                outcomes.push(None);
+                emit(scope.events, || RunEvent::ToolCallStarted {
+                    turn: scope.turn,
+                    call: call.clone(),
+                });
+                running.push(
+                    self.call_tool(call, scope.ctx, retries_now)
+                        .map(move |outcome| (index, outcome)),
+                );
+            }
+            loop {
+                match scope.stop.race(running.next()).await {
+                    Ok(Some((index, outcome))) => {
+                        self.emit_finished(scope, calls[index], &outcome);
+                        outcomes[index] = Some(outcome);
+                    }
+                    Ok(None) => break None,
+                    Err(stopped) => break Some(stopped),
+                }
+            }
+        };
+        if let Some(stopped) = stopped {
+            // Keep what finished; nothing is booked for a round the caller stopped.
+            handled.parts.extend(calls.iter().zip(&outcomes).map(
+                |(call, outcome)| match outcome {
+                    Some(outcome) => outcome.answer(call),
+                    None => call.answer(STOPPED_DURING_CALL),
+                },
+            ));
+            return Err(Failure::stopped(stopped));
+        }
+
+        let mut terminal = None;
+        let mut rejected: Vec<(ToolKey, &ToolCallPart, String, BoxError)> = Vec::new();
+        for (&call, outcome) in calls.iter().zip(outcomes) {
+            let Some(outcome) = outcome else {
+                unreachable!("every call ran to the end")
+            };
+            handled.parts.push(outcome.answer(call));
+            match outcome {
+                CallOutcome::Returned(_) | CallOutcome::Denied(_) => {}
+                CallOutcome::Rejected { reason, error } => {
+                    let key = self.tool_key(&call.tool_name);
+                    if !rejected.iter().any(|(seen, ..)| *seen == key) {
+                        rejected.push((key, call, reason, error));
+                    }
+                }
+                CallOutcome::Failed(error) => {
+                    if terminal.is_none() {
+                        terminal = Some(Failure {
+                            stage: Stage::Tool,
+                            tool_name: Some(call.tool_name.clone()),
+                            exhausted: None,
+                            source: error,
+                        });
+                    }
+                }
+            }
+        }
+        // Rejections are booked even when another call failed, so every one is counted
+        // and traced.
+        verdict.rejected = !rejected.is_empty();
+        let mut exhausted = None;
+        for (key, call, reason, error) in rejected {
+            let rejections = retries.charge_tool(key, &call.tool_name);
+            let limit = self.tool_limit(key);
+            match key {
+                ToolKey::Known(_) => handled.culprits.tools.push(call.tool_name.clone()),
+                ToolKey::Unknown => handled.culprits.unknown_tools = true,
+            }
+            tracing::warn!(
+                stage = "tool",
+                "gen_ai.tool.name" = call.tool_name.as_str(),
+                "gen_ai.tool.call.id" = call.tool_call_id.as_str(),
+                retry = rejections,
+                max_retries = limit,
+                reason = reason.as_str(),
+                "tool call rejected"
+            );
+            emit(scope.events, || {
+                RunEvent::Rejected(Rejection {
+                    turn: scope.turn,
+                    stage: Stage::Tool,
+                    tool_name: Some(call.tool_name.clone()),
+                    tool_call_id: Some(call.tool_call_id.clone()),
+                    retry: rejections,
+                    max_retries: limit,
+                    feedback: reason.clone(),
+                    cost: scope.cost,
+                })
+            });
+            if rejections > limit && exhausted.is_none() {
+                exhausted = Some(Failure {
+                    stage: Stage::Tool,
+                    tool_name: Some(call.tool_name.clone()),
+                    exhausted: Some(Exhausted { rejections, limit }),
+                    source: error,
+                });
+            }
+        }
+        match terminal.or(exhausted) {
+            Some(failure) => Err(failure),
+            None => Ok(verdict),
+        }
+    }
+
+    fn emit_finished(
+        &self,
+        scope: &TurnScope<'_, Deps, O>,
+        call: &ToolCallPart,
+        outcome: &CallOutcome,
+    ) {
+        emit(scope.events, || RunEvent::ToolCallFinished {
+            turn: scope.turn,
+            call: call.clone(),
+            outcome: outcome.event(),
+        });
+    }
+
+    pub(crate) fn tool_key(&self, name: &str) -> ToolKey {
+        self.tool_index
+            .get(name)
+            .map_or(ToolKey::Unknown, |&index| ToolKey::Known(index))
+    }
+
+    fn tool_limit(&self, key: ToolKey) -> u32 {
+        match key {
+            ToolKey::Known(index) => self.tools[index].max_retries,
+            ToolKey::Unknown => self.tool_retries,
+        }
+    }
+
+    async fn call_tool(
+        &self,
+        call: &ToolCallPart,
+        base: &RunContext<Deps>,
+        retries: &Retries,
+    ) -> CallOutcome {
+        let ToolKey::Known(index) = self.tool_key(&call.tool_name) else {
+            let reason = if self.available_tools.is_empty() {
+                format!(
+                    "Unknown tool name: `{}`. No tools are available.",
+                    call.tool_name
+                )
+            } else {
+                format!(
+                    "Unknown tool name: `{}`. Available tools: {}.",
+                    call.tool_name, self.available_tools
+                )
+            };
+            return CallOutcome::Rejected {
+                error: Box::new(ModelRetry::new(reason.clone())),
+                reason,
+            };
+        };
+        let entry = &self.tools[index];
+        let ctx = base.for_attempt(
+            Some(Arc::clone(&entry.name)),
+            Some(Arc::from(call.tool_call_id.as_str())),
+            retries.tool_rejections(ToolKey::Known(index), &entry.name),
+            entry.max_retries,
+        );
+        let span = tracing::info_span!(
+            "execute_tool",
+            otel.name = format!("execute_tool {}", call.tool_name),
+            "gen_ai.operation.name" = "execute_tool",
+            "gen_ai.tool.name" = call.tool_name.as_str(),
+            "gen_ai.tool.call.id" = call.tool_call_id.as_str(),
+        );
+        // A panic, while the call is made or while it runs, fails this call, not the
+        // whole process.
+        let result = match catch_unwind(AssertUnwindSafe(|| entry.tool.call(&ctx, &call.args))) {
+            Ok(future) => {
+                AssertUnwindSafe(future)
+                    .catch_unwind()
+                    .instrument(span)
+                    .await
+            }
+            Err(panic) => Err(panic),
+        };
+        match result {
+            Ok(Ok(value)) => CallOutcome::Returned(value),
+            Ok(Err(error)) => match ModelRetry::find(&*error) {
+                Some(retry) => CallOutcome::Rejected {
+                    reason: retry.message().to_owned(),
+                    error,
+                },
+                None => CallOutcome::Failed(error),
+            },
+            Err(panic) => CallOutcome::Failed(Box::new(ToolPanicked {
+                message: panic_message(&*panic),
+            })),
+        }
+    }
+}
+
+fn panic_message(panic: &(dyn Any + Send)) -> String {
+    if let Some(message) = panic.downcast_ref::<&str>() {
+        (*message).to_owned()
+    } else if let Some(message) = panic.downcast_ref::<String>() {
+        message.clone()
+    } else {
+        "a panic whose payload is not a string".to_owned()
+    }
+}
