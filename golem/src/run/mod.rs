@@ -11,7 +11,6 @@ use std::mem;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, Span, field};
 
 use crate::agent::{Agent, AgentInner, RunResult};
@@ -35,6 +34,9 @@ pub use event::{Rejection, RunEvent, ToolOutcome};
 pub use state::{Approval, ApprovalError, Retries, RunState};
 pub use stop::Stopped;
 pub use stream::RunEvents;
+/// The token that stops a run gracefully ([`AgentRun::with_cancellation`]), re-exported
+/// from `tokio-util`.
+pub use tokio_util::sync::CancellationToken;
 
 use event::EventSink;
 use stop::StopSignals;
@@ -263,7 +265,7 @@ pub enum Step<O> {
 /// });
 /// let agent = Agent::<(), String>::builder(model).build()?;
 /// # tokio::runtime::Runtime::new()?.block_on(async {
-/// let token = tokio_util::sync::CancellationToken::new();
+/// let token = golem::run::CancellationToken::new();
 /// let run = agent.start("Hi", ()).with_cancellation(token.clone());
 /// token.cancel(); // e.g. from another task, or when the user presses Stop
 /// let error = run.finish().await.unwrap_err();
