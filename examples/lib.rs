@@ -85,6 +85,7 @@ impl Transcript {
                                     &format!("{who}, retry {count} of {budget}: {}", p.content),
                                 );
                             }
+                            other => line(&mut out, "request", &format!("{other:?}")),
                         }
                     }
                 }
@@ -97,6 +98,7 @@ impl Transcript {
                                 "model",
                                 &format!("calls {}({})", call.tool_name, call.args),
                             ),
+                            other => line(&mut out, "model", &format!("{other:?}")),
                         }
                     }
                 }

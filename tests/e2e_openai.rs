@@ -137,6 +137,7 @@ async fn a_macro_tool_corrects_itself_over_the_openai_path() {
                         p.tool_call_id.as_deref().unwrap_or("-"),
                         p.content
                     ),
+                    other => format!("{other:?}"),
                 })
                 .collect(),
             Message::Response(ModelResponse { parts, .. }) => parts
@@ -146,6 +147,7 @@ async fn a_macro_tool_corrects_itself_over_the_openai_path() {
                     ResponsePart::ToolCall(c) => {
                         format!("call {} {}: {}", c.tool_name, c.tool_call_id, c.args)
                     }
+                    other => format!("{other:?}"),
                 })
                 .collect(),
         })

@@ -75,6 +75,7 @@ impl ModelRequest {
 /// One part of a [`ModelRequest`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "part_kind", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RequestPart {
     /// The agent's instructions (the system prompt).
     SystemPrompt(SystemPromptPart),
@@ -288,6 +289,7 @@ impl ModelResponse {
 /// Why the model stopped producing output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum FinishReason {
     /// A natural end.
     Stop,
@@ -304,6 +306,7 @@ pub enum FinishReason {
 /// One part of a [`ModelResponse`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "part_kind", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ResponsePart {
     /// Text for the user.
     Text(TextPart),
