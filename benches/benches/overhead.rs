@@ -1,9 +1,12 @@
 //! (1) Pure framework overhead: the three-turn self-correction scenario with `FunctionModel`,
-//! so no I/O at all. Target: ≤ 10 µs per model turn.
+//! so no I/O at all. Target: ≤ 10 µs per model turn; ≤ 2 µs per turn for the run driven
+//! step by step, and as a stream of events.
 
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
+use futures_util::StreamExt;
+use golem::Step;
 use golem_benches::alloc::{self, Counting};
 use golem_benches::scenario::{self, PROMPT, TURNS, Table};
 use golem_benches::sys::CpuTime;
@@ -23,10 +26,33 @@ fn main() {
             .block_on(agent.run(PROMPT, Table { face: 3 }))
             .expect("the scenario succeeds")
     };
+    let stepped = || {
+        runtime.block_on(async {
+            let mut run = agent.start(PROMPT, Table { face: 3 });
+            loop {
+                if let Step::Finished(result) = run.step().await.expect("the scenario succeeds") {
+                    return result;
+                }
+            }
+        })
+    };
+    let streamed = || {
+        runtime.block_on(async {
+            let mut events = agent.run_stream(PROMPT, Table { face: 3 });
+            let mut count = 0_u32;
+            while let Some(event) = events.next().await {
+                event.expect("the scenario succeeds");
+                count += 1;
+            }
+            count
+        })
+    };
     assert!(
         scenario::is_expected(&run()),
         "the scenario ends as scripted"
     );
+    assert!(scenario::is_expected(&stepped()));
+    assert!(streamed() > 0);
 
     let mut criterion = Criterion::default()
         .warm_up_time(Duration::from_secs(1))
@@ -36,43 +62,52 @@ fn main() {
     // Elements are model turns: criterion's throughput line reads as turns per second.
     group.throughput(Throughput::Elements(TURNS));
     group.bench_function("function_model/run", |b| b.iter(run));
+    group.bench_function("function_model/step", |b| b.iter(stepped));
+    group.bench_function("function_model/events", |b| b.iter(streamed));
     group.finish();
     criterion.final_summary();
 
     if golem_benches::is_bench_run() {
-        const RUNS: u32 = 50_000;
-        for _ in 0..1_000 {
-            run();
-        }
-        let cpu = CpuTime::thread();
-        let start = Instant::now();
-        for _ in 0..RUNS {
-            run();
-        }
-        let wall = start.elapsed() / RUNS;
-        let cpu = (CpuTime::thread() - cpu).total() / RUNS;
-        println!("\noverhead summary ({RUNS} runs, FunctionModel, current-thread runtime)");
-        println!(
-            "  per run:  {:>8.2} µs wall  {:>8.2} µs cpu",
-            micros(wall),
-            micros(cpu)
-        );
-        println!(
-            "  per turn: {:>8.2} µs wall  {:>8.2} µs cpu   (target ≤ 10 µs)",
-            micros(wall) / TURNS as f64,
-            micros(cpu) / TURNS as f64
-        );
-        alloc::start();
-        for _ in 0..1_000 {
-            run();
-        }
-        let counts = alloc::stop();
-        println!(
-            "  allocations per run: {:.0} ({:.1} KB)",
-            counts.allocations as f64 / 1_000.0,
-            counts.allocated as f64 / 1_000.0 / 1024.0
-        );
+        summary("run()", &run);
+        summary("step()", &|| drop(stepped()));
+        summary("events()", &|| drop(streamed()));
     }
+}
+
+/// Times 50,000 runs of `drive` and counts the allocations of 1,000.
+fn summary<R>(how: &str, drive: &dyn Fn() -> R) {
+    const RUNS: u32 = 50_000;
+    for _ in 0..1_000 {
+        drive();
+    }
+    let cpu = CpuTime::thread();
+    let start = Instant::now();
+    for _ in 0..RUNS {
+        drive();
+    }
+    let wall = start.elapsed() / RUNS;
+    let cpu = (CpuTime::thread() - cpu).total() / RUNS;
+    println!("\noverhead summary, {how} ({RUNS} runs, FunctionModel, current-thread runtime)");
+    println!(
+        "  per run:  {:>8.2} µs wall  {:>8.2} µs cpu",
+        micros(wall),
+        micros(cpu)
+    );
+    println!(
+        "  per turn: {:>8.2} µs wall  {:>8.2} µs cpu   (target ≤ 2 µs)",
+        micros(wall) / TURNS as f64,
+        micros(cpu) / TURNS as f64
+    );
+    alloc::start();
+    for _ in 0..1_000 {
+        drive();
+    }
+    let counts = alloc::stop();
+    println!(
+        "  allocations per run: {:.0} ({:.1} KB)",
+        counts.allocations as f64 / 1_000.0,
+        counts.allocated as f64 / 1_000.0 / 1024.0
+    );
 }
 
 fn micros(duration: Duration) -> f64 {

@@ -57,6 +57,10 @@ pub mod guide {
     #[doc = include_str!("../../docs/self-correction.md")]
     pub mod self_correction {}
 
+    /// Runs you drive, watch, save and stop: steps, events, saved state, stops, approvals.
+    #[doc = include_str!("../../docs/runs.md")]
+    pub mod runs {}
+
     /// Debugging tool errors, at compile time and at run time.
     #[doc = include_str!("../../docs/debugging-tool-errors.md")]
     pub mod debugging_tool_errors {}
