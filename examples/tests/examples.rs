@@ -15,6 +15,9 @@ mod deps_injection;
 #[path = "../anthropic/main.rs"]
 mod anthropic;
 
+#[path = "../human-in-the-loop/main.rs"]
+mod human_in_the_loop;
+
 fn rejections(output: &str) -> usize {
     output
         .lines()
@@ -83,4 +86,31 @@ async fn anthropic_runs_offline_with_its_scripted_model() {
     assert_eq!(rejections(&output), 1);
     assert!(output.contains("tool     │ capital → Oslo\n"));
     assert!(output.contains("model    │ The capital of Norway is Oslo.\n"));
+}
+
+#[tokio::test]
+async fn human_in_the_loop_denies_one_deletion_and_approves_the_next() {
+    let output = human_in_the_loop::run(human_in_the_loop::scripted_model())
+        .await
+        .unwrap();
+
+    assert_eq!(
+        output,
+        "\
+approval │ delete_file({\"path\": \"old-report.pdf\"}) → denied: reports are kept for a year
+approval │ delete_file({\"path\": \"build.log\"}) → approved
+system   │ You tidy up a shared drive. List the files, then delete temporary and old ones, one call at a time. Finish with a one-line summary.
+user     │ Tidy up the drive.
+model    │ calls list_files({})
+tool     │ list_files → old-report.pdf, build.log, notes.md
+model    │ calls delete_file({\"path\": \"old-report.pdf\"})
+tool     │ delete_file → This call was denied and did not run: reports are kept for a year
+model    │ calls delete_file({\"path\": \"build.log\"})
+tool     │ delete_file → deleted build.log
+model    │ Deleted build.log; kept old-report.pdf, which is still needed.
+usage    │ 4 requests, 740 input + 61 output tokens, 2 tool calls; rounds that ended in a rejection: 0 requests, 0 tokens
+answer: Deleted build.log; kept old-report.pdf, which is still needed.
+files left: old-report.pdf, notes.md
+"
+    );
 }
