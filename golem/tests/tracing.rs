@@ -148,30 +148,42 @@ fn runs_emit_gen_ai_spans_and_an_event_for_every_rejection() {
     assert_eq!(run["gen_ai.request.model"], "scripted");
     assert_eq!(run["gen_ai.usage.input_tokens"], "100");
     assert_eq!(run["gen_ai.usage.output_tokens"], "6");
+    assert_eq!(run["gen_ai.provider.name"], "function");
+    assert_eq!(run["otel.name"], "invoke_agent referee");
+    assert_eq!(run["otel.kind"], "internal");
+    // The rounds that ended in a rejection: the first (10 + 2) and the third (30 + 1).
+    assert_eq!(run["golem.usage.rejected.requests"], "2");
+    assert_eq!(run["golem.usage.rejected.input_tokens"], "40");
+    assert_eq!(run["golem.usage.rejected.output_tokens"], "3");
+    assert!(!run.contains_key("gen_ai.system"));
     let chat = &captured.spans[1].1;
     assert_eq!(chat["gen_ai.operation.name"], "chat");
-    assert_eq!(chat["gen_ai.system"], "function");
+    assert_eq!(chat["gen_ai.provider.name"], "function");
+    assert_eq!(chat["otel.kind"], "client");
     assert_eq!(chat["otel.name"], "chat scripted");
     assert_eq!(chat["gen_ai.usage.input_tokens"], "10");
     let tool = &captured.spans[2].1;
     assert_eq!(tool["gen_ai.operation.name"], "execute_tool");
     assert_eq!(tool["gen_ai.tool.name"], "roll");
     assert_eq!(tool["gen_ai.tool.call.id"], "c1");
+    assert_eq!(tool["gen_ai.tool.type"], "function");
+    assert_eq!(tool["otel.name"], "execute_tool roll");
 
     let rejections: Vec<_> = captured
         .events
         .iter()
-        .filter(|event| event.contains_key("stage"))
+        .filter(|event| event.contains_key("golem.retry.stage"))
         .collect();
     assert_eq!(rejections.len(), 2);
-    assert_eq!(rejections[0]["stage"], "tool");
+    assert_eq!(rejections[0]["golem.retry.stage"], "tool");
     assert_eq!(rejections[0]["gen_ai.tool.name"], "roll");
-    assert_eq!(rejections[0]["retry"], "1");
-    assert_eq!(rejections[0]["max_retries"], "1");
-    assert_eq!(rejections[0]["reason"], "n must be at least 1");
+    assert_eq!(rejections[0]["gen_ai.tool.call.id"], "c1");
+    assert_eq!(rejections[0]["golem.retry.attempt"], "1");
+    assert_eq!(rejections[0]["golem.retry.max"], "1");
+    assert_eq!(rejections[0]["golem.retry.reason"], "n must be at least 1");
     assert_eq!(rejections[0]["message"], "tool call rejected");
-    assert_eq!(rejections[1]["stage"], "decode");
-    assert_eq!(rejections[1]["retry"], "1");
-    assert_eq!(rejections[1]["reason"], "give a number");
+    assert_eq!(rejections[1]["golem.retry.stage"], "decode");
+    assert_eq!(rejections[1]["golem.retry.attempt"], "1");
+    assert_eq!(rejections[1]["golem.retry.reason"], "give a number");
     assert_eq!(rejections[1]["message"], "output rejected");
 }

@@ -119,12 +119,16 @@ where
         let span = tracing::info_span!(
             "invoke_agent",
             otel.name = field::Empty,
+            otel.kind = "internal",
             "gen_ai.operation.name" = "invoke_agent",
             "gen_ai.agent.name" = field::Empty,
-            "gen_ai.system" = inner.model.system(),
+            "gen_ai.provider.name" = inner.model.system(),
             "gen_ai.request.model" = inner.model.name(),
             "gen_ai.usage.input_tokens" = field::Empty,
             "gen_ai.usage.output_tokens" = field::Empty,
+            "golem.usage.rejected.requests" = field::Empty,
+            "golem.usage.rejected.input_tokens" = field::Empty,
+            "golem.usage.rejected.output_tokens" = field::Empty,
         );
         if let Some(name) = &inner.name {
             span.record("gen_ai.agent.name", name.as_str());
@@ -234,7 +238,7 @@ pub enum Step<O> {
     /// The last response has calls that wait for approval
     /// ([`RunState::awaiting_approval`]); approve or deny each, then step again.
     Paused,
-    /// The run ended with its output. The run's messages moved into the result.
+    /// The run ended with its output. The run's messages and usage moved into the result.
     Finished(RunResult<O>),
 }
 
@@ -450,10 +454,13 @@ where
     }
 
     fn record_usage(&mut self, usage: &crate::Usage) {
-        self.span
-            .record("gen_ai.usage.input_tokens", usage.input_tokens);
-        self.span
-            .record("gen_ai.usage.output_tokens", usage.output_tokens);
+        let span = &self.span;
+        span.record("gen_ai.usage.input_tokens", usage.input_tokens);
+        span.record("gen_ai.usage.output_tokens", usage.output_tokens);
+        let rejected = usage.rejected.total;
+        span.record("golem.usage.rejected.requests", rejected.requests);
+        span.record("golem.usage.rejected.input_tokens", rejected.input_tokens);
+        span.record("golem.usage.rejected.output_tokens", rejected.output_tokens);
     }
 
     /// The error for `failure`, with the run's state. Only an exhausted budget keeps the
@@ -596,7 +603,7 @@ where
                 Ok(Step::Finished(RunResult {
                     output,
                     messages: mem::take(&mut state.messages),
-                    usage: state.usage.clone(),
+                    usage: mem::take(&mut state.usage),
                 }))
             }
             Ok(None) => Ok(Step::Handled),
@@ -618,16 +625,19 @@ where
     O: Output,
 {
     async fn request(&self, messages: &[Message]) -> Result<ModelResponse, Failure> {
+        // One span for the whole request, transport retries included.
         let span = tracing::info_span!(
             "chat",
             otel.name = format!("chat {}", self.model.name()),
+            otel.kind = "client",
             "gen_ai.operation.name" = "chat",
-            "gen_ai.system" = self.model.system(),
+            "gen_ai.provider.name" = self.model.system(),
             "gen_ai.request.model" = self.model.name(),
             "gen_ai.response.model" = field::Empty,
             "gen_ai.response.id" = field::Empty,
             "gen_ai.usage.input_tokens" = field::Empty,
             "gen_ai.usage.output_tokens" = field::Empty,
+            "error.type" = field::Empty,
         );
         let result = self
             .model
@@ -647,10 +657,26 @@ where
                 Ok(response)
             }
             Err(error) => {
+                match error.status() {
+                    Some(status) => span.record("error.type", status),
+                    None => span.record("error.type", error_type(&error)),
+                };
                 span.in_scope(|| tracing::warn!(error = %error, "model request failed"));
                 Err(Failure::new(Stage::Model, error))
             }
         }
+    }
+}
+
+/// The `error.type` of a failed request without an HTTP status: low-cardinality names.
+fn error_type(error: &ModelError) -> &'static str {
+    match error {
+        ModelError::Transport { .. } if error.is_timeout() => "timeout",
+        ModelError::Transport { .. } => "transport",
+        ModelError::InvalidResponse { .. } => "invalid_response",
+        ModelError::Truncated => "truncated",
+        ModelError::ContentFilter => "content_filter",
+        _ => "_OTHER",
     }
 }
 

@@ -183,11 +183,11 @@ where
         let limit = self.output_retries;
         handled.culprits.output = true;
         tracing::warn!(
-            stage = "decode",
+            "golem.retry.stage" = "decode",
             "gen_ai.tool.name" = call.map(|call| call.tool_name.as_str()),
-            retry = rejections,
-            max_retries = limit,
-            reason = reason.as_str(),
+            "golem.retry.attempt" = rejections,
+            "golem.retry.max" = limit,
+            "golem.retry.reason" = reason.as_str(),
             "output rejected"
         );
         emit(scope.events, || {

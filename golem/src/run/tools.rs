@@ -7,7 +7,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use futures_util::FutureExt;
-use futures_util::stream::{FuturesUnordered, StreamExt};
+use futures_util::future::join_all;
 use serde_json::Value;
 use tracing::Instrument;
 
@@ -193,40 +193,36 @@ where
         }
         usage.tool_calls += known;
 
+        // Each call writes its outcome into its own slot as it finishes, so a stop keeps
+        // what finished before it.
         let mut outcomes: Vec<Option<CallOutcome>> = Vec::with_capacity(calls.len());
         let mut verdict = ToolsVerdict::default();
-        let stopped = {
-            let retries_now = &*retries;
-            let mut running = FuturesUnordered::new();
-            for (index, &call) in calls.iter().enumerate() {
-                if let Some(reason) = denial(call) {
-                    verdict.denied = true;
-                    let outcome = CallOutcome::Denied(reason);
-                    self.emit_finished(scope, call, &outcome);
-                    outcomes.push(Some(outcome));
-                    continue;
+        for &call in calls {
+            outcomes.push(denial(call).map(|reason| {
+                verdict.denied = true;
+                let outcome = CallOutcome::Denied(reason);
+                self.emit_finished(scope, call, &outcome);
+                outcome
+            }));
+        }
+        let retries_now = &*retries;
+        let running = join_all(calls.iter().zip(outcomes.iter_mut()).filter_map(
+            |(&call, slot)| {
+                if slot.is_some() {
+                    return None;
                 }
-                outcomes.push(None);
                 emit(scope.events, || RunEvent::ToolCallStarted {
                     turn: scope.turn,
                     call: call.clone(),
                 });
-                running.push(
-                    self.call_tool(call, scope.ctx, retries_now)
-                        .map(move |outcome| (index, outcome)),
-                );
-            }
-            loop {
-                match scope.stop.race(running.next()).await {
-                    Ok(Some((index, outcome))) => {
-                        self.emit_finished(scope, calls[index], &outcome);
-                        outcomes[index] = Some(outcome);
-                    }
-                    Ok(None) => break None,
-                    Err(stopped) => break Some(stopped),
-                }
-            }
-        };
+                Some(async move {
+                    let outcome = self.call_tool(call, scope.ctx, retries_now).await;
+                    self.emit_finished(scope, call, &outcome);
+                    *slot = Some(outcome);
+                })
+            },
+        ));
+        let stopped = scope.stop.race(running).await.err();
         if let Some(stopped) = stopped {
             // Keep what finished; nothing is booked for a round the caller stopped.
             handled.parts.extend(calls.iter().zip(&outcomes).map(
@@ -277,12 +273,12 @@ where
                 ToolKey::Unknown => handled.culprits.unknown_tools = true,
             }
             tracing::warn!(
-                stage = "tool",
+                "golem.retry.stage" = "tool",
                 "gen_ai.tool.name" = call.tool_name.as_str(),
                 "gen_ai.tool.call.id" = call.tool_call_id.as_str(),
-                retry = rejections,
-                max_retries = limit,
-                reason = reason.as_str(),
+                "golem.retry.attempt" = rejections,
+                "golem.retry.max" = limit,
+                "golem.retry.reason" = reason.as_str(),
                 "tool call rejected"
             );
             emit(scope.events, || {
@@ -371,7 +367,9 @@ where
         let span = tracing::info_span!(
             "execute_tool",
             otel.name = format!("execute_tool {}", call.tool_name),
+            otel.kind = "internal",
             "gen_ai.operation.name" = "execute_tool",
+            "gen_ai.tool.type" = "function",
             "gen_ai.tool.name" = call.tool_name.as_str(),
             "gen_ai.tool.call.id" = call.tool_call_id.as_str(),
         );
