@@ -89,7 +89,7 @@ pub(crate) fn parse_item(item: TokenStream) -> syn::Result<ItemFn> {
 
 impl Tool {
     pub(crate) fn from_syn(attr: syn::Result<ToolAttr>, mut func: ItemFn) -> Self {
-        let docs = docs::tool_docs(&docs::doc_lines(&func.attrs));
+        let docs = docs::tool_docs(&docs::doc_text(&func.attrs));
         let params = func
             .sig
             .inputs
