@@ -46,7 +46,7 @@ pub use error::{BoxError, Exhausted, RunError, Stage};
 pub use futures_util::future::BoxFuture;
 pub use model::ModelRetry;
 
-pub use golem_macros::{output, tool};
+pub use golem_macros::{args, output, tool};
 
 /// Guides: longer reads on how golem works.
 pub mod guide {

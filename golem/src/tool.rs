@@ -197,14 +197,14 @@ pub fn parse_args<T: DeserializeOwned>(tool_name: &str, args: &str) -> Result<T,
 /// A tool built from a closure.
 ///
 /// The closure gets a clone of the [`RunContext`] and the deserialized arguments; its
-/// `Args` type gives the parameter schema.
+/// `Args` type gives the parameter schema. Derive what `Args` needs with
+/// [`#[golem::args]`](crate::args), which goes through golem's own `serde` and `schemars`.
 ///
 /// ```
 /// use golem::tool::{FunctionTool, RetryLimit};
 /// use golem::{ModelRetry, RunContext};
 ///
-/// #[derive(serde::Deserialize, schemars::JsonSchema)]
-/// # #[schemars(crate = "golem::__private::schemars")]
+/// #[golem::args] // derives `Deserialize` and `JsonSchema`, no serde/schemars dependency
 /// struct Args {
 ///     /// The city to look up.
 ///     city: String,
