@@ -36,6 +36,7 @@ pub mod output;
 mod private;
 pub mod schema;
 pub mod tool;
+pub mod toolset;
 pub mod usage;
 
 pub use agent::{

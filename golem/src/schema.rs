@@ -10,7 +10,7 @@ use schemars::generate::SchemaSettings;
 
 /// The trait of types with a JSON schema (schemars 1.x), for bounds in your own code
 /// (`fn tool_for<A: JsonSchema>()`). Derive it with [`#[golem::args]`](crate::args) or
-/// [`#[golem::output]`](crate::output), which need no `schemars` dependency; with your own
+/// [`#[golem::output]`](macro@crate::output), which need no `schemars` dependency; with your own
 /// `schemars` 1.x dependency, `#[derive(schemars::JsonSchema)]` works too.
 pub use schemars::JsonSchema;
 use serde_json::{Map, Value};
