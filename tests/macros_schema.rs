@@ -154,6 +154,94 @@ enum Ending {
     Abandoned { reason: String },
 }
 
+/// Search the catalogue by keyword.
+///
+/// ```
+/// # async fn demo() {
+/// # // a hidden line starting with `#` is not a heading
+/// let hits = search_docs("rust".into(), None).await;
+/// # }
+/// ```
+///
+/// Results come back best first.
+///
+/// # Arguments
+/// * `query` - what to look for
+/// * `limit` - at most this many results
+///
+/// # Examples
+///
+/// ```no_run
+/// # let _ = 1;
+/// ```
+#[golem::tool]
+async fn search_docs(query: String, limit: Option<u32>) -> Vec<String> {
+    let _ = limit;
+    vec![query]
+}
+
+/// Sort the rows.
+///
+/// ## Arguments
+///
+/// - order: how to sort them:
+///   - `asc`: smallest first
+///   - `desc`: largest first
+/// - column: the column to sort by,
+///   counted from 0
+#[golem::tool]
+async fn sort_rows(order: String, column: u32) -> String {
+    format!("{order} {column}")
+}
+
+/**
+ * Look up a city's weather.
+ *
+ * # Arguments
+ * * `city` - the city's name
+ * * `days` - how many days ahead
+ */
+#[golem::tool]
+async fn weather(city: String, days: u8) -> String {
+    format!("{city} {days}")
+}
+
+/// Convert an amount between [`currencies`](https://www.iso.org/iso-4217-currency-codes.html).
+///
+/// **Arguments**
+///
+/// * amount — how much to convert
+/// * from — the ISO code converted from
+/// * `to` – the ISO code converted to
+///
+/// **Returns**
+///
+/// * `rate` - not a parameter: the returned rate
+#[golem::tool]
+async fn convert(amount: f64, from: String, to: String) -> String {
+    format!("{amount} {from} {to}")
+}
+
+#[test]
+fn doc_with_a_code_fence_and_hidden_lines() {
+    assert_snapshot("doc_code_fence", &tool_snapshot::<()>(&SearchDocs));
+}
+
+#[test]
+fn doc_with_nested_bullets_under_an_argument() {
+    assert_snapshot("doc_nested_bullets", &tool_snapshot::<()>(&SortRows));
+}
+
+#[test]
+fn doc_as_a_block_comment() {
+    assert_snapshot("doc_block_comment", &tool_snapshot::<()>(&Weather));
+}
+
+#[test]
+fn doc_with_a_bold_arguments_heading() {
+    assert_snapshot("doc_bold_heading", &tool_snapshot::<()>(&Convert));
+}
+
 #[test]
 fn tool_with_context_constraints_and_argument_docs() {
     assert_snapshot("tool_roll_dice", &tool_snapshot(&RollDice));

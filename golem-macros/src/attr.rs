@@ -35,19 +35,51 @@ impl<T> Key<T> {
         let key: K = input.parse()?;
         input.parse::<Token![=]>()?;
         let value: T = input.parse()?;
+        self.set(key.span(), value, errors);
+        Ok(())
+    }
+
+    /// Records `value` for a key already parsed as `key`, or a duplicate-key error.
+    fn set(&mut self, key: Span, value: T, errors: &mut Errors) {
         if self.value.is_some() {
             errors.at(
-                key.span(),
+                key,
                 format_args!("duplicate key `{}`: set it once", self.name),
             );
         } else {
-            self.value = Some((key.span(), value));
+            self.value = Some((key, value));
         }
-        Ok(())
     }
 
     pub(crate) fn get(&self) -> Option<&T> {
         self.value.as_ref().map(|(_, value)| value)
+    }
+}
+
+impl Key<syn::LitBool> {
+    /// Parses a flag, `<keyword>` alone (true) or `<keyword> = true|false`.
+    pub(crate) fn parse_flag<K>(
+        &mut self,
+        input: ParseStream<'_>,
+        errors: &mut Errors,
+    ) -> syn::Result<()>
+    where
+        K: Parse + Spanned,
+    {
+        let key: K = input.parse()?;
+        let value = if input.peek(Token![=]) {
+            input.parse::<Token![=]>()?;
+            input.parse()?
+        } else {
+            syn::LitBool::new(true, key.span())
+        };
+        self.set(key.span(), value, errors);
+        Ok(())
+    }
+
+    /// Whether the flag is set (and not `= false`).
+    pub(crate) fn is_set(&self) -> bool {
+        self.get().is_some_and(|value| value.value)
     }
 }
 

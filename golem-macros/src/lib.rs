@@ -1,4 +1,5 @@
-//! Attribute macros for [golem](https://docs.rs/golem): `#[golem::tool]` and `#[golem::output]`.
+//! Attribute macros for [golem](https://docs.rs/golem): `#[golem::tool]`, `#[golem::output]`
+//! and `#[golem::args]`.
 //!
 //! Use them through the `golem` crate, which re-exports them; their documentation lives
 //! there. Each entry point parses, validates and expands; on error it emits the compile
@@ -22,4 +23,10 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn output(args: TokenStream, item: TokenStream) -> TokenStream {
     output::expand(args.into(), item.into()).into()
+}
+
+#[doc = include_str!("../docs/args.md")]
+#[proc_macro_attribute]
+pub fn args(args: TokenStream, item: TokenStream) -> TokenStream {
+    output::expand_args(args.into(), item.into()).into()
 }

@@ -219,6 +219,45 @@ where
         self
     }
 
+    /// Adds every tool of `tools`: tools chosen at run time, as `Box<dyn Tool<Deps>>` or
+    /// `Arc<dyn Tool<Deps>>`, or many of one type. Names are checked at
+    /// [`build`](Self::build), as for [`tool`](Self::tool).
+    ///
+    /// ```
+    /// use golem::model::function::FunctionModel;
+    /// use golem::model::{Message, ModelResponse};
+    /// use golem::tool::Tool;
+    /// use golem::Agent;
+    ///
+    /// /// Check that the service is up.
+    /// #[golem::tool]
+    /// async fn ping() -> &'static str {
+    ///     "pong"
+    /// }
+    ///
+    /// /// The time of day.
+    /// #[golem::tool]
+    /// async fn now() -> &'static str {
+    ///     "noon"
+    /// }
+    ///
+    /// let chosen: Vec<Box<dyn Tool<()>>> = vec![Box::new(Ping), Box::new(Now)];
+    /// let model = FunctionModel::new(|_: &[Message], _| ModelResponse::text("ok"));
+    /// let agent = Agent::<(), String>::builder(model).tools(chosen).build()?;
+    /// assert_eq!(agent.request_params().function_tools.len(), 2);
+    /// # Ok::<_, golem::BuildError>(())
+    /// ```
+    pub fn tools<I>(mut self, tools: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Tool<Deps>,
+    {
+        for tool in tools {
+            self.tools.push(Box::new(tool));
+        }
+        self
+    }
+
     /// The default retry budget of every tool: how many rejections of one tool a run
     /// tolerates. Off (0) by default; a tool's own [`Tool::max_retries`] overrides it. Calls
     /// to unknown tool names share one counter with this budget.

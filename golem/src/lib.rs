@@ -37,6 +37,7 @@ mod private;
 pub mod run;
 pub mod schema;
 pub mod tool;
+pub mod toolset;
 pub mod usage;
 
 pub use agent::{
@@ -49,7 +50,7 @@ pub use model::ModelRetry;
 pub use run::{AgentRun, RunEvent, RunEvents, RunState, Step};
 pub use usage::Usage;
 
-pub use golem_macros::{output, tool};
+pub use golem_macros::{args, output, tool};
 
 /// Guides: longer reads on how golem works.
 pub mod guide {

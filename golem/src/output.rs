@@ -70,8 +70,7 @@ impl StructuredOutput {
 /// use golem::output::{decode_json, Output, OutputKind, StructuredOutput};
 /// use golem::{BoxError, ModelRetry};
 ///
-/// #[derive(serde::Deserialize, schemars::JsonSchema)]
-/// # #[schemars(crate = "golem::__private::schemars")]
+/// #[golem::args] // `Deserialize` and `JsonSchema`, without `impl Output`
 /// struct Verdict {
 ///     winner: String,
 ///     score: u32,

@@ -9,9 +9,7 @@ pub use serde;
 pub use serde_json;
 
 use schemars::JsonSchema;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 
 use crate::error::BoxError;
 
@@ -29,46 +27,7 @@ impl<T: DeserializeOwned + JsonSchema> ToolArgument for T {}
 /// Fails to compile, at the parameter's type, unless `T` is a [`ToolArgument`].
 pub const fn assert_tool_argument<T: ToolArgument>() {}
 
-/// What a tool returning a `...Result<T, E>` gives back.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be returned from a golem tool",
-    label = "not a `Result<T, E>` with `T: Serialize` and an error type `E`",
-    note = "a tool returns `T`, `Result<T, ModelRetry>` or `Result<T, E>`, where `T: Serialize` and `E: Into<golem::BoxError>` (any `std::error::Error + Send + Sync + 'static`, or `anyhow::Error`)"
-)]
-pub trait IntoToolResult {
-    /// The value as JSON, or the tool's error.
-    ///
-    /// # Errors
-    /// The tool's error, or the value's serialization error.
-    fn into_tool_result(self) -> Result<Value, BoxError>;
-}
-
-impl<T: Serialize, E: Into<BoxError>> IntoToolResult for Result<T, E> {
-    fn into_tool_result(self) -> Result<Value, BoxError> {
-        let value = self.map_err(Into::into)?;
-        Ok(serde_json::to_value(value)?)
-    }
-}
-
-/// What an infallible tool (returning a plain `T`) gives back.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be returned from a golem tool",
-    label = "the tool's return value must implement `Serialize`",
-    note = "a tool returns `T`, `Result<T, ModelRetry>` or `Result<T, E>`, where `T: Serialize`; for your own types, derive `serde::Serialize`"
-)]
-pub trait ToolReturn {
-    /// The value as JSON.
-    ///
-    /// # Errors
-    /// The value's serialization error.
-    fn into_tool_result(self) -> Result<Value, BoxError>;
-}
-
-impl<T: Serialize> ToolReturn for T {
-    fn into_tool_result(self) -> Result<Value, BoxError> {
-        Ok(serde_json::to_value(self)?)
-    }
-}
+pub mod returns;
 
 /// A `validate = path` function of `#[golem::output]`: `fn(&T) -> Result<(), E>`.
 #[diagnostic::on_unimplemented(

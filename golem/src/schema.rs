@@ -6,18 +6,22 @@
 //! numbers lose schemars' `format` annotations, and an `Option<T>` field is an optional
 //! property. Build a schema once, not per call: golem does so when an agent is built.
 
-use schemars::{JsonSchema, generate::SchemaSettings};
+use schemars::generate::SchemaSettings;
+
+/// The trait of types with a JSON schema (schemars 1.x), for bounds in your own code
+/// (`fn tool_for<A: JsonSchema>()`). Derive it with [`#[golem::args]`](crate::args) or
+/// [`#[golem::output]`](macro@crate::output), which need no `schemars` dependency; with your own
+/// `schemars` 1.x dependency, `#[derive(schemars::JsonSchema)]` works too.
+pub use schemars::JsonSchema;
 use serde_json::{Map, Value};
 
 /// The provider-friendly JSON schema of `T`.
 ///
 /// ```
-/// use golem::__private::schemars::JsonSchema;
 /// use serde_json::json;
 ///
 /// /// Where to look.
-/// #[derive(JsonSchema)]
-/// #[schemars(crate = "golem::__private::schemars")]
+/// #[golem::args]
 /// struct Query {
 ///     /// The city.
 ///     city: String,

@@ -157,6 +157,75 @@ pub trait Tool<Deps>: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<Value, BoxError>>;
 }
 
+/// A boxed tool is a tool: lists of tools chosen at run time (`Vec<Box<dyn Tool<Deps>>>`)
+/// go to [`AgentBuilder::tools`](crate::AgentBuilder::tools) as they are.
+impl<Deps, T> Tool<Deps> for Box<T>
+where
+    T: Tool<Deps> + ?Sized,
+{
+    fn definition(&self) -> ToolDefinition {
+        (**self).definition()
+    }
+
+    fn max_retries(&self) -> Option<RetryLimit> {
+        (**self).max_retries()
+    }
+
+    fn requires_approval(&self) -> bool {
+        (**self).requires_approval()
+    }
+
+    fn call<'a>(
+        &'a self,
+        ctx: &'a RunContext<Deps>,
+        args: &'a str,
+    ) -> BoxFuture<'a, Result<Value, BoxError>> {
+        (**self).call(ctx, args)
+    }
+}
+
+/// A shared tool is a tool: one tool in several agents, or the `Arc<dyn Tool<Deps>>`s a
+/// [`Toolset`](crate::toolset::Toolset) lists.
+///
+/// ```
+/// use std::sync::Arc;
+/// use golem::tool::Tool;
+///
+/// /// Check that the service is up.
+/// #[golem::tool]
+/// async fn ping() -> &'static str {
+///     "pong"
+/// }
+///
+/// let shared: Arc<dyn Tool<()>> = Arc::new(Ping);
+/// let boxed: Vec<Box<dyn Tool<()>>> = vec![Box::new(Arc::clone(&shared))];
+/// assert_eq!(boxed[0].definition().name, "ping");
+/// ```
+impl<Deps, T> Tool<Deps> for std::sync::Arc<T>
+where
+    T: Tool<Deps> + ?Sized,
+{
+    fn definition(&self) -> ToolDefinition {
+        (**self).definition()
+    }
+
+    fn max_retries(&self) -> Option<RetryLimit> {
+        (**self).max_retries()
+    }
+
+    fn requires_approval(&self) -> bool {
+        (**self).requires_approval()
+    }
+
+    fn call<'a>(
+        &'a self,
+        ctx: &'a RunContext<Deps>,
+        args: &'a str,
+    ) -> BoxFuture<'a, Result<Value, BoxError>> {
+        (**self).call(ctx, args)
+    }
+}
+
 /// Deserializes a tool's raw JSON arguments, rejecting bad ones with a [`ModelRetry`] that
 /// names the tool and the path of the bad field.
 ///
@@ -197,14 +266,14 @@ pub fn parse_args<T: DeserializeOwned>(tool_name: &str, args: &str) -> Result<T,
 /// A tool built from a closure.
 ///
 /// The closure gets a clone of the [`RunContext`] and the deserialized arguments; its
-/// `Args` type gives the parameter schema.
+/// `Args` type gives the parameter schema. Derive what `Args` needs with
+/// [`#[golem::args]`](crate::args), which goes through golem's own `serde` and `schemars`.
 ///
 /// ```
 /// use golem::tool::{FunctionTool, RetryLimit};
 /// use golem::{ModelRetry, RunContext};
 ///
-/// #[derive(serde::Deserialize, schemars::JsonSchema)]
-/// # #[schemars(crate = "golem::__private::schemars")]
+/// #[golem::args] // derives `Deserialize` and `JsonSchema`, no serde/schemars dependency
 /// struct Args {
 ///     /// The city to look up.
 ///     city: String,

@@ -1,11 +1,11 @@
 //! The typed model of an output: the struct or enum and its derives.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Attribute, Generics, Ident, Item, Path, Token};
 
-use super::attr::OutputAttr;
+use super::attr::{Kind, OutputAttr};
 
 /// `#[golem::output]` and the type it is on.
 pub(crate) struct Output {
@@ -22,12 +22,16 @@ pub(crate) struct Output {
 }
 
 impl Output {
-    pub(crate) fn from_syn(attr: syn::Result<OutputAttr>, item: TokenStream) -> syn::Result<Self> {
+    pub(crate) fn from_syn(
+        attr: syn::Result<OutputAttr>,
+        item: TokenStream,
+        kind: Kind,
+    ) -> syn::Result<Self> {
         let item = syn::parse2::<Item>(item)?;
         let (ident, generics, attrs) = match &item {
             Item::Struct(item) => (&item.ident, &item.generics, &item.attrs),
             Item::Enum(item) => (&item.ident, &item.generics, &item.attrs),
-            other => return Err(unsupported(other)),
+            other => return Err(unsupported(other, kind)),
         };
         let derived = derived_traits(attrs);
         let derives = |name: &str| derived.iter().any(|path| path.is_ident(name));
@@ -43,19 +47,24 @@ impl Output {
     }
 }
 
-fn unsupported(item: &Item) -> syn::Error {
-    let (keyword, what): (Span, &str) = match item {
+fn unsupported(item: &Item, kind: Kind) -> syn::Error {
+    let attribute = kind.attribute();
+    let (keyword, what) = match item {
         Item::Union(item) => (
             item.union_token.span,
-            "`#[golem::output]` goes on a struct or an enum, not a union: a union cannot be decoded from JSON safely; use an enum",
+            format!(
+                "`{attribute}` goes on a struct or an enum, not a union: a union cannot be decoded from JSON safely; use an enum"
+            ),
         ),
         Item::Fn(item) => (
             item.sig.fn_token.span,
-            "`#[golem::output]` goes on a struct or an enum; to make a function a tool, use `#[golem::tool]`",
+            format!(
+                "`{attribute}` goes on a struct or an enum; to make a function a tool, use `#[golem::tool]`"
+            ),
         ),
         other => (
             other.span(),
-            "`#[golem::output]` goes on a struct or an enum",
+            format!("`{attribute}` goes on a struct or an enum"),
         ),
     };
     syn::Error::new(keyword, what)

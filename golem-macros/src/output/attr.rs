@@ -11,6 +11,24 @@ mod kw {
 }
 
 const KEYS: &[&str] = &["validate", "crate"];
+const ARGS_KEYS: &[&str] = &["crate"];
+
+/// Which attribute is being parsed: `#[golem::output]`, or `#[golem::args]` (which has
+/// no validator).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Output,
+    Args,
+}
+
+impl Kind {
+    pub(crate) fn attribute(self) -> &'static str {
+        match self {
+            Kind::Output => "#[golem::output]",
+            Kind::Args => "#[golem::args]",
+        }
+    }
+}
 
 /// `#[golem::output(validate = path::to::fn, crate = path)]`.
 pub(crate) struct OutputAttr {
@@ -34,16 +52,27 @@ impl Default for OutputAttr {
 
 impl Parse for OutputAttr {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        OutputAttr::parse_for(input, Kind::Output)
+    }
+}
+
+impl OutputAttr {
+    /// Parses the keys of `kind`'s attribute.
+    pub(crate) fn parse_for(input: ParseStream<'_>, kind: Kind) -> syn::Result<Self> {
         let mut attr = OutputAttr::default();
+        let keys = match kind {
+            Kind::Output => KEYS,
+            Kind::Args => ARGS_KEYS,
+        };
         parse_keys(input, |input| {
             let errors = &mut attr.errors;
             let lookahead = input.lookahead1();
-            if lookahead.peek(kw::validate) {
+            if kind == Kind::Output && lookahead.peek(kw::validate) {
                 attr.validate.parse::<kw::validate>(input, errors)
             } else if lookahead.peek(Token![crate]) {
                 attr.krate.parse::<Token![crate]>(input, errors)
             } else if input.peek(Ident) {
-                unknown_key(input, KEYS, errors)
+                unknown_key(input, keys, errors)
             } else {
                 Err(lookahead.error())
             }

@@ -11,29 +11,8 @@ use super::valid::Checked;
 /// written, and the `Output` impl inside `const _: () = { ... };`.
 pub(crate) fn output(output: &Output, checked: &Checked) -> TokenStream {
     let krate = checked.krate.tokens();
-    let (serde_crate, schemars_crate) = checked.krate.derive_crate_attrs();
-    // Serialize too, so the type can also be a tool's return value and results can be
-    // stored, without a serde dependency.
-    let serde_derives: Vec<_> = [
-        (output.derives_serialize, quote!(Serialize)),
-        (output.derives_deserialize, quote!(Deserialize)),
-    ]
-    .into_iter()
-    .filter(|(derived, _)| !derived)
-    .map(|(_, name)| quote!(#krate::__private::serde::#name))
-    .collect();
-    let serde = (!serde_derives.is_empty()).then(|| {
-        quote! {
-            #[derive(#(#serde_derives),*)]
-            #serde_crate
-        }
-    });
-    let json_schema = (!output.derives_json_schema).then(|| {
-        quote! {
-            #[derive(#krate::__private::schemars::JsonSchema)]
-            #schemars_crate
-        }
-    });
+    let derives = derives(output, checked, true);
+
     let item = &output.item;
     let ident = &output.ident;
     let (impl_generics, ty_generics, where_clause) = output.generics.split_for_impl();
@@ -61,8 +40,7 @@ pub(crate) fn output(output: &Output, checked: &Checked) -> TokenStream {
     });
 
     quote! {
-        #serde
-        #json_schema
+        #derives
         #item
 
         const _: () = {
@@ -83,6 +61,41 @@ pub(crate) fn output(output: &Output, checked: &Checked) -> TokenStream {
             }
         };
     }
+}
+
+/// The derives of `Deserialize` and `JsonSchema` through golem's private paths (and of
+/// `Serialize` with `serialize`), each left out when the item derives it itself.
+fn derives(output: &Output, checked: &Checked, serialize: bool) -> TokenStream {
+    let krate = checked.krate.tokens();
+    let (serde_crate, schemars_crate) = checked.krate.derive_crate_attrs();
+    let serde_derives: Vec<_> = [
+        (!serialize || output.derives_serialize, quote!(Serialize)),
+        (output.derives_deserialize, quote!(Deserialize)),
+    ]
+    .into_iter()
+    .filter(|(derived, _)| !derived)
+    .map(|(_, name)| quote!(#krate::__private::serde::#name))
+    .collect();
+    let serde = (!serde_derives.is_empty()).then(|| {
+        quote! {
+            #[derive(#(#serde_derives),*)]
+            #serde_crate
+        }
+    });
+    let json_schema = (!output.derives_json_schema).then(|| {
+        quote! {
+            #[derive(#krate::__private::schemars::JsonSchema)]
+            #schemars_crate
+        }
+    });
+    quote!(#serde #json_schema)
+}
+
+/// `#[golem::args]`: the derives and the item, nothing else.
+pub(crate) fn args(output: &Output, checked: &Checked) -> TokenStream {
+    let derives = derives(output, checked, false);
+    let item = &output.item;
+    quote!(#derives #item)
 }
 
 /// The item as written and the errors.

@@ -10,7 +10,20 @@ use proc_macro2::TokenStream;
 
 /// Expands `#[golem::output(args)] item`; errors come out beside the user's item.
 pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
-    let output = match ast::Output::from_syn(syn::parse2(args), item.clone()) {
+    expand_kind(args, item, attr::Kind::Output)
+}
+
+/// Expands `#[golem::args(args)] item`: the derives of an output, without `impl Output`.
+pub(crate) fn expand_args(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand_kind(args, item, attr::Kind::Args)
+}
+
+fn expand_kind(args: TokenStream, item: TokenStream, kind: attr::Kind) -> TokenStream {
+    let attr = syn::parse::Parser::parse2(
+        |input: syn::parse::ParseStream<'_>| attr::OutputAttr::parse_for(input, kind),
+        args,
+    );
+    let output = match ast::Output::from_syn(attr, item.clone(), kind) {
         Ok(output) => output,
         Err(error) => {
             let error = error.into_compile_error();
@@ -19,6 +32,7 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     };
     let (checked, errors) = valid::check(&output);
     match errors.finish() {
+        Ok(()) if kind == attr::Kind::Args => expand::args(&output, &checked),
         Ok(()) => expand::output(&output, &checked),
         Err(error) => expand::fallback(&output, error),
     }

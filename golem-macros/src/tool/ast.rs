@@ -2,9 +2,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use syn::spanned::Spanned;
-use syn::{
-    Attribute, FnArg, GenericArgument, Ident, Item, ItemFn, Pat, PathArguments, ReturnType, Type,
-};
+use syn::{Attribute, FnArg, GenericArgument, Ident, Item, ItemFn, Pat, PathArguments, Type};
 
 use super::attr::ToolAttr;
 use crate::docs::{self, ToolDocs};
@@ -18,7 +16,6 @@ pub(crate) struct Tool {
     pub(crate) func: ItemFn,
     pub(crate) params: Vec<Param>,
     pub(crate) docs: ToolDocs,
-    pub(crate) returns: Returns,
 }
 
 pub(crate) enum Param {
@@ -48,21 +45,17 @@ pub(crate) struct Arg {
     pub(crate) pat: Box<Pat>,
     /// The parameter's name, when its pattern is a plain name.
     pub(crate) ident: Option<Ident>,
+    /// The parameter's type as written.
     pub(crate) ty: Box<Type>,
+    /// The type read from the JSON arguments: `ty`, or for a shared borrow the owned type
+    /// it borrows from (`&str` → `String`, `&[T]` → `Vec<T>`, `&T` → `T`).
+    pub(crate) owned_ty: Box<Type>,
+    /// Whether the function takes a borrow of `owned_ty`.
+    pub(crate) by_ref: bool,
     /// `///`, `#[serde(...)]` and `#[schemars(...)]`, for the field.
     pub(crate) field_attrs: Vec<Attribute>,
     /// Whether `field_attrs` holds a doc comment (which wins over `# Arguments`).
     pub(crate) has_doc: bool,
-}
-
-/// What the function returns, by the return type's shape.
-pub(crate) enum Returns {
-    /// No return type: `()`.
-    Unit,
-    /// A type whose name ends in `Result` (`Result<T, E>`, `anyhow::Result<T>`, ...).
-    Result(Box<Type>),
-    /// Any other type: the tool cannot fail.
-    Plain(Box<Type>),
 }
 
 /// The item under `#[golem::tool]`, which must be a function.
@@ -89,7 +82,7 @@ pub(crate) fn parse_item(item: TokenStream) -> syn::Result<ItemFn> {
 
 impl Tool {
     pub(crate) fn from_syn(attr: syn::Result<ToolAttr>, mut func: ItemFn) -> Self {
-        let docs = docs::tool_docs(&docs::doc_lines(&func.attrs));
+        let docs = docs::tool_docs(&docs::doc_text(&func.attrs));
         let params = func
             .sig
             .inputs
@@ -114,10 +107,13 @@ impl Tool {
                             }
                             _ => None,
                         };
+                        let (owned_ty, by_ref) = owned_type(&typed.ty);
                         Param::Arg(Arg {
                             pat: typed.pat.clone(),
                             ident,
                             ty: typed.ty.clone(),
+                            owned_ty,
+                            by_ref,
                             has_doc: field_attrs.iter().any(|attr| attr.path().is_ident("doc")),
                             field_attrs,
                         })
@@ -125,27 +121,11 @@ impl Tool {
                 },
             })
             .collect();
-        let returns = match &func.sig.output {
-            ReturnType::Default => Returns::Unit,
-            ReturnType::Type(_, ty) => match &**ty {
-                Type::Tuple(tuple) if tuple.elems.is_empty() => Returns::Unit,
-                Type::Path(path)
-                    if path.qself.is_none()
-                        && path.path.segments.last().is_some_and(|segment| {
-                            segment.ident.to_string().ends_with("Result")
-                        }) =>
-                {
-                    Returns::Result(ty.clone())
-                }
-                _ => Returns::Plain(ty.clone()),
-            },
-        };
         Tool {
             attr,
             func,
             params,
             docs,
-            returns,
         }
     }
 
@@ -161,6 +141,30 @@ impl Tool {
             .iter()
             .any(|param| matches!(param, Param::Receiver(_)))
     }
+}
+
+/// What a parameter of type `ty` is read as: a shared borrow (`&str`, `&'a [T]`, `&T`)
+/// is read into the type it borrows from and passed by reference, which is sound since the
+/// arguments live until the function's future is done. Anything else is read as it is.
+fn owned_type(ty: &Type) -> (Box<Type>, bool) {
+    let Type::Reference(reference) = ty else {
+        return (Box::new(ty.clone()), false);
+    };
+    if reference.mutability.is_some() {
+        return (Box::new(ty.clone()), false);
+    }
+    let owned = match &*reference.elem {
+        Type::Path(path) if path.qself.is_none() && path.path.is_ident("str") => {
+            syn::parse_quote!(::std::string::String)
+        }
+        Type::Slice(slice) => {
+            let elem = &slice.elem;
+            syn::parse_quote!(::std::vec::Vec<#elem>)
+        }
+        Type::Path(_) | Type::Array(_) | Type::Tuple(_) => (*reference.elem).clone(),
+        _ => return (Box::new(ty.clone()), false),
+    };
+    (Box::new(owned), true)
 }
 
 /// Attributes golem moves from a parameter to its schema field.

@@ -1,7 +1,7 @@
 //! The arguments of `#[golem::tool(...)]`, typed and with their spans.
 
 use syn::parse::{Parse, ParseStream};
-use syn::{Expr, Ident, LitStr, Path, Token};
+use syn::{Expr, Ident, LitBool, LitStr, Path, Token};
 
 use crate::attr::{Key, parse_keys, unknown_key};
 use crate::ctxt::Errors;
@@ -11,12 +11,20 @@ mod kw {
     syn::custom_keyword!(description);
     syn::custom_keyword!(max_retries);
     syn::custom_keyword!(struct_name);
+    syn::custom_keyword!(requires_approval);
 }
 
-const KEYS: &[&str] = &["name", "description", "max_retries", "struct_name", "crate"];
+const KEYS: &[&str] = &[
+    "name",
+    "description",
+    "max_retries",
+    "requires_approval",
+    "struct_name",
+    "crate",
+];
 
-/// `#[golem::tool(name = "...", description = "...", max_retries = N, struct_name = Ident,
-/// crate = path)]`.
+/// `#[golem::tool(name = "...", description = "...", max_retries = N, requires_approval,
+/// struct_name = Ident, crate = path)]`.
 pub(crate) struct ToolAttr {
     /// The tool name shown to the model; the function's name by default.
     pub(crate) name: Key<LitStr>,
@@ -24,6 +32,9 @@ pub(crate) struct ToolAttr {
     pub(crate) description: Key<LitStr>,
     /// The tool's retry budget; an expression so that `-1` can be reported as negative.
     pub(crate) max_retries: Key<Expr>,
+    /// Whether each call waits for the caller's approval (`requires_approval`, or
+    /// `requires_approval = true|false`).
+    pub(crate) requires_approval: Key<LitBool>,
     /// The generated struct's name; the function's name in PascalCase by default.
     pub(crate) struct_name: Key<Ident>,
     /// The path of the `golem` crate, for a renamed dependency.
@@ -38,6 +49,7 @@ impl Default for ToolAttr {
             name: Key::new("name"),
             description: Key::new("description"),
             max_retries: Key::new("max_retries"),
+            requires_approval: Key::new("requires_approval"),
             struct_name: Key::new("struct_name"),
             krate: Key::new("crate"),
             errors: Errors::default(),
@@ -57,6 +69,9 @@ impl Parse for ToolAttr {
                 attr.description.parse::<kw::description>(input, errors)
             } else if lookahead.peek(kw::max_retries) {
                 attr.max_retries.parse::<kw::max_retries>(input, errors)
+            } else if lookahead.peek(kw::requires_approval) {
+                attr.requires_approval
+                    .parse_flag::<kw::requires_approval>(input, errors)
             } else if lookahead.peek(kw::struct_name) {
                 attr.struct_name.parse::<kw::struct_name>(input, errors)
             } else if lookahead.peek(Token![crate]) {

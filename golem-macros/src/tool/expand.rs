@@ -4,7 +4,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::ast::{Returns, Tool};
+use super::ast::Tool;
 use super::valid::Checked;
 
 /// The function as written, its unit struct, and inside `const _: () = { ... };` the
@@ -29,7 +29,7 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
     let mut fields = Vec::new();
     for (arg, doc) in tool.args().zip(&checked.arg_docs) {
         let ident = &arg.ident;
-        let ty = &arg.ty;
+        let ty = &arg.owned_ty;
         let attrs = &arg.field_attrs;
         let doc = doc
             .as_ref()
@@ -64,30 +64,45 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
     };
     // At each parameter's type, so rustc points there when it is not an argument type.
     let assertions = tool.args().map(|arg| {
-        let ty = &arg.ty;
-        quote_spanned! {ty.span()=>
+        let ty = &arg.owned_ty;
+        quote_spanned! {arg.ty.span()=>
             #krate::__private::assert_tool_argument::<#ty>();
         }
     });
+    // A borrowed parameter (`&str`) borrows from the arguments the future owns.
     let arg_values = tool.args().map(|arg| {
         let ident = &arg.ident;
-        quote!(__golem_args.#ident)
+        let by_ref = arg.by_ref.then(|| quote!(&));
+        quote!(#by_ref __golem_args.#ident)
     });
     let ctx_arg = match checked.deps {
         Some(_) => quote!(__golem_ctx,),
         None => quote!(),
     };
     let ignore_ctx = checked.deps.is_none().then(|| quote!(let _ = __golem_ctx;));
-    let into_result = match &tool.returns {
-        Returns::Result(ty) => quote_spanned! {ty.span()=>
-            #krate::__private::IntoToolResult::into_tool_result(__golem_output)
-        },
-        Returns::Plain(ty) => quote_spanned! {ty.span()=>
-            #krate::__private::ToolReturn::into_tool_result(__golem_output)
-        },
-        Returns::Unit => quote! {
-            #krate::__private::ToolReturn::into_tool_result(__golem_output)
-        },
+    // The return value is converted by its type, not its name (autoref dispatch in
+    // `__private::returns`): any `Result<T, E>`, whatever it is called, is fallible, any
+    // other `T: Serialize` is a plain value. Spanned at the return type, so a type that is
+    // neither is reported there.
+    let return_span = match &func.sig.output {
+        syn::ReturnType::Type(_, ty) => ty.span(),
+        syn::ReturnType::Default => fn_ident.span(),
+    };
+    let into_result = quote_spanned! {return_span=>
+        (&__golem_output).__golem_return_tag().into_tool_result(__golem_output)
+    };
+    // Spanned at the function's name: a future that is not `Send` is reported there, with
+    // rustc's note on the value held across an `.await`.
+    let krate_at_fn = respan(krate.clone(), fn_ident.span());
+    let future = quote_spanned! {fn_ident.span()=>
+        #krate_at_fn::__private::returns::tool_future(
+            async move { #fn_ident(#ctx_arg #(#arg_values),*).await },
+            |__golem_output| {
+                #[allow(unused_imports)]
+                use #krate::__private::returns::{ReturnsResult as _, ReturnsValue as _};
+                #into_result
+            },
+        )
     };
     let (impl_generics, deps) = match &checked.deps {
         Some(deps) => (quote!(), quote!(#deps)),
@@ -96,6 +111,13 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
             quote!(__GolemDeps),
         ),
     };
+    let requires_approval = checked.requires_approval.then(|| {
+        quote! {
+            fn requires_approval(&self) -> bool {
+                true
+            }
+        }
+    });
     let max_retries = checked.max_retries.map(|limit| {
         quote! {
             fn max_retries(&self) -> ::core::option::Option<#krate::tool::RetryLimit> {
@@ -129,6 +151,8 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
 
                 #max_retries
 
+                #requires_approval
+
                 fn call<'__golem>(
                     &'__golem self,
                     __golem_ctx: &'__golem #krate::RunContext<#deps>,
@@ -138,11 +162,13 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
                     ::core::result::Result<#krate::__private::serde_json::Value, #krate::BoxError>,
                 > {
                     #ignore_ctx
-                    ::std::boxed::Box::pin(async move {
-                        let __golem_args: __GolemArgsOf = #krate::tool::parse_args(#name, __golem_raw)?;
-                        let __golem_output = #fn_ident(#ctx_arg #(#arg_values),*).await;
-                        #into_result
-                    })
+                    let __golem_args: __GolemArgsOf = match #krate::tool::parse_args(#name, __golem_raw) {
+                        ::core::result::Result::Ok(args) => args,
+                        ::core::result::Result::Err(retry) => {
+                            return #krate::__private::returns::rejected(retry);
+                        }
+                    };
+                    #future
                 }
             }
         };
@@ -200,4 +226,24 @@ fn unit_struct(tool: &Tool, checked: &Checked) -> TokenStream {
         #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::default::Default)]
         #vis struct #struct_name;
     }
+}
+
+/// `tokens` with every span set to `span`, so that rustc points an error about the
+/// expression they start at `span` (a span joined from the call site and the user's
+/// tokens would point at the attribute).
+fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            if let proc_macro2::TokenTree::Group(group) = &token {
+                let mut inner =
+                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                inner.set_span(span);
+                token = proc_macro2::TokenTree::Group(inner);
+            } else {
+                token.set_span(span);
+            }
+            token
+        })
+        .collect()
 }

@@ -3,7 +3,7 @@
 use syn::ext::IdentExt;
 use syn::{Expr, ExprLit, ExprUnary, Ident, Lit, Pat, Type, UnOp};
 
-use super::ast::{ContextShape, Param, Tool};
+use super::ast::{Arg, ContextShape, Param, Tool};
 use crate::attr::CratePath;
 use crate::ctxt::Errors;
 
@@ -13,6 +13,7 @@ pub(crate) struct Checked {
     pub(crate) name: String,
     pub(crate) description: String,
     pub(crate) max_retries: Option<u32>,
+    pub(crate) requires_approval: bool,
     pub(crate) struct_name: Ident,
     /// `D` of a `&RunContext<D>` parameter; `None`: the tool works for any `Deps`.
     pub(crate) deps: Option<Type>,
@@ -52,10 +53,17 @@ pub(crate) fn check(tool: &Tool) -> (Checked, Errors) {
             "a golem tool cannot be an `unsafe fn`: the model decides when it runs",
         );
     }
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+    // Lifetime parameters are fine: borrowed parameters are read into owned values and
+    // passed by reference. Type and const parameters are not.
+    let generic = sig
+        .generics
+        .params
+        .iter()
+        .any(|param| !matches!(param, syn::GenericParam::Lifetime(_)));
+    if generic || sig.generics.where_clause.is_some() {
         errors.spanned(
             &sig.generics,
-            "a golem tool cannot be generic: the model calls one concrete function; write a tool per type",
+            "a golem tool cannot be generic: the model calls one concrete function with JSON arguments, so each parameter needs one concrete type; write a tool per type",
         );
     }
 
@@ -85,21 +93,7 @@ pub(crate) fn check(tool: &Tool) -> (Checked, Errors) {
                 &arg.pat,
                 "golem tool parameters must be plain names, which become the JSON argument names; take the value whole and destructure it in the function body",
             ),
-            Param::Arg(arg) => {
-                if let Type::Reference(reference) = &*arg.ty {
-                    let owned = match &*reference.elem {
-                        Type::Path(path) if path.path.is_ident("str") => "`String`",
-                        Type::Slice(_) => "`Vec<T>`",
-                        _ => "the owned type",
-                    };
-                    errors.spanned(
-                        &arg.ty,
-                        format_args!(
-                            "golem tool parameters are read from the model's JSON arguments, so they cannot borrow: take {owned} instead"
-                        ),
-                    );
-                }
-            }
+            Param::Arg(arg) => check_arg_type(arg, &mut errors),
         }
     }
 
@@ -187,12 +181,136 @@ pub(crate) fn check(tool: &Tool) -> (Checked, Errors) {
         name,
         description,
         max_retries,
+        requires_approval: attr.requires_approval.is_set(),
         struct_name,
         deps,
         krate: CratePath::new(&attr.krate),
         arg_docs,
     };
     (checked, errors)
+}
+
+/// A parameter's type must be one concrete type that owns its data (apart from the one
+/// shared borrow golem reads into an owned value): one error per parameter, at the first
+/// offending part of its type.
+fn check_arg_type(arg: &Arg, errors: &mut Errors) {
+    if let Type::Reference(reference) = &*arg.ty
+        && reference.mutability.is_some()
+    {
+        let elem = &reference.elem;
+        errors.spanned(
+            &arg.ty,
+            format_args!(
+                "a golem tool parameter cannot be `&mut`: the arguments are the model's JSON, read fresh for each call; take `{elem}` by value (`mut name: {elem}` if the body changes it)",
+                elem = type_text(elem),
+            ),
+        );
+        return;
+    }
+    if let Type::Reference(reference) = &*arg.ty
+        && reference
+            .lifetime
+            .as_ref()
+            .is_some_and(|lifetime| lifetime.ident == "static")
+    {
+        errors.spanned(
+            &arg.ty,
+            "a golem tool parameter cannot borrow for `'static`: golem reads the model's JSON into a value that lives for the call; write `&str` (or the owned type)",
+        );
+        return;
+    }
+    match type_problem(&arg.owned_ty) {
+        Some(TypeProblem::ImplTrait(ty)) => errors.spanned(
+            ty,
+            "a golem tool parameter cannot be `impl Trait`: the model's JSON arguments are read into one concrete type, so name it (`String`, `Vec<i64>`, your own `#[golem::args]` struct, ...)",
+        ),
+        Some(TypeProblem::Borrow(tokens)) => {
+            let owned = match tokens {
+                BorrowAt::Reference(reference) => match &*reference.elem {
+                    Type::Path(path) if path.path.is_ident("str") => "`String`".to_owned(),
+                    Type::Slice(_) => "`Vec<T>`".to_owned(),
+                    elem => format!("`{}`", type_text(elem)),
+                },
+                BorrowAt::Lifetime(_) => "an owned type (`String` for `Cow<'_, str>`)".to_owned(),
+            };
+            let span = match tokens {
+                BorrowAt::Reference(reference) => syn::spanned::Spanned::span(reference),
+                BorrowAt::Lifetime(lifetime) => syn::spanned::Spanned::span(lifetime),
+            };
+            errors.at(
+                span,
+                format_args!(
+                    "a golem tool parameter can borrow only at its top (`&str`, `&[T]`, `&T`, read into an owned value golem keeps for the call); inside a type the model's JSON has nothing to borrow from: take {owned} instead"
+                ),
+            );
+        }
+        None => {}
+    }
+}
+
+/// A type as the user would write it (`Vec<i64>`, not `Vec < i64 >`).
+fn type_text(ty: &Type) -> String {
+    let text = quote::quote!(#ty).to_string();
+    [
+        (" < ", "<"),
+        ("< ", "<"),
+        (" >", ">"),
+        (" :: ", "::"),
+        (":: ", "::"),
+        (" ,", ","),
+        ("& ", "&"),
+    ]
+    .iter()
+    .fold(text, |text, (from, to)| text.replace(from, to))
+}
+
+enum TypeProblem<'a> {
+    ImplTrait(&'a Type),
+    Borrow(BorrowAt<'a>),
+}
+
+enum BorrowAt<'a> {
+    Reference(&'a syn::TypeReference),
+    Lifetime(&'a syn::Lifetime),
+}
+
+/// The first part of `ty` that is `impl Trait` or a borrow (`'static` is fine).
+fn type_problem(ty: &Type) -> Option<TypeProblem<'_>> {
+    match ty {
+        Type::ImplTrait(_) => Some(TypeProblem::ImplTrait(ty)),
+        Type::Reference(reference) => Some(TypeProblem::Borrow(BorrowAt::Reference(reference))),
+        Type::Paren(inner) => type_problem(&inner.elem),
+        Type::Group(inner) => type_problem(&inner.elem),
+        Type::Slice(slice) => type_problem(&slice.elem),
+        Type::Array(array) => type_problem(&array.elem),
+        Type::Tuple(tuple) => tuple.elems.iter().find_map(type_problem),
+        Type::Path(path) => {
+            let qself = path
+                .qself
+                .as_ref()
+                .and_then(|qself| type_problem(&qself.ty));
+            qself.or_else(|| {
+                path.path
+                    .segments
+                    .iter()
+                    .find_map(|segment| match &segment.arguments {
+                        syn::PathArguments::AngleBracketed(arguments) => {
+                            arguments.args.iter().find_map(|argument| match argument {
+                                syn::GenericArgument::Type(ty) => type_problem(ty),
+                                syn::GenericArgument::Lifetime(lifetime)
+                                    if lifetime.ident != "static" =>
+                                {
+                                    Some(TypeProblem::Borrow(BorrowAt::Lifetime(lifetime)))
+                                }
+                                _ => None,
+                            })
+                        }
+                        _ => None,
+                    })
+            })
+        }
+        _ => None,
+    }
 }
 
 /// The budget in `max_retries = <expr>`, which must be a `u32` literal.

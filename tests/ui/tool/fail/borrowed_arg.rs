@@ -1,6 +1,8 @@
+use std::borrow::Cow;
+
 #[golem::tool]
-async fn shout(word: &str, letters: &[char]) -> String {
-    format!("{word}{letters:?}")
+async fn shout<'a>(word: Option<&str>, suffix: Cow<'a, str>) -> String {
+    format!("{}{suffix}", word.unwrap_or_default())
 }
 
 fn main() {}

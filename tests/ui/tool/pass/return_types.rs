@@ -1,5 +1,7 @@
-//! Every supported return type: plain `T`, `()`, `Result<T, ModelRetry>`, `Result<T, E>`
-//! for a thiserror enum, `anyhow::Result<T>`, `Result<T, Box<dyn Error + Send + Sync>>`.
+//! Every supported return type, told apart by type and not by name: plain `T`, `()`,
+//! `Result<T, ModelRetry>`, `Result<T, E>` for a thiserror enum, `anyhow::Result<T>`,
+//! `Result<T, Box<dyn Error + Send + Sync>>`, `Result<T, String>`, an alias of `Result`
+//! (`Fallible<T>`), a plain struct named `...Result`, `impl Serialize`, `&'static str`.
 
 use golem::ModelRetry;
 use golem::tool::Tool;
@@ -45,6 +47,38 @@ async fn boxed(n: i64) -> Result<String, Box<dyn std::error::Error + Send + Sync
     Ok(n.to_string())
 }
 
+#[golem::tool]
+async fn with_string_error(n: i64) -> Result<i64, String> {
+    Ok(n)
+}
+
+type Fallible<T> = Result<T, ModelRetry>;
+
+#[golem::tool]
+async fn aliased(n: i64) -> Fallible<i64> {
+    Ok(n)
+}
+
+#[derive(serde::Serialize)]
+struct SearchResult {
+    hits: Vec<String>,
+}
+
+#[golem::tool]
+async fn search(query: String) -> SearchResult {
+    SearchResult { hits: vec![query] }
+}
+
+#[golem::tool]
+async fn opaque(n: i64) -> impl serde::Serialize {
+    vec![n]
+}
+
+#[golem::tool]
+async fn name() -> &'static str {
+    "golem"
+}
+
 fn assert_tool<T: Tool<()>>(_: T) {}
 
 fn main() {
@@ -54,4 +88,9 @@ fn main() {
     assert_tool(Lookup);
     assert_tool(WithAnyhow);
     assert_tool(Boxed);
+    assert_tool(WithStringError);
+    assert_tool(Aliased);
+    assert_tool(Search);
+    assert_tool(Opaque);
+    assert_tool(Name);
 }

@@ -1,0 +1,167 @@
+//! Generated tools called directly: return values converted by their type (not their
+//! name), borrowed parameters read into owned values, and the `requires_approval` key.
+
+use golem::tool::Tool;
+use golem::{BoxError, ModelRetry, RunContext};
+use serde_json::{Value, json};
+
+fn call<T: Tool<()>>(tool: &T, args: Value) -> Result<Value, BoxError> {
+    let ctx = RunContext::new(());
+    let args = args.to_string();
+    futures_executor(tool.call(&ctx, &args))
+}
+
+fn futures_executor<F: std::future::Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime")
+        .block_on(future)
+}
+
+/// A plain struct whose name ends in `Result`: a value, not a `Result`.
+#[derive(serde::Serialize)]
+struct SearchResult {
+    hits: Vec<String>,
+}
+
+/// Search.
+#[golem::tool]
+async fn search(query: String) -> SearchResult {
+    SearchResult { hits: vec![query] }
+}
+
+type Fallible<T> = Result<T, ModelRetry>;
+
+/// Halve an even number.
+#[golem::tool]
+async fn halve(n: i64) -> Fallible<i64> {
+    if n % 2 != 0 {
+        return Err(ModelRetry::new(format!("{n} is odd")));
+    }
+    Ok(n / 2)
+}
+
+/// A `Result` with `String` errors (which are `Serialize` too): still a `Result`.
+#[golem::tool]
+async fn parse_number(text: String) -> Result<i64, String> {
+    text.parse()
+        .map_err(|_| format!("`{text}` is not a number"))
+}
+
+/// An opaque return type.
+#[golem::tool]
+async fn opaque(n: i64) -> impl serde::Serialize {
+    json!({ "n": n })
+}
+
+/// `anyhow::Result`.
+#[golem::tool]
+async fn checked(n: i64) -> anyhow::Result<i64> {
+    anyhow::ensure!(n >= 0, "n must not be negative");
+    Ok(n)
+}
+
+#[test]
+fn a_struct_named_result_is_a_value() {
+    assert_eq!(
+        call(&Search, json!({"query": "rust"})).expect("succeeds"),
+        json!({"hits": ["rust"]})
+    );
+}
+
+#[test]
+fn an_alias_of_result_is_fallible() {
+    assert_eq!(call(&Halve, json!({"n": 4})).expect("succeeds"), json!(2));
+    let error = call(&Halve, json!({"n": 3})).expect_err("odd");
+    let retry = error.downcast_ref::<ModelRetry>().expect("a ModelRetry");
+    assert_eq!(retry.message(), "3 is odd");
+}
+
+#[test]
+fn a_result_with_a_serializable_error_is_fallible() {
+    assert_eq!(
+        call(&ParseNumber, json!({"text": "12"})).expect("succeeds"),
+        json!(12)
+    );
+    let error = call(&ParseNumber, json!({"text": "x"})).expect_err("not a number");
+    assert_eq!(error.to_string(), "`x` is not a number");
+}
+
+#[test]
+fn impl_serialize_is_a_value() {
+    assert_eq!(
+        call(&Opaque, json!({"n": 1})).expect("succeeds"),
+        json!({"n": 1})
+    );
+}
+
+#[test]
+fn anyhow_errors_are_terminal_errors() {
+    let error = call(&Checked, json!({"n": -1})).expect_err("negative");
+    assert_eq!(error.to_string(), "n must not be negative");
+    assert!(error.downcast_ref::<ModelRetry>().is_none());
+    assert!(error.source().is_none());
+}
+
+/// Count the letters of a word in a sentence.
+///
+/// # Arguments
+/// * `sentence` - where to look
+/// * `letters` - which letters count
+/// * `word` - the word
+#[golem::tool]
+#[allow(clippy::needless_lifetimes)] // a named lifetime works as well as an elided one
+async fn count<'a>(sentence: &'a str, letters: &[char], word: &Word) -> usize {
+    sentence
+        .split_whitespace()
+        .filter(|candidate| *candidate == word.text)
+        .flat_map(str::chars)
+        .filter(|c| letters.contains(c))
+        .count()
+}
+
+/// A word.
+#[golem::output]
+struct Word {
+    text: String,
+}
+
+#[test]
+fn borrowed_parameters_are_read_into_owned_values() {
+    let definition = Tool::<()>::definition(&Count);
+    assert_eq!(
+        definition.parameters["properties"]["sentence"],
+        json!({"type": "string", "description": "where to look"})
+    );
+    assert_eq!(
+        definition.parameters["properties"]["letters"]["type"],
+        "array"
+    );
+    assert_eq!(
+        call(
+            &Count,
+            json!({"sentence": "a banana and a bandana", "letters": ["a", "n"], "word": {"text": "banana"}})
+        )
+        .expect("succeeds"),
+        json!(5)
+    );
+}
+
+/// Delete a file.
+#[golem::tool(requires_approval)]
+async fn delete_file(path: String) -> String {
+    path
+}
+
+/// Read a file.
+#[golem::tool(requires_approval = false)]
+async fn read_file(path: String) -> String {
+    path
+}
+
+#[test]
+fn requires_approval_is_set_by_the_key() {
+    assert!(Tool::<()>::requires_approval(&DeleteFile));
+    assert!(!Tool::<()>::requires_approval(&ReadFile));
+    assert!(!Tool::<()>::requires_approval(&Search));
+}
