@@ -68,9 +68,18 @@ fn main() {
     criterion.final_summary();
 
     if golem_benches::is_bench_run() {
-        summary("run()", &run);
-        summary("step()", &stepped);
-        summary("events()", &streamed);
+        // `OVERHEAD_DRIVER=run|step|events` times one driver only, e.g. under callgrind.
+        let only = std::env::var("OVERHEAD_DRIVER").ok();
+        let wanted = |driver: &str| only.as_deref().is_none_or(|only| only == driver);
+        if wanted("run") {
+            summary("run()", &run);
+        }
+        if wanted("step") {
+            summary("step()", &stepped);
+        }
+        if wanted("events") {
+            summary("events()", &streamed);
+        }
     }
 }
 

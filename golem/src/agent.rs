@@ -1,6 +1,5 @@
 //! [`Agent`] and [`AgentBuilder`]: configuration, checked once at `build()`.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
@@ -13,8 +12,10 @@ use crate::context::RunContext;
 use crate::error::BoxError;
 use crate::model::{Message, Model, OutputSchema, RequestParams};
 use crate::output::{Output, OutputKind, OutputMode};
+use crate::run::toolbox::{AGENT_SOURCE, NameClash, Toolbox};
 use crate::schema;
-use crate::tool::{RetryLimit, Tool, ToolDefinition, is_valid_tool_name};
+use crate::tool::{Tool, ToolDefinition, is_valid_tool_name};
+use crate::toolset::Toolset;
 use crate::usage::{Usage, UsageLimits};
 
 /// The model-turn limit when none is set.
@@ -54,8 +55,14 @@ impl<Deps, O> fmt::Debug for Agent<Deps, O> {
             .field("model", &inner.model.name())
             .field(
                 "tools",
-                &inner.tools.iter().map(|t| &t.name).collect::<Vec<_>>(),
+                &inner
+                    .toolbox
+                    .entries
+                    .iter()
+                    .map(|t| &t.name)
+                    .collect::<Vec<_>>(),
             )
+            .field("toolsets", &inner.toolsets.len())
             .field("tool_retries", &inner.tool_retries)
             .field("output_retries", &inner.output_retries)
             .field("max_turns", &inner.max_turns)
@@ -67,25 +74,15 @@ pub(crate) struct AgentInner<Deps, O> {
     pub(crate) model: Arc<dyn Model>,
     pub(crate) name: Option<String>,
     pub(crate) instructions: Option<String>,
-    pub(crate) tools: Vec<ToolEntry<Deps>>,
-    pub(crate) tool_index: HashMap<String, usize>,
-    /// Whether any tool waits for approval, so runs without such tools skip the check.
-    pub(crate) any_requires_approval: bool,
-    pub(crate) available_tools: String,
-    pub(crate) params: RequestParams,
+    /// The agent's own tools; a run adds its toolsets' to a copy.
+    pub(crate) toolbox: Arc<Toolbox<Deps>>,
+    pub(crate) toolsets: Vec<Box<dyn Toolset<Deps>>>,
     pub(crate) output: OutputSetup<Deps, O>,
     pub(crate) tool_retries: u32,
     pub(crate) output_retries: u32,
     pub(crate) max_turns: u32,
     pub(crate) usage_limits: UsageLimits,
     pub(crate) run_timeout: Option<Duration>,
-}
-
-pub(crate) struct ToolEntry<Deps> {
-    pub(crate) tool: Box<dyn Tool<Deps>>,
-    pub(crate) name: Arc<str>,
-    pub(crate) max_retries: u32,
-    pub(crate) requires_approval: bool,
 }
 
 pub(crate) struct OutputSetup<Deps, O> {
@@ -110,7 +107,7 @@ where
 
     /// The tool definitions and output mode sent with every request.
     pub fn request_params(&self) -> &RequestParams {
-        &self.inner.params
+        &self.inner.toolbox.params
     }
 }
 
@@ -154,6 +151,7 @@ pub struct AgentBuilder<Deps, O> {
     name: Option<String>,
     instructions: Option<String>,
     tools: Vec<Box<dyn Tool<Deps>>>,
+    toolsets: Vec<Box<dyn Toolset<Deps>>>,
     tool_retries: u32,
     output_retries: u32,
     max_turns: u32,
@@ -189,6 +187,7 @@ where
             name: None,
             instructions: None,
             tools: Vec::new(),
+            toolsets: Vec::new(),
             tool_retries: 0,
             output_retries: 0,
             max_turns: DEFAULT_MAX_TURNS,
@@ -255,6 +254,44 @@ where
         for tool in tools {
             self.tools.push(Box::new(tool));
         }
+        self
+    }
+
+    /// Adds a [`Toolset`]: a group of tools listed at the start of every run (an MCP server,
+    /// a registry, the tools one user may use). Its tools join the agent's own for that run,
+    /// under the same budgets; see [`toolset`](crate::toolset) for the rules.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use golem::model::function::FunctionModel;
+    /// use golem::model::{Message, ModelResponse};
+    /// use golem::tool::Tool;
+    /// use golem::toolset::ToolsetExt;
+    /// use golem::Agent;
+    ///
+    /// /// Say hello.
+    /// #[golem::tool]
+    /// async fn hello() -> String {
+    ///     "hello".into()
+    /// }
+    ///
+    /// let greetings: Vec<Arc<dyn Tool<()>>> = vec![Arc::new(Hello)];
+    /// let model = FunctionModel::new(|messages: &[Message], _| match messages.len() {
+    ///     1 => ModelResponse::tool_call("greet_hello", "{}", "c1"),
+    ///     _ => ModelResponse::text("done"),
+    /// });
+    /// let agent = Agent::<(), String>::builder(model)
+    ///     .toolset(greetings.named("greetings").prefixed("greet_"))
+    ///     .build()?;
+    /// # tokio::runtime::Runtime::new()?.block_on(async {
+    /// let result = agent.run("Greet me", ()).await?;
+    /// assert_eq!(result.usage.tool_calls, 1);
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// # })?;
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn toolset(mut self, toolset: impl Toolset<Deps>) -> Self {
+        self.toolsets.push(Box::new(toolset));
         self
     }
 
@@ -425,36 +462,7 @@ where
             return Err(BuildError::InvalidToolName(self.output_tool_name));
         }
 
-        let mut tools = Vec::with_capacity(self.tools.len());
-        let mut definitions = Vec::with_capacity(self.tools.len());
-        let mut tool_index = HashMap::with_capacity(self.tools.len());
-        for tool in self.tools {
-            let definition = tool.definition();
-            if !is_valid_tool_name(&definition.name) {
-                return Err(BuildError::InvalidToolName(definition.name));
-            }
-            if has_output_tool && definition.name == self.output_tool_name {
-                return Err(BuildError::OutputToolNameTaken(definition.name));
-            }
-            if tool_index
-                .insert(definition.name.clone(), tools.len())
-                .is_some()
-            {
-                return Err(BuildError::DuplicateToolName(definition.name));
-            }
-            let max_retries = tool
-                .max_retries()
-                .map_or(self.tool_retries, |RetryLimit(limit)| limit);
-            tools.push(ToolEntry {
-                name: Arc::from(definition.name.as_str()),
-                requires_approval: tool.requires_approval(),
-                tool,
-                max_retries,
-            });
-            definitions.push(definition);
-        }
-
-        let mut params = RequestParams::text(definitions);
+        let mut params = RequestParams::text(Vec::with_capacity(self.tools.len()));
         params.output_mode = self.output_mode;
         let wrapped = structured.map(|structured| {
             let wrapped = !schema::is_object_schema(&structured.schema);
@@ -483,22 +491,27 @@ where
             wrapped
         });
 
-        let available_tools = params
-            .all_tools()
-            .map(|definition| format!("`{}`", definition.name))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let output_tool = has_output_tool.then(|| Arc::from(self.output_tool_name.as_str()));
+        let mut toolbox = Toolbox::new(params, output_tool, self.tool_retries);
+        let source = Arc::from(AGENT_SOURCE);
+        for tool in self.tools {
+            toolbox
+                .add(Arc::from(tool), &source)
+                .map_err(|clash| match clash {
+                    NameClash::Invalid(name) => BuildError::InvalidToolName(name),
+                    NameClash::Duplicate { name, .. } => BuildError::DuplicateToolName(name),
+                    NameClash::OutputTool(name) => BuildError::OutputToolNameTaken(name),
+                })?;
+        }
+        toolbox.seal();
 
         Ok(Agent {
             inner: Arc::new(AgentInner {
                 model: self.model,
                 name: self.name,
                 instructions: self.instructions,
-                any_requires_approval: tools.iter().any(|tool| tool.requires_approval),
-                tools,
-                tool_index,
-                available_tools,
-                params,
+                toolbox: Arc::new(toolbox),
+                toolsets: self.toolsets,
                 output: OutputSetup {
                     structured: wrapped,
                     mode: self.output_mode,

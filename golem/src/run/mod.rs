@@ -28,6 +28,7 @@ mod output;
 mod state;
 mod stop;
 mod stream;
+pub(crate) mod toolbox;
 mod tools;
 
 pub use event::{Rejection, RunEvent, ToolOutcome};
@@ -37,9 +38,11 @@ pub use stream::RunEvents;
 /// The token that stops a run gracefully ([`AgentRun::with_cancellation`]), re-exported
 /// from `tokio-util`.
 pub use tokio_util::sync::CancellationToken;
+pub use toolbox::ToolsetError;
 
 use event::EventSink;
 use stop::StopSignals;
+use toolbox::Toolbox;
 
 // What a call gets when the run stops before it can be answered. Every call in a history is
 // answered, so the history stays valid for providers if it is resumed; the text never
@@ -142,6 +145,7 @@ where
             agent: self.clone(),
             deps: Arc::new(deps),
             state,
+            tools: None,
             stop,
             span,
             ended: false,
@@ -283,6 +287,8 @@ pub struct AgentRun<Deps, O> {
     agent: Agent<Deps, O>,
     deps: Arc<Deps>,
     state: RunState,
+    /// The tools of this run: the agent's, and its toolsets' once listed.
+    tools: Option<Arc<Toolbox<Deps>>>,
     stop: StopSignals,
     span: Span,
     ended: bool,
@@ -480,6 +486,9 @@ where
     }
 
     async fn advance(&mut self, events: Option<&EventSink<O>>) -> Result<Step<O>, Failure> {
+        if self.tools.is_none() {
+            self.tools = Some(self.list_tools().await?);
+        }
         let state = &self.state;
         let request_due =
             state.pending.is_some() || matches!(state.messages.last(), Some(Message::Request(_)));
@@ -493,6 +502,44 @@ where
                 "the run has nothing to send: its history is empty",
             ))
         }
+    }
+
+    /// The agent's tools, and what its toolsets list for this run.
+    async fn list_tools(&self) -> Result<Arc<Toolbox<Deps>>, Failure> {
+        let inner = &*self.agent.inner;
+        if inner.toolsets.is_empty() {
+            return Ok(Arc::clone(&inner.toolbox));
+        }
+        let ctx = RunContext::from_parts(
+            Arc::clone(&self.deps),
+            Arc::new(self.state.usage.clone()),
+            self.state.turns,
+        );
+        let mut tools = inner.toolbox.extended();
+        for toolset in &inner.toolsets {
+            let listed = self
+                .stop
+                .race(toolset.list(&ctx))
+                .await
+                .map_err(Failure::stopped)?
+                .map_err(|source| {
+                    Failure::new(
+                        Stage::Tool,
+                        ToolsetError::List {
+                            toolset: toolset.name().to_owned(),
+                            source,
+                        },
+                    )
+                })?;
+            let source: Arc<str> = Arc::from(format!("toolset `{}`", toolset.name()));
+            for tool in listed {
+                tools.add(tool, &source).map_err(|clash| {
+                    Failure::new(Stage::Input, ToolsetError::from_clash(clash, &source))
+                })?;
+            }
+        }
+        tools.seal();
+        Ok(Arc::new(tools))
     }
 
     /// One model request.
@@ -513,9 +560,10 @@ where
         let turn = state.turns;
         emit(events, || RunEvent::RequestSent { turn });
 
+        let tools = self.tools.as_deref().expect("listed before the first step");
         let mut response = self
             .stop
-            .race(inner.request(&state.messages))
+            .race(inner.request(&state.messages, &tools.params))
             .await
             .map_err(Failure::stopped)??;
         name_unnamed_calls(&mut response, state.messages.len());
@@ -561,8 +609,9 @@ where
             unreachable!("handle runs only when the history ends in a response");
         };
         let turn = state.turns;
+        let tools = self.tools.as_deref().expect("listed before the first step");
 
-        let awaiting = inner.awaiting_approval(response, &state.approvals);
+        let awaiting = AgentInner::<Deps, O>::awaiting_approval(tools, response, &state.approvals);
         if !awaiting.is_empty() {
             emit(events, || RunEvent::ApprovalRequired {
                 turn,
@@ -580,6 +629,7 @@ where
                 response,
                 tools::TurnScope {
                     ctx: &ctx,
+                    tools,
                     approvals: &state.approvals,
                     events,
                     stop: &self.stop,
@@ -624,7 +674,11 @@ where
     Deps: Send + Sync + 'static,
     O: Output,
 {
-    async fn request(&self, messages: &[Message]) -> Result<ModelResponse, Failure> {
+    async fn request(
+        &self,
+        messages: &[Message],
+        params: &crate::model::RequestParams,
+    ) -> Result<ModelResponse, Failure> {
         // One span for the whole request, transport retries included.
         let span = tracing::info_span!(
             "chat",
@@ -641,7 +695,7 @@ where
         );
         let result = self
             .model
-            .request(messages, &self.params)
+            .request(messages, params)
             .instrument(span.clone())
             .await;
         match result {

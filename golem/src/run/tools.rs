@@ -15,6 +15,7 @@ use super::budget::{Culprits, ToolKey};
 use super::event::{EventSink, Rejection, RunEvent, ToolOutcome};
 use super::state::{Approval, Retries};
 use super::stop::StopSignals;
+use super::toolbox::Toolbox;
 use super::{Failure, NOT_RUN, emit};
 use crate::agent::AgentInner;
 use crate::context::RunContext;
@@ -29,6 +30,7 @@ const STOPPED_DURING_CALL: &str = "Not finished: the run was stopped during this
 /// What a turn's handling sees of the run besides the counters it changes.
 pub(crate) struct TurnScope<'a, Deps, O> {
     pub(crate) ctx: &'a RunContext<Deps>,
+    pub(crate) tools: &'a Toolbox<Deps>,
     pub(crate) approvals: &'a BTreeMap<String, Approval>,
     pub(crate) events: Option<&'a EventSink<O>>,
     pub(crate) stop: &'a StopSignals,
@@ -98,17 +100,17 @@ where
 {
     /// The calls in `response` that need the caller's approval and have no decision yet.
     pub(crate) fn awaiting_approval(
-        &self,
+        tools: &Toolbox<Deps>,
         response: &ModelResponse,
         approvals: &BTreeMap<String, Approval>,
     ) -> Vec<ToolCallPart> {
-        if !self.any_requires_approval {
+        if !tools.any_requires_approval {
             return Vec::new();
         }
         response
             .tool_calls()
-            .filter(|call| match self.tool_key(&call.tool_name) {
-                ToolKey::Known(index) => self.tools[index].requires_approval,
+            .filter(|call| match tools.key(&call.tool_name) {
+                ToolKey::Known(index) => tools.entries[index].requires_approval,
                 ToolKey::Unknown => false,
             })
             .filter(|call| !approvals.contains_key(&call.tool_call_id))
@@ -183,7 +185,9 @@ where
         };
         let known = calls
             .iter()
-            .filter(|call| self.tool_index.contains_key(&call.tool_name) && denial(call).is_none())
+            .filter(|call| {
+                scope.tools.index.contains_key(&call.tool_name) && denial(call).is_none()
+            })
             .count() as u64;
         if let Err(limit) = self.usage_limits.check_tool_calls(usage, known) {
             handled
@@ -216,7 +220,7 @@ where
                     call: call.clone(),
                 });
                 Some(async move {
-                    let outcome = self.call_tool(call, scope.ctx, retries_now).await;
+                    let outcome = self.call_tool(call, scope, retries_now).await;
                     self.emit_finished(scope, call, &outcome);
                     *slot = Some(outcome);
                 })
@@ -244,7 +248,7 @@ where
             match outcome {
                 CallOutcome::Returned(_) | CallOutcome::Denied(_) => {}
                 CallOutcome::Rejected { reason, error } => {
-                    let key = self.tool_key(&call.tool_name);
+                    let key = scope.tools.key(&call.tool_name);
                     if !rejected.iter().any(|(seen, ..)| *seen == key) {
                         rejected.push((key, call, reason, error));
                     }
@@ -267,7 +271,7 @@ where
         let mut exhausted = None;
         for (key, call, reason, error) in rejected {
             let rejections = retries.charge_tool(key, &call.tool_name);
-            let limit = self.tool_limit(key);
+            let limit = scope.tools.limit(key);
             match key {
                 ToolKey::Known(_) => handled.culprits.tools.push(call.tool_name.clone()),
                 ToolKey::Unknown => handled.culprits.unknown_tools = true,
@@ -321,27 +325,15 @@ where
         });
     }
 
-    pub(crate) fn tool_key(&self, name: &str) -> ToolKey {
-        self.tool_index
-            .get(name)
-            .map_or(ToolKey::Unknown, |&index| ToolKey::Known(index))
-    }
-
-    fn tool_limit(&self, key: ToolKey) -> u32 {
-        match key {
-            ToolKey::Known(index) => self.tools[index].max_retries,
-            ToolKey::Unknown => self.tool_retries,
-        }
-    }
-
     async fn call_tool(
         &self,
         call: &ToolCallPart,
-        base: &RunContext<Deps>,
+        scope: &TurnScope<'_, Deps, O>,
         retries: &Retries,
     ) -> CallOutcome {
-        let ToolKey::Known(index) = self.tool_key(&call.tool_name) else {
-            let reason = if self.available_tools.is_empty() {
+        let tools = scope.tools;
+        let ToolKey::Known(index) = tools.key(&call.tool_name) else {
+            let reason = if tools.available.is_empty() {
                 format!(
                     "Unknown tool name: `{}`. No tools are available.",
                     call.tool_name
@@ -349,7 +341,7 @@ where
             } else {
                 format!(
                     "Unknown tool name: `{}`. Available tools: {}.",
-                    call.tool_name, self.available_tools
+                    call.tool_name, tools.available
                 )
             };
             return CallOutcome::Rejected {
@@ -357,8 +349,8 @@ where
                 reason,
             };
         };
-        let entry = &self.tools[index];
-        let ctx = base.for_attempt(
+        let entry = &tools.entries[index];
+        let ctx = scope.ctx.for_attempt(
             Some(Arc::clone(&entry.name)),
             Some(Arc::from(call.tool_call_id.as_str())),
             retries.tool_rejections(ToolKey::Known(index), &entry.name),

@@ -1,0 +1,217 @@
+//! The tools one run can call: the agent's own, checked when it is built, and those its
+//! toolsets list at the start of each run.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::budget::ToolKey;
+use crate::error::BoxError;
+use crate::model::RequestParams;
+use crate::tool::{RetryLimit, Tool, is_valid_tool_name};
+
+/// Where the agent's own tools come from, in errors.
+pub(crate) const AGENT_SOURCE: &str = "the agent";
+
+/// One callable tool and what the run needs to know of it.
+pub(crate) struct ToolEntry<Deps> {
+    pub(crate) tool: Arc<dyn Tool<Deps>>,
+    pub(crate) name: Arc<str>,
+    pub(crate) max_retries: u32,
+    pub(crate) requires_approval: bool,
+    /// The agent, or the toolset that listed it.
+    pub(crate) source: Arc<str>,
+}
+
+impl<Deps> Clone for ToolEntry<Deps> {
+    fn clone(&self) -> Self {
+        ToolEntry {
+            tool: Arc::clone(&self.tool),
+            name: Arc::clone(&self.name),
+            max_retries: self.max_retries,
+            requires_approval: self.requires_approval,
+            source: Arc::clone(&self.source),
+        }
+    }
+}
+
+/// A run's tools, with the request parameters that describe them to the model.
+pub(crate) struct Toolbox<Deps> {
+    pub(crate) entries: Vec<ToolEntry<Deps>>,
+    pub(crate) index: HashMap<String, usize>,
+    /// Whether any tool waits for approval, so runs without such tools skip the check.
+    pub(crate) any_requires_approval: bool,
+    /// The tool names for the unknown-tool feedback: `` `a`, `b` ``.
+    pub(crate) available: String,
+    pub(crate) params: RequestParams,
+    /// The output tool's name, which no tool may take.
+    output_tool: Option<Arc<str>>,
+    /// The budget of a tool without its own.
+    default_retries: u32,
+}
+
+/// Why a tool cannot join a toolbox.
+#[derive(Debug)]
+pub(crate) enum NameClash {
+    Invalid(String),
+    Duplicate { name: String, first: Arc<str> },
+    OutputTool(String),
+}
+
+impl<Deps: 'static> Toolbox<Deps> {
+    /// An empty toolbox for `params` (which hold the output tools, if any).
+    pub(crate) fn new(
+        params: RequestParams,
+        output_tool: Option<Arc<str>>,
+        default_retries: u32,
+    ) -> Self {
+        Toolbox {
+            entries: Vec::new(),
+            index: HashMap::new(),
+            any_requires_approval: false,
+            available: String::new(),
+            params,
+            output_tool,
+            default_retries,
+        }
+    }
+
+    /// The same tools, to add a run's listed ones to.
+    pub(crate) fn extended(&self) -> Self {
+        Toolbox {
+            entries: self.entries.clone(),
+            index: self.index.clone(),
+            any_requires_approval: self.any_requires_approval,
+            available: String::new(),
+            params: self.params.clone(),
+            output_tool: self.output_tool.clone(),
+            default_retries: self.default_retries,
+        }
+    }
+
+    /// Adds `tool` from `source`, its schema built now.
+    pub(crate) fn add(
+        &mut self,
+        tool: Arc<dyn Tool<Deps>>,
+        source: &Arc<str>,
+    ) -> Result<(), NameClash> {
+        let definition = tool.definition();
+        if !is_valid_tool_name(&definition.name) {
+            return Err(NameClash::Invalid(definition.name));
+        }
+        if self.output_tool.as_deref() == Some(definition.name.as_str()) {
+            return Err(NameClash::OutputTool(definition.name));
+        }
+        if let Some(&existing) = self.index.get(&definition.name) {
+            return Err(NameClash::Duplicate {
+                first: Arc::clone(&self.entries[existing].source),
+                name: definition.name,
+            });
+        }
+        let max_retries = tool
+            .max_retries()
+            .map_or(self.default_retries, |RetryLimit(limit)| limit);
+        let requires_approval = tool.requires_approval();
+        self.any_requires_approval |= requires_approval;
+        self.index
+            .insert(definition.name.clone(), self.entries.len());
+        self.entries.push(ToolEntry {
+            name: Arc::from(definition.name.as_str()),
+            tool,
+            max_retries,
+            requires_approval,
+            source: Arc::clone(source),
+        });
+        self.params.function_tools.push(definition);
+        Ok(())
+    }
+
+    /// Which counter a rejection of the tool `name` is charged to.
+    pub(crate) fn key(&self, name: &str) -> ToolKey {
+        self.index
+            .get(name)
+            .map_or(ToolKey::Unknown, |&index| ToolKey::Known(index))
+    }
+
+    /// The budget behind `key`.
+    pub(crate) fn limit(&self, key: ToolKey) -> u32 {
+        match key {
+            ToolKey::Known(index) => self.entries[index].max_retries,
+            ToolKey::Unknown => self.default_retries,
+        }
+    }
+
+    /// Completes the toolbox once every tool is in.
+    pub(crate) fn seal(&mut self) {
+        self.available = self
+            .params
+            .all_tools()
+            .map(|definition| format!("`{}`", definition.name))
+            .collect::<Vec<_>>()
+            .join(", ");
+    }
+}
+
+/// A run could not get its tools from a toolset: the cause of a [`RunError`](crate::RunError)
+/// at the start of the run, before anything was sent to the model.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolsetError {
+    /// The toolset failed to list its tools (e.g. its server cannot be reached); the run
+    /// fails at the [`Stage::Tool`](crate::Stage::Tool) stage.
+    #[error("toolset `{toolset}` could not list its tools")]
+    List {
+        /// The toolset's name.
+        toolset: String,
+        /// Its error.
+        #[source]
+        source: BoxError,
+    },
+    /// Two sources gave a tool the same name; the run fails at the
+    /// [`Stage::Input`](crate::Stage::Input) stage.
+    #[error(
+        "tool `{name}` from {second} has the name of a tool from {first}; rename one, e.g. with `ToolsetExt::prefixed`"
+    )]
+    DuplicateName {
+        /// The name.
+        name: String,
+        /// Where the first tool of that name came from: "the agent" or "toolset `…`".
+        first: String,
+        /// Where the second came from.
+        second: String,
+    },
+    /// A toolset listed a tool whose name providers refuse, or the output tool's name; the
+    /// run fails at the [`Stage::Input`](crate::Stage::Input) stage.
+    #[error(
+        "tool `{name}` from {source_name} cannot be used: {why}; rename it, e.g. with `ToolsetExt::prefixed`"
+    )]
+    InvalidName {
+        /// The name.
+        name: String,
+        /// Where the tool came from.
+        source_name: String,
+        /// What is wrong with the name.
+        why: &'static str,
+    },
+}
+
+impl ToolsetError {
+    pub(crate) fn from_clash(clash: NameClash, source: &str) -> Self {
+        match clash {
+            NameClash::Invalid(name) => ToolsetError::InvalidName {
+                name,
+                source_name: source.to_owned(),
+                why: "a name is 1 to 64 ASCII letters, digits, `_` or `-`",
+            },
+            NameClash::OutputTool(name) => ToolsetError::InvalidName {
+                name,
+                source_name: source.to_owned(),
+                why: "it is the output tool's name",
+            },
+            NameClash::Duplicate { name, first } => ToolsetError::DuplicateName {
+                name,
+                first: first.to_string(),
+                second: source.to_owned(),
+            },
+        }
+    }
+}
