@@ -469,11 +469,14 @@ where
         span.record("golem.usage.rejected.output_tokens", rejected.output_tokens);
     }
 
-    /// The error for `failure`, with the run's state. Only an exhausted budget keeps the
-    /// pending request apart (it is the feedback a resume sends); every other failure puts
-    /// it in the history, so every call there is answered.
+    /// The error for `failure`, with the run's state. When the pending request answers the
+    /// last response, every failure but an exhausted budget puts it in the history, so every
+    /// call there is answered; an exhausted budget keeps it apart (it is the feedback a
+    /// resume sends), and so does a failure before the request was sent, such as the
+    /// prompt of a run that failed at its start.
     fn error(&mut self, failure: Failure) -> RunError {
-        if failure.exhausted.is_none() {
+        let answers_calls = matches!(self.state.messages.last(), Some(Message::Response(_)));
+        if failure.exhausted.is_none() && answers_calls {
             self.state.flush_pending();
         }
         RunError::new(
