@@ -248,14 +248,15 @@ fn max_retries_zero_makes_the_first_rejection_terminal_whatever_the_default() {
         error.source().map(ToString::to_string).as_deref(),
         Some("no entry for `gollum`")
     );
-    // The history ends with the feedback the run would have sent next.
+    // The history ends with the model's call; the feedback it would have got waits apart.
+    assert_eq!(error.messages().len(), 2);
     assert_eq!(
-        error.messages().last(),
-        Some(&request(vec![RequestPart::tool_retry(
+        error.pending().map(|pending| pending.parts.clone()),
+        Some(vec![RequestPart::tool_retry(
             "lookup",
             "c1",
             "no entry for `gollum`"
-        )]))
+        )])
     );
 }
 

@@ -12,7 +12,6 @@ use std::sync::{Arc, Mutex};
 
 use golem::model::function::FunctionModel;
 use golem::model::{Message, Model, ModelResponse, ToolCallPart};
-use golem::tool::FunctionTool;
 use golem::{Agent, ModelRetry, RunContext, RunState, Step};
 use golem_examples::{Transcript, openai_from_env, usage_line};
 
@@ -23,39 +22,34 @@ pub(crate) struct Drive {
     files: Arc<Mutex<Vec<String>>>,
 }
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct FileArgs {
-    /// The file's path, as `list_files` shows it.
-    path: String,
+/// List the files on the drive.
+#[golem::tool]
+async fn list_files(ctx: &RunContext<Drive>) -> String {
+    ctx.deps().files.lock().expect("not poisoned").join(", ")
+}
+
+/// Delete one file from the drive.
+///
+/// # Arguments
+/// * `path` - the file's path, as `list_files` shows it
+#[golem::tool(requires_approval)]
+async fn delete_file(ctx: &RunContext<Drive>, path: String) -> Result<String, ModelRetry> {
+    let mut files = ctx.deps().files.lock().expect("not poisoned");
+    let Some(index) = files.iter().position(|file| *file == path) else {
+        return Err(ModelRetry::new(format!("no file `{path}`")));
+    };
+    files.remove(index);
+    Ok(format!("deleted {path}"))
 }
 
 fn agent(model: impl Model) -> Result<Agent<Drive, String>, golem::BuildError> {
-    let list_files = FunctionTool::new("list_files", |ctx: RunContext<Drive>, (): ()| async move {
-        let files = ctx.deps().files.lock().expect("not poisoned");
-        Ok::<_, ModelRetry>(files.join(", "))
-    })
-    .description("List the files on the drive.");
-    let delete_file = FunctionTool::new(
-        "delete_file",
-        |ctx: RunContext<Drive>, args: FileArgs| async move {
-            let mut files = ctx.deps().files.lock().expect("not poisoned");
-            let Some(index) = files.iter().position(|file| *file == args.path) else {
-                return Err(ModelRetry::new(format!("no file `{}`", args.path)));
-            };
-            files.remove(index);
-            Ok(format!("deleted {}", args.path))
-        },
-    )
-    .description("Delete one file from the drive.")
-    .requires_approval(true);
-
     Agent::<Drive, String>::builder(model)
         .instructions(
             "You tidy up a shared drive. List the files, then delete temporary and old ones, \
              one call at a time. Finish with a one-line summary.",
         )
-        .tool(list_files)
-        .tool(delete_file)
+        .tool(ListFiles)
+        .tool(DeleteFile) // every call waits for a reviewer
         .tool_retries(1)
         .build()
 }

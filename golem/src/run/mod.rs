@@ -275,7 +275,10 @@ pub enum Step<O> {
 /// # tokio::runtime::Runtime::new()?.block_on(async {
 /// let token = golem::run::CancellationToken::new();
 /// let run = agent.start("Hi", ()).with_cancellation(token.clone());
-/// token.cancel(); // e.g. from another task, or when the user presses Stop
+/// tokio::spawn(async move {
+///     tokio::time::sleep(Duration::from_millis(10)).await;
+///     token.cancel(); // e.g. when the user presses Stop
+/// });
 /// let error = run.finish().await.unwrap_err();
 /// assert_eq!(error.stage(), Stage::Stopped);
 /// assert_eq!(error.messages().len(), 1); // the request that was on its way
