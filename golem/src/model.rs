@@ -20,11 +20,13 @@ pub mod http;
 mod infer;
 mod message;
 pub mod openai;
+mod provider;
 pub mod test;
 
 mod settings;
 
-pub use infer::{ProviderError, infer};
+pub use infer::infer;
+pub use provider::ProviderError;
 pub use settings::{ModelSettings, ToolChoice};
 
 pub use message::{
@@ -60,8 +62,8 @@ pub trait Model: Send + Sync + 'static {
     fn system(&self) -> &str;
 }
 
-/// What the model needs to know besides the history: the tools it may call and how its
-/// output must look. Built once per agent.
+/// What the model needs to know besides the history: the tools it may call, how its
+/// output must look, and the settings of this agent (or run). Built once per agent.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct RequestParams {
@@ -75,6 +77,11 @@ pub struct RequestParams {
     pub output_schema: Option<OutputSchema>,
     /// Whether plain text is an acceptable final answer.
     pub allow_text_output: bool,
+    /// Settings for this request, merged by the provider over its own: each field set here
+    /// replaces the provider's, `extra_body` entries are added (replacing those of the same
+    /// key). The agent's settings, with a run's merged over them, go here
+    /// (model < agent < run).
+    pub settings: ModelSettings,
 }
 
 impl RequestParams {
@@ -86,6 +93,7 @@ impl RequestParams {
             output_tools: Vec::new(),
             output_schema: None,
             allow_text_output: true,
+            settings: ModelSettings::default(),
         }
     }
 

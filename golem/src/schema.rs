@@ -9,6 +9,11 @@
 use schemars::{JsonSchema, generate::SchemaSettings};
 use serde_json::{Map, Value};
 
+mod strict;
+
+pub use strict::to_strict_schema;
+pub(crate) use strict::{drop_added_nulls, is_strict_compatible};
+
 /// The provider-friendly JSON schema of `T`.
 ///
 /// ```

@@ -1,42 +1,9 @@
 //! Building a provider from a model string such as `openai:gpt-4o-mini`.
 
-use super::Model;
 use super::anthropic::AnthropicModel;
 use super::openai::OpenAiModel;
 use super::test::TestModel;
-
-/// Why a provider could not be set up.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ProviderError {
-    /// No API key was given or found in the environment.
-    #[error("no {provider} API key: set {env_var}, or pass one to the builder")]
-    MissingApiKey {
-        /// The provider.
-        provider: &'static str,
-        /// Where the key is looked for.
-        env_var: &'static str,
-    },
-    /// The model string names no known provider.
-    #[error(
-        "`{model}` names no provider golem knows; write `openai:<model>`, `anthropic:<model>` or `test`"
-    )]
-    UnknownProvider {
-        /// The model string.
-        model: String,
-    },
-    /// The base URL is not a usable URL.
-    #[error("`{url}` is not a usable base URL: {reason}")]
-    InvalidBaseUrl {
-        /// The URL.
-        url: String,
-        /// What is wrong with it.
-        reason: String,
-    },
-    /// The HTTP client could not be built.
-    #[error("the HTTP client could not be built")]
-    Client(#[source] reqwest::Error),
-}
+use super::{Model, ProviderError};
 
 /// The model a model string names, configured from the environment.
 ///
@@ -64,26 +31,4 @@ pub fn infer(model: &str) -> Result<Box<dyn Model>, ProviderError> {
             model: model.to_owned(),
         }),
     }
-}
-
-/// Checks a base URL and drops its trailing `/`.
-pub(crate) fn normalize_base_url(url: &str) -> Result<String, ProviderError> {
-    let parsed = reqwest::Url::parse(url).map_err(|error| ProviderError::InvalidBaseUrl {
-        url: url.to_owned(),
-        reason: error.to_string(),
-    })?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(ProviderError::InvalidBaseUrl {
-            url: url.to_owned(),
-            reason: "the scheme must be http or https".to_owned(),
-        });
-    }
-    Ok(url.trim_end_matches('/').to_owned())
-}
-
-/// An environment variable's value, if set and not empty.
-pub(crate) fn env_var(name: &str) -> Option<String> {
-    std::env::var(name)
-        .ok()
-        .filter(|value| !value.trim().is_empty())
 }
