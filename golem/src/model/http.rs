@@ -616,18 +616,20 @@ impl Transport {
         }
     }
 
-    /// The provider's own error message (`{"error": {"message": ...}}`), or the body;
-    /// redacted.
+    /// The provider's own error message (`{"error": {"message": ...}}`, `{"error": ...}`,
+    /// or vLLM's top-level `{"message": ...}`), or the body; redacted.
     fn error_message(&self, body: &[u8]) -> String {
         serde_json::from_slice::<serde_json::Value>(body)
             .ok()
             .and_then(|value| {
-                let error = value.get("error")?;
-                error
-                    .get("message")
-                    .and_then(serde_json::Value::as_str)
-                    .or_else(|| error.as_str())
-                    .map(|message| self.redactor.redact(message).into_owned())
+                let message = match value.get("error") {
+                    Some(error) => error
+                        .get("message")
+                        .and_then(serde_json::Value::as_str)
+                        .or_else(|| error.as_str()),
+                    None => value.get("message").and_then(serde_json::Value::as_str),
+                };
+                message.map(|message| self.redactor.redact(message).into_owned())
             })
             .unwrap_or_else(|| self.snippet(body))
     }
