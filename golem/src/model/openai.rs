@@ -398,3 +398,42 @@ impl OpenAiBuilder {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn strict_forms_are_built_once_per_tool_definition() {
+        let model = OpenAiModel::builder("m")
+            .base_url("http://127.0.0.1:1/v1")
+            .strict_tools(true)
+            .build()
+            .expect("valid model");
+        let tool = ToolDefinition {
+            name: "forecast".into(),
+            description: None,
+            parameters: json!({
+                "type": "object",
+                "properties": {"days": {"type": "integer", "default": 1}},
+                "additionalProperties": false
+            }),
+        };
+        let first = model.strict_tools([&tool].into_iter()).expect("strict");
+        let again = model.strict_tools([&tool].into_iter()).expect("strict");
+        assert!(Arc::ptr_eq(&first[0], &again[0]));
+        let sent: serde_json::Value = serde_json::from_str(first[0].get()).expect("JSON");
+        assert_eq!(
+            sent["function"]["parameters"]["properties"]["days"]["type"],
+            json!(["integer", "null"])
+        );
+        // A changed definition under the same name is built anew.
+        let mut changed = tool.clone();
+        changed.description = Some("Days ahead.".into());
+        let rebuilt = model.strict_tools([&changed].into_iter()).expect("strict");
+        assert!(!Arc::ptr_eq(&first[0], &rebuilt[0]));
+        assert!(rebuilt[0].get().contains("Days ahead."));
+    }
+}
