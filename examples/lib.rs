@@ -97,6 +97,8 @@ impl Transcript {
                                 "model",
                                 &format!("calls {}({})", call.tool_name, call.args),
                             ),
+                            ResponsePart::Thinking(p) => line(&mut out, "thinking", &p.content),
+                            _ => {}
                         }
                     }
                 }

@@ -30,8 +30,9 @@ pub use provider::ProviderError;
 pub use settings::{ModelSettings, ToolChoice};
 
 pub use message::{
-    FinishReason, Message, ModelRequest, ModelResponse, RequestPart, ResponsePart, RetryPromptPart,
-    SystemPromptPart, TextPart, ToolArgs, ToolCallPart, ToolReturnPart, UserPromptPart,
+    FinishReason, Message, ModelRequest, ModelResponse, ProviderPart, RequestPart, ResponsePart,
+    RetryPromptPart, SystemPromptPart, TextPart, ThinkingPart, ToolArgs, ToolCallPart,
+    ToolReturnPart, UserPromptPart,
 };
 
 pub use crate::usage::Usage;

@@ -512,3 +512,36 @@ async fn ollama_bodies_are_read() {
         request(vec![tool_return("roll_dice", "call_k3v9x2ab", json!(6))])
     );
 }
+
+#[tokio::test]
+async fn reasoning_content_is_kept_as_thinking_and_never_sent_back() {
+    let reasoning = completion(
+        json!({"role": "assistant", "reasoning_content": "Roll two.", "content": null, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "roll_dice", "arguments": "{\"n\": 2}"}}
+        ]}),
+        "tool_calls",
+    );
+    let server = serve(
+        "/v1/chat/completions",
+        vec![json_ok(reasoning), json_ok(says("6"))],
+    )
+    .await;
+    let agent = Agent::<Game, String>::builder(local(&server, ServerProfile::Vllm))
+        .tool(roll_dice())
+        .build()
+        .unwrap();
+
+    let result = agent.run("Roll", Game).await.unwrap();
+
+    let first = result.messages[1].as_response().unwrap();
+    assert!(matches!(
+        &first.parts[0],
+        golem::model::ResponsePart::Thinking(thinking) if thinking.content == "Roll two."
+    ));
+    assert_eq!(
+        bodies(&server).await[1]["messages"][1],
+        json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "roll_dice", "arguments": "{\"n\": 2}"}}
+        ]})
+    );
+}

@@ -12,7 +12,8 @@ use super::super::{
     FinishReason, Message, ModelError, ModelResponse, ModelSettings, RequestParams, RequestPart,
     ResponsePart,
 };
-use super::DEFAULT_MAX_TOKENS;
+use super::super::{ProviderPart, ThinkingPart};
+use super::{DEFAULT_MAX_TOKENS, PROVIDER};
 use crate::output::OutputMode;
 use crate::usage::Usage;
 
@@ -63,15 +64,35 @@ pub(super) fn body(
 /// Reads a message.
 pub(super) fn parse(transport: &Transport, body: &[u8]) -> Result<ModelResponse, ModelError> {
     let response: MessagesResponse = transport.decode(body, "a message")?;
-    let mut parts = Vec::new();
+    let mut parts = Vec::with_capacity(response.content.len());
     for block in response.content {
-        match block {
-            ContentBlock::Text { text } => parts.push(ResponsePart::text(text)),
-            ContentBlock::ToolUse { id, name, input } => {
-                parts.push(ResponsePart::tool_call(name, input, id));
-            }
-            ContentBlock::Other => {}
+        let Some(kind) = block.get("type").and_then(Value::as_str) else {
+            return Err(transport.invalid("a content block has no type"));
+        };
+        if !matches!(kind, "text" | "tool_use" | "thinking") {
+            // `redacted_thinking`, server tools, whatever comes next: kept to be echoed.
+            parts.push(ResponsePart::Provider(ProviderPart {
+                provider: PROVIDER.to_owned(),
+                data: block,
+            }));
+            continue;
         }
+        let kind = kind.to_owned();
+        let block: ContentBlock = serde_json::from_value(block).map_err(|error| {
+            transport.invalid(format!("a `{kind}` content block cannot be read: {error}"))
+        })?;
+        parts.push(match block {
+            ContentBlock::Text { text } => ResponsePart::text(text),
+            ContentBlock::ToolUse { id, name, input } => ResponsePart::tool_call(name, input, id),
+            ContentBlock::Thinking {
+                thinking,
+                signature,
+            } => ResponsePart::Thinking(ThinkingPart {
+                content: thinking,
+                signature,
+                provider: Some(PROVIDER.to_owned()),
+            }),
+        });
     }
     let finish_reason = response.stop_reason.as_deref().map(|reason| match reason {
         "end_turn" | "stop_sequence" | "pause_turn" => FinishReason::Stop,
@@ -165,6 +186,23 @@ fn anthropic_messages(messages: &[Message]) -> (Option<String>, Vec<AnthropicMes
                                 .map(Value::Object)
                                 .unwrap_or_else(|_| Value::Object(Map::new())),
                         }),
+                        // Only Anthropic's own, signed thinking goes back: the API checks
+                        // the signature, and requires it beside tool use.
+                        ResponsePart::Thinking(ThinkingPart {
+                            content,
+                            signature: Some(signature),
+                            provider,
+                        }) if provider.as_deref().is_none_or(|p| p == PROVIDER) => {
+                            Some(Block::Thinking {
+                                thinking: content,
+                                signature,
+                            })
+                        }
+                        ResponsePart::Thinking(_) => None,
+                        ResponsePart::Provider(part) if part.provider == PROVIDER => {
+                            Some(Block::Raw(&part.data))
+                        }
+                        ResponsePart::Provider(_) => None,
                     })
                     .collect();
                 ("assistant", blocks)
@@ -218,6 +256,10 @@ enum Block<'a> {
     Text {
         text: Cow<'a, str>,
     },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
     ToolUse {
         id: &'a str,
         name: &'a str,
@@ -229,6 +271,9 @@ enum Block<'a> {
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
+    /// A block kept verbatim from a response.
+    #[serde(untagged)]
+    Raw(&'a Value),
 }
 
 #[derive(Serialize)]
@@ -243,7 +288,8 @@ struct AnthropicTool<'a> {
 struct MessagesResponse {
     id: Option<String>,
     model: Option<String>,
-    content: Vec<ContentBlock>,
+    /// Read block by block, so unknown kinds are kept whole.
+    content: Vec<Value>,
     stop_reason: Option<String>,
     usage: AnthropicUsage,
 }
@@ -259,8 +305,11 @@ enum ContentBlock {
         name: String,
         input: Value,
     },
-    #[serde(other)]
-    Other,
+    Thinking {
+        thinking: String,
+        #[serde(default)]
+        signature: Option<String>,
+    },
 }
 
 #[derive(Deserialize)]

@@ -11,6 +11,7 @@ use super::super::http::Transport;
 use super::super::provider::{ToolUse, request_settings, tool_use};
 use super::super::{
     FinishReason, Message, ModelError, ModelResponse, RequestParams, RequestPart, ResponsePart,
+    ThinkingPart,
 };
 use super::{OpenAiModel, ServerProfile};
 use crate::output::OutputMode;
@@ -111,6 +112,14 @@ pub(super) fn parse(
         return Err(transport.invalid("the response has no choices"));
     };
     let mut parts = Vec::new();
+    // DeepSeek, vLLM and llama.cpp show reasoning here; it is kept, never sent back.
+    if let Some(reasoning) = choice.message.reasoning_content.filter(|r| !r.is_empty()) {
+        parts.push(ResponsePart::Thinking(ThinkingPart {
+            content: reasoning,
+            signature: None,
+            provider: Some("openai".to_owned()),
+        }));
+    }
     // llama.cpp and others send `""` rather than null beside tool calls.
     if let Some(content) = choice.message.content.filter(|c| !c.is_empty()) {
         parts.push(ResponsePart::text(content));
@@ -220,6 +229,9 @@ fn chat_messages(messages: &[Message]) -> Vec<ChatMessage<'_>> {
                                 arguments: &call.args,
                             },
                         }),
+                        // Reasoning and other providers' parts are not sent back: Chat
+                        // Completions has no field for them.
+                        ResponsePart::Thinking(_) | ResponsePart::Provider(_) => {}
                     }
                 }
                 // OpenAI accepts a null content only beside tool calls; an empty response
@@ -396,6 +408,8 @@ struct Choice {
 #[derive(Deserialize)]
 struct ChoiceMessage {
     content: Option<String>,
+    #[serde(default)]
+    reasoning_content: Option<String>,
     #[serde(default, deserialize_with = "null_default")]
     tool_calls: Vec<ResponseToolCall>,
     refusal: Option<String>,
