@@ -15,6 +15,8 @@ use crate::output::OutputMode;
 use crate::tool::ToolDefinition;
 
 pub mod anthropic;
+#[cfg(test)]
+mod decoder_props;
 pub mod function;
 pub mod http;
 mod infer;

@@ -25,7 +25,7 @@ use super::{
     Message, Model, ModelError, ModelResponse, ModelSettings, ProviderError, RequestParams,
 };
 
-mod wire;
+pub(super) mod wire;
 
 /// Where the API key is read from.
 pub const API_KEY_ENV: &str = "ANTHROPIC_API_KEY";

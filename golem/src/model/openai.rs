@@ -38,7 +38,7 @@ use super::{
 };
 use crate::tool::ToolDefinition;
 
-mod wire;
+pub(super) mod wire;
 
 pub use crate::schema::to_strict_schema;
 

@@ -62,7 +62,10 @@ pub(super) fn body(
 }
 
 /// Reads a message.
-pub(super) fn parse(transport: &Transport, body: &[u8]) -> Result<ModelResponse, ModelError> {
+pub(in crate::model) fn parse(
+    transport: &Transport,
+    body: &[u8],
+) -> Result<ModelResponse, ModelError> {
     let response: MessagesResponse = transport.decode(body, "a message")?;
     let mut parts = Vec::with_capacity(response.content.len());
     for block in response.content {

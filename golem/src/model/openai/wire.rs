@@ -101,7 +101,7 @@ fn tool_choice(
 
 /// Reads a chat completion. With strict tools, the `null`s the strict form made the model
 /// write for optional properties are removed from tool-call arguments.
-pub(super) fn parse(
+pub(in crate::model) fn parse(
     transport: &Transport,
     body: &[u8],
     params: &RequestParams,
