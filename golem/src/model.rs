@@ -257,9 +257,14 @@ pub enum ModelError {
         /// What is wrong with it.
         message: String,
     },
-    /// The response hit the output token limit before it was complete. The response is the
-    /// last message of the run's history.
-    #[error("the response was cut off at the output token limit")]
+    /// The response hit the output token limit before it was complete (a structured answer
+    /// cut off this way cannot be decoded). The response is the last message of the run's
+    /// history. The message says what to raise:
+    /// [`ModelSettings::max_tokens`], on the model, the agent or the run.
+    #[error(
+        "the response was cut off at the output token limit; raise `max_tokens` \
+         (ModelSettings::max_tokens, on the model, the agent or the run) so the whole answer fits"
+    )]
     Truncated,
     /// The provider's content filter withheld the response. The response is the last
     /// message of the run's history.

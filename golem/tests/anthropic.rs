@@ -334,6 +334,37 @@ async fn max_tokens_stops_are_truncation_errors() {
 }
 
 #[tokio::test]
+async fn a_truncated_structured_answer_says_what_to_raise() {
+    let server = serve(
+        "/v1/messages",
+        vec![json_ok(message(
+            "msg_01",
+            json!([tool_use("toolu_1", "final_result", json!({"winner": "Bo"}))]),
+            "max_tokens",
+            5,
+            1024,
+        ))],
+    )
+    .await;
+    let agent = Agent::<(), Json<Verdict>>::builder(model(&server))
+        .output_retries(2)
+        .build()
+        .unwrap();
+
+    let error = agent.run("Who won?", ()).await.unwrap_err();
+
+    assert!(matches!(error.model_error(), Some(ModelError::Truncated)));
+    assert!(
+        error
+            .source()
+            .unwrap()
+            .to_string()
+            .contains("raise `max_tokens`"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
 async fn native_output_is_refused_with_a_clear_error() {
     let server = serve("/v1/messages", vec![]).await;
     let agent = Agent::<(), Json<Verdict>>::builder(model(&server))

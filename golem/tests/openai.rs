@@ -671,7 +671,8 @@ async fn length_and_content_filter_finishes_are_typed_errors_that_keep_the_respo
     for (finish, expected) in [
         (
             "length",
-            "the response was cut off at the output token limit",
+            "the response was cut off at the output token limit; raise `max_tokens` \
+             (ModelSettings::max_tokens, on the model, the agent or the run) so the whole answer fits",
         ),
         (
             "content_filter",
