@@ -14,21 +14,24 @@ use crate::error::BoxError;
 use crate::output::OutputMode;
 use crate::tool::ToolDefinition;
 
+#[cfg(feature = "anthropic")]
 pub mod anthropic;
-#[cfg(test)]
+#[cfg(all(test, feature = "openai", feature = "anthropic"))]
 mod decoder_props;
 pub mod function;
+#[cfg(feature = "http")]
 pub mod http;
 mod infer;
 mod message;
+#[cfg(feature = "openai")]
 pub mod openai;
+#[cfg(feature = "http")]
 mod provider;
 pub mod test;
 
 mod settings;
 
-pub use infer::infer;
-pub use provider::ProviderError;
+pub use infer::{ProviderError, infer};
 pub use settings::{ModelSettings, ToolChoice};
 
 pub use message::{
@@ -292,6 +295,7 @@ impl ModelError {
     /// Whether the request timed out.
     pub fn is_timeout(&self) -> bool {
         match self {
+            #[cfg(feature = "http")]
             ModelError::Transport { source, .. } => source
                 .downcast_ref::<reqwest::Error>()
                 .is_some_and(reqwest::Error::is_timeout),

@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 mod strict;
 
 pub use strict::to_strict_schema;
+#[cfg(feature = "openai")]
 pub(crate) use strict::{drop_added_nulls, is_strict_compatible};
 
 /// The provider-friendly JSON schema of `T`.

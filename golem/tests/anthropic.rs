@@ -1,5 +1,7 @@
 //! The Anthropic Messages provider against a real HTTP server on loopback.
 
+#![cfg(feature = "anthropic")]
+
 mod common;
 
 use std::error::Error as _;

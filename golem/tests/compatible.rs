@@ -1,6 +1,8 @@
 //! OpenAI's own endpoint and compatible servers: the server profiles, the tool choice each
 //! output channel needs, and recorded bodies of llama.cpp, vLLM and Ollama.
 
+#![cfg(all(feature = "openai", feature = "anthropic"))]
+
 mod common;
 
 use std::time::Duration;

@@ -1,5 +1,7 @@
 //! The OpenAI Chat Completions provider against a real HTTP server on loopback.
 
+#![cfg(feature = "openai")]
+
 mod common;
 
 use std::error::Error as _;

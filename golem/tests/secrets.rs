@@ -5,6 +5,8 @@
 //!
 //! Alone in its test binary: the subscriber is global.
 
+#![cfg(all(feature = "openai", feature = "anthropic"))]
+
 use std::error::Error as _;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;

@@ -1,6 +1,8 @@
 //! The shared transport against loopback servers: the retry headers the official SDKs
 //! honour, the overall deadline, custom headers on both builders, settings per agent.
 
+#![cfg(all(feature = "openai", feature = "anthropic"))]
+
 mod common;
 
 use std::time::{Duration, Instant};

@@ -8,8 +8,8 @@
 //! # Ok::<_, golem::model::ProviderError>(())
 //! ```
 //!
-//! Structured output goes through the output tool ([`OutputMode::Tool`]); the Messages API
-//! has no native JSON-schema response format, so [`OutputMode::Native`] is refused with a
+//! Structured output goes through the output tool ([`OutputMode::Tool`](crate::output::OutputMode::Tool)); the Messages API
+//! has no native JSON-schema response format, so [`OutputMode::Native`](crate::output::OutputMode::Native) is refused with a
 //! clear error.
 
 use std::fmt;

@@ -1,9 +1,61 @@
 //! Building a provider from a model string such as `openai:gpt-4o-mini`.
 
+use super::Model;
+#[cfg(feature = "anthropic")]
 use super::anthropic::AnthropicModel;
+#[cfg(feature = "openai")]
 use super::openai::OpenAiModel;
 use super::test::TestModel;
-use super::{Model, ProviderError};
+
+/// Why a provider could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProviderError {
+    /// No API key was given or found in the environment.
+    #[error("no {provider} API key: set {env_var}, or pass one to the builder")]
+    MissingApiKey {
+        /// The provider.
+        provider: &'static str,
+        /// Where the key is looked for.
+        env_var: &'static str,
+    },
+    /// The model string names no known provider.
+    #[error(
+        "`{model}` names no provider golem knows; write `openai:<model>`, `anthropic:<model>` or `test`"
+    )]
+    UnknownProvider {
+        /// The model string.
+        model: String,
+    },
+    /// The base URL is not a usable URL.
+    #[error("`{url}` is not a usable base URL: {reason}")]
+    InvalidBaseUrl {
+        /// The URL.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A custom header's name or value cannot be sent in HTTP.
+    #[error(
+        "the header `{name}` cannot be sent: its name or value holds characters HTTP headers cannot carry"
+    )]
+    InvalidHeader {
+        /// The header's name.
+        name: String,
+    },
+    /// The provider the model string names was left out of this build.
+    #[error("golem was built without the `{feature}` feature, which `{model}` needs")]
+    FeatureDisabled {
+        /// The model string.
+        model: String,
+        /// The cargo feature to turn on.
+        feature: &'static str,
+    },
+    /// The HTTP client could not be built.
+    #[cfg(feature = "http")]
+    #[error("the HTTP client could not be built")]
+    Client(#[source] reqwest::Error),
+}
 
 /// The model a model string names, configured from the environment.
 ///
@@ -20,12 +72,25 @@ use super::{Model, ProviderError};
 /// ```
 ///
 /// # Errors
-/// [`ProviderError::UnknownProvider`] for an unknown prefix, and the provider's own errors
-/// (a missing key, say).
+/// [`ProviderError::UnknownProvider`] for an unknown prefix,
+/// [`ProviderError::FeatureDisabled`] for a provider this build left out (cargo features
+/// `openai`, `anthropic`), and the provider's own errors (a missing key, say).
 pub fn infer(model: &str) -> Result<Box<dyn Model>, ProviderError> {
     match model.split_once(':') {
+        #[cfg(feature = "openai")]
         Some(("openai", name)) => Ok(Box::new(OpenAiModel::from_env(name)?)),
+        #[cfg(feature = "anthropic")]
         Some(("anthropic", name)) => Ok(Box::new(AnthropicModel::from_env(name)?)),
+        #[cfg(not(feature = "openai"))]
+        Some(("openai", _)) => Err(ProviderError::FeatureDisabled {
+            model: model.to_owned(),
+            feature: "openai",
+        }),
+        #[cfg(not(feature = "anthropic"))]
+        Some(("anthropic", _)) => Err(ProviderError::FeatureDisabled {
+            model: model.to_owned(),
+            feature: "anthropic",
+        }),
         None if model == "test" => Ok(Box::new(TestModel::new())),
         _ => Err(ProviderError::UnknownProvider {
             model: model.to_owned(),

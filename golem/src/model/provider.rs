@@ -7,49 +7,8 @@ use std::borrow::Cow;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use super::http::{ApiKey, HttpSettings, Redactor, Transport};
-use super::{Message, ModelSettings, RequestParams, RequestPart, ToolChoice};
+use super::{Message, ModelSettings, ProviderError, RequestParams, RequestPart, ToolChoice};
 use crate::output::OutputMode;
-
-/// Why a provider could not be set up.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ProviderError {
-    /// No API key was given or found in the environment.
-    #[error("no {provider} API key: set {env_var}, or pass one to the builder")]
-    MissingApiKey {
-        /// The provider.
-        provider: &'static str,
-        /// Where the key is looked for.
-        env_var: &'static str,
-    },
-    /// The model string names no known provider.
-    #[error(
-        "`{model}` names no provider golem knows; write `openai:<model>`, `anthropic:<model>` or `test`"
-    )]
-    UnknownProvider {
-        /// The model string.
-        model: String,
-    },
-    /// The base URL is not a usable URL.
-    #[error("`{url}` is not a usable base URL: {reason}")]
-    InvalidBaseUrl {
-        /// The URL.
-        url: String,
-        /// What is wrong with it.
-        reason: String,
-    },
-    /// A custom header's name or value cannot be sent in HTTP.
-    #[error(
-        "the header `{name}` cannot be sent: its name or value holds characters HTTP headers cannot carry"
-    )]
-    InvalidHeader {
-        /// The header's name.
-        name: String,
-    },
-    /// The HTTP client could not be built.
-    #[error("the HTTP client could not be built")]
-    Client(#[source] reqwest::Error),
-}
 
 /// The configuration every HTTP provider's builder holds.
 #[derive(Debug)]

@@ -7,6 +7,9 @@
 //! `null`s, the properties the strict form made nullable, so the arguments deserialize as
 //! the model meant them.
 
+// Only the OpenAI provider reads strict arguments back.
+#![cfg_attr(not(feature = "openai"), allow(dead_code))]
+
 use serde_json::Value;
 
 /// Whether OpenAI's strict mode accepts `schema`: every object lists all its properties as
