@@ -12,18 +12,11 @@
 //! has no native JSON-schema response format, so [`OutputMode::Native`](crate::output::OutputMode::Native) is refused with a
 //! clear error.
 
-use std::fmt;
-use std::sync::Arc;
-
-use futures_util::FutureExt;
-use futures_util::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
-use super::http::{ApiKey, HttpSettings, Transport};
-use super::provider::{HttpConfig, env_var, header_value, normalize_base_url};
-use super::{
-    Message, Model, ModelError, ModelResponse, ModelSettings, ProviderError, RequestParams,
-};
+use super::http::{ApiKey, HttpBuilder, HttpModel, Wire};
+use super::provider::header_value;
+use super::{Message, ModelError, ModelResponse, ModelSettings, ProviderError, RequestParams};
 
 pub(super) mod wire;
 
@@ -40,170 +33,60 @@ pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
 const PROVIDER: &str = "anthropic";
 
-/// A Messages API model. Cheap to clone; clones share one connection pool, however many
-/// agents use them.
-#[derive(Clone)]
-pub struct AnthropicModel {
-    inner: Arc<Inner>,
-}
+/// A Messages API model: an [`HttpModel`] speaking [`Messages`]. Cheap to clone; clones
+/// share one connection pool, however many agents use them.
+pub type AnthropicModel = HttpModel<Messages>;
 
-struct Inner {
-    name: String,
-    url: String,
-    transport: Transport,
-    settings: ModelSettings,
-}
+/// Configures an [`AnthropicModel`]: the setters every provider has ([`HttpBuilder`]).
+pub type AnthropicBuilder = HttpBuilder<Messages>;
 
-impl fmt::Debug for AnthropicModel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AnthropicModel")
-            .field("name", &self.inner.name)
-            .field("url", &self.inner.url)
-            .field("transport", &self.inner.transport)
-            .field("settings", &self.inner.settings)
-            .finish()
+/// The Messages API wire format.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct Messages {}
+
+impl Wire for Messages {
+    const PROVIDER: &'static str = PROVIDER;
+    const TYPE_NAME: &'static str = "AnthropicModel";
+    const API_KEY_ENV: &'static str = API_KEY_ENV;
+    const BASE_URL_ENV: &'static str = BASE_URL_ENV;
+    const DEFAULT_BASE_URL: &'static str = DEFAULT_BASE_URL;
+    const PATH: &'static str = "/messages";
+
+    fn requires_key(_base_url: &str) -> bool {
+        true
     }
-}
 
-impl AnthropicModel {
-    /// Starts configuring `model`.
-    pub fn builder(model: impl Into<String>) -> AnthropicBuilder {
-        AnthropicBuilder {
-            name: model.into(),
-            config: HttpConfig::new(DEFAULT_BASE_URL),
+    fn prepare(
+        &mut self,
+        key: Option<&ApiKey>,
+        _base_url: &str,
+        headers: &mut HeaderMap,
+    ) -> Result<(), ProviderError> {
+        if let Some(key) = key {
+            headers.insert(
+                HeaderName::from_static("x-api-key"),
+                header_value("x-api-key", key.expose())?,
+            );
         }
-    }
-
-    /// `model` with the key from `ANTHROPIC_API_KEY` (and a base URL from
-    /// `ANTHROPIC_BASE_URL`, if set).
-    ///
-    /// # Errors
-    /// [`ProviderError::MissingApiKey`] without a key; an invalid base URL.
-    pub fn from_env(model: impl Into<String>) -> Result<Self, ProviderError> {
-        let mut builder = AnthropicModel::builder(model);
-        if let Some(key) = env_var(API_KEY_ENV) {
-            builder = builder.api_key(key);
-        }
-        if let Some(url) = env_var(BASE_URL_ENV) {
-            builder = builder.base_url(url);
-        }
-        builder.build()
-    }
-}
-
-impl Model for AnthropicModel {
-    fn request<'a>(
-        &'a self,
-        messages: &'a [Message],
-        params: &'a RequestParams,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        async move {
-            let body = wire::body(&self.inner.name, &self.inner.settings, messages, params)?;
-            let bytes = self
-                .inner
-                .transport
-                .post_json(&self.inner.url, body)
-                .await?;
-            wire::parse(&self.inner.transport, &bytes)
-        }
-        .boxed()
-    }
-
-    fn name(&self) -> &str {
-        &self.inner.name
-    }
-
-    fn system(&self) -> &str {
-        PROVIDER
-    }
-}
-
-/// Configures an [`AnthropicModel`].
-#[must_use = "an AnthropicBuilder does nothing until `build()`"]
-pub struct AnthropicBuilder {
-    name: String,
-    config: HttpConfig,
-}
-
-impl fmt::Debug for AnthropicBuilder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AnthropicBuilder")
-            .field("name", &self.name)
-            .field("config", &self.config)
-            .finish()
-    }
-}
-
-impl AnthropicBuilder {
-    /// Sets the API key, sent as `x-api-key`.
-    pub fn api_key(mut self, key: impl Into<String>) -> Self {
-        self.config.api_key = Some(ApiKey::new(key));
-        self
-    }
-
-    /// Sets the base URL; requests go to `{base_url}/messages`.
-    pub fn base_url(mut self, url: impl Into<String>) -> Self {
-        self.config.base_url = url.into();
-        self
-    }
-
-    /// Sends a header with every request (`anthropic-beta`, a proxy's own); it replaces a
-    /// header golem would send under the same name.
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.config.header(name.into(), value.into(), false);
-        self
-    }
-
-    /// Sends a header that carries a credential: like [`header`](Self::header), and its
-    /// value is redacted from every error and log line, as the API key is.
-    pub fn secret_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.config.header(name.into(), value.into(), true);
-        self
-    }
-
-    /// Sets timeouts, retries, the overall deadline and the response size limit.
-    pub fn http(mut self, http: HttpSettings) -> Self {
-        self.config.http = http;
-        self
-    }
-
-    /// Sets the model's settings (temperature, max tokens, tool choice, extra body
-    /// fields); an agent's and a run's settings are merged over them.
-    pub fn settings(mut self, settings: ModelSettings) -> Self {
-        self.config.settings = settings;
-        self
-    }
-
-    /// Builds the model.
-    ///
-    /// # Errors
-    /// [`ProviderError::MissingApiKey`] without a key; an invalid base URL;
-    /// [`ProviderError::InvalidHeader`] for a header HTTP cannot carry.
-    pub fn build(self) -> Result<AnthropicModel, ProviderError> {
-        let base_url = normalize_base_url(&self.config.base_url)?;
-        let Some(key) = &self.config.api_key else {
-            return Err(ProviderError::MissingApiKey {
-                provider: PROVIDER,
-                env_var: API_KEY_ENV,
-            });
-        };
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            HeaderName::from_static("x-api-key"),
-            header_value("x-api-key", key.expose())?,
-        );
         headers.insert(
             HeaderName::from_static("anthropic-version"),
             HeaderValue::from_static(API_VERSION),
         );
-        let transport = self.config.transport(PROVIDER, API_KEY_ENV, headers)?;
-        Ok(AnthropicModel {
-            inner: Arc::new(Inner {
-                name: self.name,
-                url: format!("{base_url}/messages"),
-                transport,
-                settings: self.config.settings,
-            }),
-        })
+        Ok(())
+    }
+
+    fn body(
+        &self,
+        model: &str,
+        settings: &ModelSettings,
+        messages: &[Message],
+        params: &RequestParams,
+    ) -> Result<Vec<u8>, ModelError> {
+        wire::body(model, settings, messages, params)
+    }
+
+    fn parse(&self, body: &[u8], _params: &RequestParams) -> Result<ModelResponse, String> {
+        wire::parse(body)
     }
 }

@@ -5,22 +5,8 @@
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-use super::http::{HttpSettings, Redactor, Transport};
-use super::{ModelError, ModelResponse, RequestParams};
+use super::{ModelResponse, RequestParams};
 use crate::tool::ToolDefinition;
-
-fn transport() -> Transport {
-    let mut redactor = Redactor::default();
-    redactor.add("sk-prop-0123456789");
-    Transport::new(
-        "prop",
-        HttpSettings::default(),
-        reqwest::header::HeaderMap::new(),
-        redactor,
-        "PROP_KEY",
-    )
-    .expect("client")
-}
 
 fn params() -> RequestParams {
     let mut params = RequestParams::text(vec![ToolDefinition {
@@ -37,13 +23,12 @@ fn params() -> RequestParams {
 }
 
 /// Every decoder golem has, on one body.
-fn decode_all(body: &[u8]) -> Vec<Result<ModelResponse, ModelError>> {
-    let transport = transport();
+fn decode_all(body: &[u8]) -> Vec<Result<ModelResponse, String>> {
     let params = params();
     vec![
-        super::openai::wire::parse(&transport, body, &params, false),
-        super::openai::wire::parse(&transport, body, &params, true),
-        super::anthropic::wire::parse(&transport, body),
+        super::openai::wire::parse(body, &params, false),
+        super::openai::wire::parse(body, &params, true),
+        super::anthropic::wire::parse(body),
     ]
 }
 
@@ -154,7 +139,7 @@ proptest! {
     fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
         for outcome in decode_all(&bytes) {
             if let Err(error) = outcome {
-                prop_assert!(!error.to_string().is_empty());
+                prop_assert!(!error.is_empty());
             }
         }
     }
@@ -182,7 +167,7 @@ proptest! {
         let body = serde_json::to_vec(&valid).expect("serializes");
         let cut = cut % body.len();
         for outcome in decode_all(&body[..cut]) {
-            let typed = matches!(outcome, Err(ModelError::InvalidResponse { .. }));
+            let typed = outcome.is_err();
             prop_assert!(typed, "a cut body decoded: {:?}", outcome);
         }
     }
@@ -190,9 +175,7 @@ proptest! {
 
 #[test]
 fn the_valid_bodies_decode() {
-    let transport = transport();
     let openai = super::openai::wire::parse(
-        &transport,
         &serde_json::to_vec(&openai_body()).expect("json"),
         &params(),
         true,
@@ -204,11 +187,9 @@ fn the_valid_bodies_decode() {
         openai.tool_calls().next().expect("call").args,
         r#"{"tags":[null]}"#
     );
-    let anthropic = super::anthropic::wire::parse(
-        &transport,
-        &serde_json::to_vec(&anthropic_body()).expect("json"),
-    )
-    .expect("decodes");
+    let anthropic =
+        super::anthropic::wire::parse(&serde_json::to_vec(&anthropic_body()).expect("json"))
+            .expect("decodes");
     assert_eq!(anthropic.parts.len(), 4);
 }
 
@@ -216,26 +197,21 @@ fn the_valid_bodies_decode() {
 fn deep_nesting_and_huge_strings_end_in_a_result() {
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
     for outcome in decode_all(deep.as_bytes()) {
-        assert!(matches!(outcome, Err(ModelError::InvalidResponse { .. })));
+        assert!(outcome.is_err());
     }
     // Deep arguments inside a valid body: kept verbatim for the run to reject.
     let mut body = openai_body();
     let nested = format!("{}1{}", "[".repeat(10_000), "]".repeat(10_000));
     body["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] =
         Value::from(format!("{{\"n\": null, \"tags\": {nested}}}"));
-    let response = super::openai::wire::parse(
-        &transport(),
-        &serde_json::to_vec(&body).expect("json"),
-        &params(),
-        true,
-    )
-    .expect("decodes");
+    let response =
+        super::openai::wire::parse(&serde_json::to_vec(&body).expect("json"), &params(), true)
+            .expect("decodes");
     assert!(response.tool_calls().next().expect("call").args.len() > 20_000);
     // A 4 MiB answer is just text.
     let mut body = anthropic_body();
     body["content"][2]["text"] = Value::from("x".repeat(4 * 1024 * 1024));
     let response =
-        super::anthropic::wire::parse(&transport(), &serde_json::to_vec(&body).expect("json"))
-            .expect("decodes");
+        super::anthropic::wire::parse(&serde_json::to_vec(&body).expect("json")).expect("decodes");
     assert_eq!(response.text_content().len(), 4 * 1024 * 1024);
 }

@@ -33,6 +33,11 @@ use tokio::time::Instant;
 
 use super::ModelError;
 
+mod model;
+
+pub(crate) use model::sealed::Wire;
+pub use model::{HttpBuilder, HttpModel, WireFormat};
+
 /// `retry-after-ms`: OpenAI's and Anthropic's millisecond form of `Retry-After`.
 const RETRY_AFTER_MS: HeaderName = HeaderName::from_static("retry-after-ms");
 /// `x-should-retry`: the server's own verdict on whether a retry can help.
@@ -432,18 +437,6 @@ impl Transport {
             redactor,
             key_env_var,
         })
-    }
-
-    /// Reads a 200 body as `T`; a body that does not decode is an
-    /// [`InvalidResponse`](ModelError::InvalidResponse) saying `what` it should have been,
-    /// with serde's message (redacted, like every message of the transport).
-    pub(crate) fn decode<T: serde::de::DeserializeOwned>(
-        &self,
-        body: &[u8],
-        what: &str,
-    ) -> Result<T, ModelError> {
-        serde_json::from_slice(body)
-            .map_err(|error| self.invalid(format!("the body is not {what}: {error}")))
     }
 
     /// POSTs `body` to `url` and returns the JSON response body (redacted), retrying

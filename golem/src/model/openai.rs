@@ -26,16 +26,12 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use futures_util::FutureExt;
-use futures_util::future::BoxFuture;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName};
 use serde_json::value::RawValue;
 
-use super::http::{ApiKey, HttpSettings, Transport};
-use super::provider::{HttpConfig, env_var, header_value, normalize_base_url};
-use super::{
-    Message, Model, ModelError, ModelResponse, ModelSettings, ProviderError, RequestParams,
-};
+use super::http::{ApiKey, HttpBuilder, HttpModel, Wire};
+use super::provider::header_value;
+use super::{Message, ModelError, ModelResponse, ModelSettings, ProviderError, RequestParams};
 use crate::tool::ToolDefinition;
 
 pub(super) mod wire;
@@ -105,22 +101,38 @@ impl ServerProfile {
     }
 }
 
-/// A Chat Completions model. Cheap to clone; clones share one connection pool, however
-/// many agents use them.
-#[derive(Clone)]
-pub struct OpenAiModel {
-    inner: Arc<Inner>,
-}
+/// A Chat Completions model: an [`HttpModel`] speaking [`ChatCompletions`]. Cheap to clone;
+/// clones share one connection pool, however many agents use them.
+pub type OpenAiModel = HttpModel<ChatCompletions>;
 
-struct Inner {
-    name: String,
-    url: String,
-    transport: Transport,
-    settings: ModelSettings,
-    profile: ServerProfile,
+/// Configures an [`OpenAiModel`]: the setters every provider has ([`HttpBuilder`]), and
+/// OpenAI's own ([`organization`](HttpBuilder::organization),
+/// [`project`](HttpBuilder::project), [`profile`](HttpBuilder::profile),
+/// [`strict_tools`](HttpBuilder::strict_tools)).
+pub type OpenAiBuilder = HttpBuilder<ChatCompletions>;
+
+/// The Chat Completions wire format, and what an [`OpenAiModel`] keeps for it: the server
+/// profile, strict mode and the strict forms of the tools.
+#[derive(Default)]
+pub struct ChatCompletions {
+    organization: Option<String>,
+    project: Option<String>,
+    /// Set by the builder, or from the base URL at `build()`.
+    profile: Option<ServerProfile>,
     strict_tools: bool,
     /// Each tool as sent in strict mode, built once per tool definition.
     strict_cache: Mutex<HashMap<String, StrictTool>>,
+}
+
+impl fmt::Debug for ChatCompletions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChatCompletions")
+            .field("organization", &self.organization)
+            .field("project", &self.project)
+            .field("profile", &self.profile)
+            .field("strict_tools", &self.strict_tools)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A tool's strict form, serialized, and the definition it was built from.
@@ -132,64 +144,19 @@ struct StrictTool {
 /// Strict forms kept at most; past this the cache starts again.
 const STRICT_CACHE_LIMIT: usize = 512;
 
-impl fmt::Debug for OpenAiModel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OpenAiModel")
-            .field("name", &self.inner.name)
-            .field("url", &self.inner.url)
-            .field("profile", &self.inner.profile)
-            .field("transport", &self.inner.transport)
-            .field("settings", &self.inner.settings)
-            .field("strict_tools", &self.inner.strict_tools)
-            .finish()
-    }
-}
-
-impl OpenAiModel {
-    /// Starts configuring `model` against OpenAI's API.
-    pub fn builder(model: impl Into<String>) -> OpenAiBuilder {
-        OpenAiBuilder {
-            name: model.into(),
-            config: HttpConfig::new(DEFAULT_BASE_URL),
-            organization: None,
-            project: None,
-            profile: None,
-            strict_tools: false,
-        }
-    }
-
-    /// `model` with the key from `OPENAI_API_KEY` and the base URL from `OPENAI_BASE_URL`
-    /// (OpenAI's own when unset). A key is required for OpenAI's API, optional for other
-    /// servers.
-    ///
-    /// # Errors
-    /// [`ProviderError::MissingApiKey`] when OpenAI's API is used without a key; an invalid
-    /// base URL.
-    pub fn from_env(model: impl Into<String>) -> Result<Self, ProviderError> {
-        let mut builder = OpenAiModel::builder(model);
-        if let Some(key) = env_var(API_KEY_ENV) {
-            builder = builder.api_key(key);
-        }
-        if let Some(url) = env_var(BASE_URL_ENV) {
-            builder = builder.base_url(url);
-        }
-        builder.build()
-    }
-
-    /// The server profile in use.
-    pub fn profile(&self) -> ServerProfile {
-        self.inner.profile
+impl ChatCompletions {
+    fn profile(&self) -> ServerProfile {
+        self.profile.unwrap_or(ServerProfile::Compatible)
     }
 
     /// The strict form of each tool, serialized: from the cache, or built once.
-    fn strict_tools<'a>(
+    fn strict_forms<'a>(
         &self,
         tools: impl Iterator<Item = &'a ToolDefinition>,
     ) -> Result<Vec<Arc<RawValue>>, ModelError> {
         // A poisoned lock only means another request panicked mid-insert: the map is
         // still a valid cache.
         let mut cache = self
-            .inner
             .strict_cache
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -223,148 +190,27 @@ impl OpenAiModel {
     }
 }
 
-impl Model for OpenAiModel {
-    fn request<'a>(
-        &'a self,
-        messages: &'a [Message],
-        params: &'a RequestParams,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        async move {
-            let body = wire::body(self, messages, params)?;
-            let bytes = self
-                .inner
-                .transport
-                .post_json(&self.inner.url, body)
-                .await?;
-            wire::parse(
-                &self.inner.transport,
-                &bytes,
-                params,
-                self.inner.strict_tools,
-            )
-        }
-        .boxed()
+impl Wire for ChatCompletions {
+    const PROVIDER: &'static str = PROVIDER;
+    const TYPE_NAME: &'static str = "OpenAiModel";
+    const API_KEY_ENV: &'static str = API_KEY_ENV;
+    const BASE_URL_ENV: &'static str = BASE_URL_ENV;
+    const DEFAULT_BASE_URL: &'static str = DEFAULT_BASE_URL;
+    const PATH: &'static str = "/chat/completions";
+
+    fn requires_key(base_url: &str) -> bool {
+        base_url == DEFAULT_BASE_URL
     }
 
-    fn name(&self) -> &str {
-        &self.inner.name
-    }
-
-    fn system(&self) -> &str {
-        PROVIDER
-    }
-}
-
-/// Configures an [`OpenAiModel`].
-#[must_use = "an OpenAiBuilder does nothing until `build()`"]
-pub struct OpenAiBuilder {
-    name: String,
-    config: HttpConfig,
-    organization: Option<String>,
-    project: Option<String>,
-    profile: Option<ServerProfile>,
-    strict_tools: bool,
-}
-
-impl fmt::Debug for OpenAiBuilder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OpenAiBuilder")
-            .field("name", &self.name)
-            .field("config", &self.config)
-            .field("organization", &self.organization)
-            .field("project", &self.project)
-            .field("profile", &self.profile)
-            .field("strict_tools", &self.strict_tools)
-            .finish()
-    }
-}
-
-impl OpenAiBuilder {
-    /// Sets the API key, sent as `Authorization: Bearer <key>`.
-    pub fn api_key(mut self, key: impl Into<String>) -> Self {
-        self.config.api_key = Some(ApiKey::new(key));
-        self
-    }
-
-    /// Sets the base URL, e.g. `http://localhost:11434/v1` for Ollama; requests go to
-    /// `{base_url}/chat/completions`.
-    pub fn base_url(mut self, url: impl Into<String>) -> Self {
-        self.config.base_url = url.into();
-        self
-    }
-
-    /// Sends `OpenAI-Organization`.
-    pub fn organization(mut self, organization: impl Into<String>) -> Self {
-        self.organization = Some(organization.into());
-        self
-    }
-
-    /// Sends `OpenAI-Project`.
-    pub fn project(mut self, project: impl Into<String>) -> Self {
-        self.project = Some(project.into());
-        self
-    }
-
-    /// Sends a header with every request (Azure's `api-key`, OpenRouter's `HTTP-Referer`,
-    /// a proxy's own); it replaces a header golem would send under the same name.
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.config.header(name.into(), value.into(), false);
-        self
-    }
-
-    /// Sends a header that carries a credential: like [`header`](Self::header), and its
-    /// value is redacted from every error and log line, as the API key is.
-    pub fn secret_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.config.header(name.into(), value.into(), true);
-        self
-    }
-
-    /// Sets the server profile, instead of the one the base URL suggests
-    /// ([`ServerProfile::from_base_url`]).
-    pub fn profile(mut self, profile: ServerProfile) -> Self {
-        self.profile = Some(profile);
-        self
-    }
-
-    /// Sets timeouts, retries, the overall deadline and the response size limit.
-    pub fn http(mut self, http: HttpSettings) -> Self {
-        self.config.http = http;
-        self
-    }
-
-    /// Sets the model's settings (temperature, max tokens, seed, tool choice, extra body
-    /// fields); an agent's and a run's settings are merged over them.
-    pub fn settings(mut self, settings: ModelSettings) -> Self {
-        self.config.settings = settings;
-        self
-    }
-
-    /// Sends every tool with `"strict": true`, its schema in the form strict mode accepts
-    /// (see [`to_strict_schema`]): the model's arguments then always match the schema.
-    /// The `null`s strict mode makes the model write for optional fields are removed from
-    /// its arguments again, so `#[serde(default)]` fields read as absent. Strict forms are
-    /// built once per tool, not per request. Off by default, as not every compatible server
-    /// knows strict mode.
-    pub fn strict_tools(mut self, strict: bool) -> Self {
-        self.strict_tools = strict;
-        self
-    }
-
-    /// Builds the model.
-    ///
-    /// # Errors
-    /// [`ProviderError::MissingApiKey`] when OpenAI's own API is used without a key; an
-    /// invalid base URL; [`ProviderError::InvalidHeader`] for a header HTTP cannot carry.
-    pub fn build(self) -> Result<OpenAiModel, ProviderError> {
-        let base_url = normalize_base_url(&self.config.base_url)?;
-        if self.config.api_key.is_none() && base_url == DEFAULT_BASE_URL {
-            return Err(ProviderError::MissingApiKey {
-                provider: PROVIDER,
-                env_var: API_KEY_ENV,
-            });
-        }
-        let mut headers = HeaderMap::new();
-        if let Some(key) = &self.config.api_key {
+    fn prepare(
+        &mut self,
+        key: Option<&ApiKey>,
+        base_url: &str,
+        headers: &mut HeaderMap,
+    ) -> Result<(), ProviderError> {
+        self.profile
+            .get_or_insert_with(|| ServerProfile::from_base_url(base_url));
+        if let Some(key) = key {
             headers.insert(
                 AUTHORIZATION,
                 header_value("authorization", &format!("Bearer {}", key.expose()))?,
@@ -382,20 +228,60 @@ impl OpenAiBuilder {
                 header_value("openai-project", project)?,
             );
         }
-        let transport = self.config.transport(PROVIDER, API_KEY_ENV, headers)?;
-        Ok(OpenAiModel {
-            inner: Arc::new(Inner {
-                name: self.name,
-                url: format!("{base_url}/chat/completions"),
-                transport,
-                profile: self
-                    .profile
-                    .unwrap_or_else(|| ServerProfile::from_base_url(&base_url)),
-                settings: self.config.settings,
-                strict_tools: self.strict_tools,
-                strict_cache: Mutex::new(HashMap::new()),
-            }),
-        })
+        Ok(())
+    }
+
+    fn body(
+        &self,
+        model: &str,
+        settings: &ModelSettings,
+        messages: &[Message],
+        params: &RequestParams,
+    ) -> Result<Vec<u8>, ModelError> {
+        wire::body(self, model, settings, messages, params)
+    }
+
+    fn parse(&self, body: &[u8], params: &RequestParams) -> Result<ModelResponse, String> {
+        wire::parse(body, params, self.strict_tools)
+    }
+}
+
+impl OpenAiModel {
+    /// The server profile in use.
+    pub fn profile(&self) -> ServerProfile {
+        self.wire().profile()
+    }
+}
+
+impl OpenAiBuilder {
+    /// Sends `OpenAI-Organization`.
+    pub fn organization(mut self, organization: impl Into<String>) -> Self {
+        self.wire.organization = Some(organization.into());
+        self
+    }
+
+    /// Sends `OpenAI-Project`.
+    pub fn project(mut self, project: impl Into<String>) -> Self {
+        self.wire.project = Some(project.into());
+        self
+    }
+
+    /// Sets the server profile, instead of the one the base URL suggests
+    /// ([`ServerProfile::from_base_url`]).
+    pub fn profile(mut self, profile: ServerProfile) -> Self {
+        self.wire.profile = Some(profile);
+        self
+    }
+
+    /// Sends every tool with `"strict": true`, its schema in the form strict mode accepts
+    /// (see [`to_strict_schema`]): the model's arguments then always match the schema.
+    /// The `null`s strict mode makes the model write for optional fields are removed from
+    /// its arguments again, so `#[serde(default)]` fields read as absent. Strict forms are
+    /// built once per tool, not per request. Off by default, as not every compatible server
+    /// knows strict mode.
+    pub fn strict_tools(mut self, strict: bool) -> Self {
+        self.wire.strict_tools = strict;
+        self
     }
 }
 
@@ -421,8 +307,14 @@ mod tests {
                 "additionalProperties": false
             }),
         };
-        let first = model.strict_tools([&tool].into_iter()).expect("strict");
-        let again = model.strict_tools([&tool].into_iter()).expect("strict");
+        let first = model
+            .wire()
+            .strict_forms([&tool].into_iter())
+            .expect("strict");
+        let again = model
+            .wire()
+            .strict_forms([&tool].into_iter())
+            .expect("strict");
         assert!(Arc::ptr_eq(&first[0], &again[0]));
         let sent: serde_json::Value = serde_json::from_str(first[0].get()).expect("JSON");
         assert_eq!(
@@ -432,7 +324,10 @@ mod tests {
         // A changed definition under the same name is built anew.
         let mut changed = tool.clone();
         changed.description = Some("Days ahead.".into());
-        let rebuilt = model.strict_tools([&changed].into_iter()).expect("strict");
+        let rebuilt = model
+            .wire()
+            .strict_forms([&changed].into_iter())
+            .expect("strict");
         assert!(!Arc::ptr_eq(&first[0], &rebuilt[0]));
         assert!(rebuilt[0].get().contains("Days ahead."));
     }

@@ -118,6 +118,12 @@ pub(crate) fn env_var(name: &str) -> Option<String> {
         .filter(|value| !value.trim().is_empty())
 }
 
+/// Reads a 200 body as `T`; the error says what it should have been, with serde's message
+/// (which the transport redacts).
+pub(crate) fn decode<T: serde::de::DeserializeOwned>(body: &[u8], what: &str) -> Result<T, String> {
+    serde_json::from_slice(body).map_err(|error| format!("the body is not {what}: {error}"))
+}
+
 /// The settings of one request: the provider's, with the request's own over them.
 pub(crate) fn request_settings<'a>(
     provider: &'a ModelSettings,

@@ -6,8 +6,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::super::http::Transport;
-use super::super::provider::{ToolUse, request_settings, tool_use};
+use super::super::provider::{ToolUse, decode, request_settings, tool_use};
 use super::super::{
     FinishReason, Message, ModelError, ModelResponse, ModelSettings, RequestParams, RequestPart,
     ResponsePart,
@@ -62,15 +61,12 @@ pub(super) fn body(
 }
 
 /// Reads a message.
-pub(in crate::model) fn parse(
-    transport: &Transport,
-    body: &[u8],
-) -> Result<ModelResponse, ModelError> {
-    let response: MessagesResponse = transport.decode(body, "a message")?;
+pub(in crate::model) fn parse(body: &[u8]) -> Result<ModelResponse, String> {
+    let response: MessagesResponse = decode(body, "a message")?;
     let mut parts = Vec::with_capacity(response.content.len());
     for block in response.content {
         let Some(kind) = block.get("type").and_then(Value::as_str) else {
-            return Err(transport.invalid("a content block has no type"));
+            return Err("a content block has no type".to_owned());
         };
         if !matches!(kind, "text" | "tool_use" | "thinking") {
             // `redacted_thinking`, server tools, whatever comes next: kept to be echoed.
@@ -81,9 +77,8 @@ pub(in crate::model) fn parse(
             continue;
         }
         let kind = kind.to_owned();
-        let block: ContentBlock = serde_json::from_value(block).map_err(|error| {
-            transport.invalid(format!("a `{kind}` content block cannot be read: {error}"))
-        })?;
+        let block: ContentBlock = serde_json::from_value(block)
+            .map_err(|error| format!("a `{kind}` content block cannot be read: {error}"))?;
         parts.push(match block {
             ContentBlock::Text { text } => ResponsePart::text(text),
             ContentBlock::ToolUse { id, name, input } => ResponsePart::tool_call(name, input, id),

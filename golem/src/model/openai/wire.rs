@@ -7,13 +7,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::super::http::Transport;
-use super::super::provider::{ToolUse, request_settings, tool_use};
+use super::super::provider::{ToolUse, decode, request_settings, tool_use};
 use super::super::{
-    FinishReason, Message, ModelError, ModelResponse, RequestParams, RequestPart, ResponsePart,
-    ThinkingPart,
+    FinishReason, Message, ModelError, ModelResponse, ModelSettings, RequestParams, RequestPart,
+    ResponsePart, ThinkingPart,
 };
-use super::{OpenAiModel, ServerProfile};
+use super::{ChatCompletions, ServerProfile};
 use crate::output::OutputMode;
 use crate::schema::{drop_added_nulls, is_strict_compatible};
 use crate::tool::ToolDefinition;
@@ -21,22 +20,24 @@ use crate::usage::Usage;
 
 /// The request body for `messages` and `params`.
 pub(super) fn body(
-    model: &OpenAiModel,
+    wire: &ChatCompletions,
+    model: &str,
+    provider_settings: &ModelSettings,
     messages: &[Message],
     params: &RequestParams,
 ) -> Result<Vec<u8>, ModelError> {
-    let inner = &*model.inner;
-    let settings = request_settings(&inner.settings, params);
+    let settings = request_settings(provider_settings, params);
+    let profile = wire.profile();
     let strict_json;
-    let tools = if inner.strict_tools {
-        strict_json = model.strict_tools(params.all_tools())?;
+    let tools = if wire.strict_tools {
+        strict_json = wire.strict_forms(params.all_tools())?;
         Tools::Strict(strict_json.iter().map(|json| &**json).collect())
     } else {
         Tools::Plain(params.all_tools().map(ChatTool::plain).collect())
     };
     let has_tools = !tools.is_empty();
     let tool_choice = tool_use(messages, params, settings.tool_choice.as_ref())
-        .and_then(|choice| tool_choice(choice, inner.profile, params));
+        .and_then(|choice| tool_choice(choice, profile, params));
     let response_format = match (&params.output_mode, &params.output_schema) {
         (OutputMode::Native, Some(schema)) => Some(ResponseFormat {
             kind: "json_schema",
@@ -49,13 +50,13 @@ pub(super) fn body(
         }),
         _ => None,
     };
-    let (max_tokens, max_completion_tokens) = if inner.profile.max_completion_tokens() {
+    let (max_tokens, max_completion_tokens) = if profile.max_completion_tokens() {
         (None, settings.max_tokens)
     } else {
         (settings.max_tokens, None)
     };
     let request = ChatRequest {
-        model: &inner.name,
+        model,
         messages: chat_messages(messages),
         tools,
         tool_choice,
@@ -102,14 +103,13 @@ fn tool_choice(
 /// Reads a chat completion. With strict tools, the `null`s the strict form made the model
 /// write for optional properties are removed from tool-call arguments.
 pub(in crate::model) fn parse(
-    transport: &Transport,
     body: &[u8],
     params: &RequestParams,
     strict_tools: bool,
-) -> Result<ModelResponse, ModelError> {
-    let response: ChatResponse = transport.decode(body, "a chat completion")?;
+) -> Result<ModelResponse, String> {
+    let response: ChatResponse = decode(body, "a chat completion")?;
     let Some(choice) = response.choices.into_iter().next() else {
-        return Err(transport.invalid("the response has no choices"));
+        return Err("the response has no choices".to_owned());
     };
     let mut parts = Vec::new();
     // DeepSeek, vLLM and llama.cpp show reasoning here; it is kept, never sent back.
