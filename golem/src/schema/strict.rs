@@ -12,6 +12,8 @@
 
 use serde_json::Value;
 
+use super::{all_children, each_child_mut};
+
 /// Whether OpenAI's strict mode accepts `schema`: every object lists all its properties as
 /// required and forbids others.
 pub(crate) fn is_strict_compatible(schema: &Value) -> bool {
@@ -31,7 +33,7 @@ pub(crate) fn is_strict_compatible(schema: &Value) -> bool {
                     return false;
                 }
             }
-            map.values().all(is_strict_compatible)
+            all_children(map, is_strict_compatible)
         }
         Value::Array(items) => items.iter().all(is_strict_compatible),
         _ => true,
@@ -89,17 +91,7 @@ fn make_strict(schema: &mut Value) {
                 map.insert("required".into(), Value::Array(all));
                 map.insert("additionalProperties".into(), Value::Bool(false));
             }
-            for (key, child) in map.iter_mut() {
-                match key.as_str() {
-                    "properties" | "$defs" | "definitions" => {
-                        if let Value::Object(named) = child {
-                            named.values_mut().for_each(make_strict);
-                        }
-                    }
-                    "default" | "examples" | "const" | "enum" | "required" => {}
-                    _ => make_strict(child),
-                }
-            }
+            each_child_mut(map, make_strict);
         }
         Value::Array(items) => items.iter_mut().for_each(make_strict),
         _ => {}
