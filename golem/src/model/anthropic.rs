@@ -82,8 +82,9 @@ impl Wire for Messages {
         settings: &ModelSettings,
         messages: &[Message],
         params: &RequestParams,
+        capacity: usize,
     ) -> Result<Vec<u8>, ModelError> {
-        wire::body(model, settings, messages, params)
+        wire::body(model, settings, messages, params, capacity)
     }
 
     fn parse(&self, body: &[u8], _params: &RequestParams) -> Result<ModelResponse, String> {

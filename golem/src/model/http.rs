@@ -441,7 +441,11 @@ impl Transport {
 
     /// POSTs `body` to `url` and returns the JSON response body (redacted), retrying
     /// transport failures as the policy says, within the deadline.
-    pub(crate) async fn post_json(&self, url: &str, body: Vec<u8>) -> Result<Vec<u8>, ModelError> {
+    pub(crate) async fn post_json(
+        &self,
+        url: &reqwest::Url,
+        body: Vec<u8>,
+    ) -> Result<Vec<u8>, ModelError> {
         let policy = &self.settings.retry;
         let deadline = self
             .settings
@@ -451,7 +455,7 @@ impl Transport {
         // buffer for the next one. The body is never copied.
         let mut request = self
             .client
-            .post(url)
+            .post(url.clone())
             .body(body)
             .build()
             .map_err(|error| self.finish_error(Failure::Transport(error.without_url()), 1))?;

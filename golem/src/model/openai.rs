@@ -237,8 +237,9 @@ impl Wire for ChatCompletions {
         settings: &ModelSettings,
         messages: &[Message],
         params: &RequestParams,
+        capacity: usize,
     ) -> Result<Vec<u8>, ModelError> {
-        wire::body(self, model, settings, messages, params)
+        wire::body(self, model, settings, messages, params, capacity)
     }
 
     fn parse(&self, body: &[u8], params: &RequestParams) -> Result<ModelResponse, String> {

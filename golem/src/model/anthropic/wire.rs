@@ -22,6 +22,7 @@ pub(super) fn body(
     provider_settings: &ModelSettings,
     messages: &[Message],
     params: &RequestParams,
+    capacity: usize,
 ) -> Result<Vec<u8>, ModelError> {
     if params.output_mode == OutputMode::Native && params.output_schema.is_some() {
         return Err(ModelError::other(
@@ -57,7 +58,9 @@ pub(super) fn body(
         stop_sequences: settings.stop_sequences.as_deref(),
         extra: &settings.extra_body,
     };
-    serde_json::to_vec(&request).map_err(ModelError::other)
+    let mut body = Vec::with_capacity(capacity);
+    serde_json::to_writer(&mut body, &request).map_err(ModelError::other)?;
+    Ok(body)
 }
 
 /// Reads a message.

@@ -4,6 +4,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
@@ -52,13 +53,14 @@ pub(crate) mod sealed {
             headers: &mut HeaderMap,
         ) -> Result<(), ProviderError>;
 
-        /// The request body.
+        /// The request body, serialized into a buffer of `capacity` bytes to start with.
         fn body(
             &self,
             model: &str,
             settings: &ModelSettings,
             messages: &[Message],
             params: &RequestParams,
+            capacity: usize,
         ) -> Result<Vec<u8>, ModelError>;
 
         /// Reads a response body; an error is what is wrong with it (the transport makes it
@@ -83,10 +85,14 @@ pub struct HttpModel<W: WireFormat> {
 
 struct Inner<W> {
     name: String,
-    url: String,
+    /// Parsed once, not per request.
+    url: reqwest::Url,
     transport: Transport,
     settings: ModelSettings,
     wire: W,
+    /// The size of the last request body: the next one's buffer starts that large, instead
+    /// of growing through several reallocations.
+    last_body_len: AtomicUsize,
 }
 
 impl<W: WireFormat> Clone for HttpModel<W> {
@@ -101,7 +107,7 @@ impl<W: WireFormat> fmt::Debug for HttpModel<W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct(W::TYPE_NAME)
             .field("name", &self.inner.name)
-            .field("url", &self.inner.url)
+            .field("url", &self.inner.url.as_str())
             .field("wire", &self.inner.wire)
             .field("transport", &self.inner.transport)
             .field("settings", &self.inner.settings)
@@ -153,9 +159,15 @@ impl<W: WireFormat> Model for HttpModel<W> {
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         async move {
             let inner = &*self.inner;
-            let body = inner
-                .wire
-                .body(&inner.name, &inner.settings, messages, params)?;
+            let last = inner.last_body_len.load(Ordering::Relaxed);
+            let body = inner.wire.body(
+                &inner.name,
+                &inner.settings,
+                messages,
+                params,
+                last + last / 4,
+            )?;
+            inner.last_body_len.store(body.len(), Ordering::Relaxed);
             let bytes = inner.transport.post_json(&inner.url, body).await?;
             inner
                 .wire
@@ -253,16 +265,22 @@ impl<W: WireFormat> HttpBuilder<W> {
         let mut headers = HeaderMap::new();
         self.wire
             .prepare(self.config.api_key.as_ref(), &base_url, &mut headers)?;
+        let url = format!("{base_url}{}", W::PATH);
+        let url = reqwest::Url::parse(&url).map_err(|error| ProviderError::InvalidBaseUrl {
+            url: base_url.clone(),
+            reason: error.to_string(),
+        })?;
         let transport = self
             .config
             .transport(W::PROVIDER, W::API_KEY_ENV, headers)?;
         Ok(HttpModel {
             inner: Arc::new(Inner {
                 name: self.name,
-                url: format!("{base_url}{}", W::PATH),
+                url,
                 transport,
                 settings: self.config.settings,
                 wire: self.wire,
+                last_body_len: AtomicUsize::new(0),
             }),
         })
     }

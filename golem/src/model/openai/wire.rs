@@ -25,6 +25,7 @@ pub(super) fn body(
     provider_settings: &ModelSettings,
     messages: &[Message],
     params: &RequestParams,
+    capacity: usize,
 ) -> Result<Vec<u8>, ModelError> {
     let settings = request_settings(provider_settings, params);
     let profile = wire.profile();
@@ -70,7 +71,9 @@ pub(super) fn body(
         seed: settings.seed,
         extra: &settings.extra_body,
     };
-    serde_json::to_vec(&request).map_err(ModelError::other)
+    let mut body = Vec::with_capacity(capacity);
+    serde_json::to_writer(&mut body, &request).map_err(ModelError::other)?;
+    Ok(body)
 }
 
 /// The `tool_choice` for `choice`, as the server understands it, or `None` to send none.
