@@ -162,6 +162,19 @@ proptest! {
     }
 
     #[test]
+    fn strict_forms_and_null_removal_take_any_schema_and_arguments(
+        schema in arbitrary_json(),
+        mut args in arbitrary_json(),
+    ) {
+        let strict = crate::schema::to_strict_schema(&schema);
+        crate::schema::is_strict_compatible(&strict);
+        let before = args.clone();
+        if !crate::schema::drop_added_nulls(&mut args, &schema) {
+            prop_assert_eq!(args, before);
+        }
+    }
+
+    #[test]
     fn truncated_valid_bodies_are_typed_errors(cut in any::<usize>(), anthropic in any::<bool>()) {
         let valid = if anthropic { anthropic_body() } else { openai_body() };
         let body = serde_json::to_vec(&valid).expect("serializes");

@@ -305,8 +305,10 @@ pub const REDACTED: &str = "[redacted]";
 /// Replaces every credential a provider sends in the text that leaves its transport.
 ///
 /// Each secret is looked for as it is and in the escaped forms a body or an error message
-/// may quote it in (JSON strings, Rust's `Debug`). Secrets shorter than 4 bytes are not
-/// looked for: replacing them would mangle ordinary text without protecting anything.
+/// may quote it in (JSON strings, Rust's `Debug`). Secrets shorter than
+/// [`MIN_SECRET_LEN`](Self::MIN_SECRET_LEN) bytes are not looked for: replacing them would
+/// mangle ordinary text (and JSON: a secret `1234` would replace a token count) without
+/// protecting anything a real credential needs.
 ///
 /// ```
 /// use golem::model::http::Redactor;
@@ -333,7 +335,7 @@ impl fmt::Debug for Redactor {
 
 impl Redactor {
     /// The shortest secret looked for, in bytes.
-    pub const MIN_SECRET_LEN: usize = 4;
+    pub const MIN_SECRET_LEN: usize = 8;
 
     /// Adds a secret.
     pub fn add(&mut self, secret: &str) {
@@ -756,14 +758,18 @@ mod tests {
     fn escaped_forms_of_a_secret_are_redacted_too() {
         let mut redactor = Redactor::default();
         redactor.add("k\\ey/\"quoted\"");
-        redactor.add("abc");
+        redactor.add("1234567");
         let json = serde_json::to_string("k\\ey/\"quoted\"").unwrap();
         assert_eq!(redactor.redact(&json), "\"[redacted]\"");
         assert_eq!(
             redactor.redact(&format!("{:?}", "k\\ey/\"quoted\"")),
             "\"[redacted]\""
         );
-        assert_eq!(redactor.redact("abc"), "abc", "too short to look for");
+        assert_eq!(
+            redactor.redact("{\"tokens\": 1234567}"),
+            "{\"tokens\": 1234567}",
+            "too short to look for"
+        );
         assert_eq!(
             redactor.redact_bytes(b"{\"echo\": \"k\\\\ey/\\\"quoted\\\"\"}".to_vec()),
             b"{\"echo\": \"[redacted]\"}".to_vec()
