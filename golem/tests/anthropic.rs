@@ -503,3 +503,39 @@ async fn another_providers_reasoning_is_not_sent_to_anthropic() {
         json!({"role": "assistant", "content": [{"type": "text", "text": "Hello"}]})
     );
 }
+
+#[tokio::test]
+async fn with_extended_thinking_no_tool_is_forced() {
+    let server = serve(
+        "/v1/messages",
+        vec![json_ok(message(
+            "msg_1",
+            json!([
+                {"type": "thinking", "thinking": "Bob won.", "signature": "sig"},
+                tool_use("toolu_1", "final_result", json!({"winner": "Bob", "score": 4}))
+            ]),
+            "tool_use",
+            10,
+            5,
+        ))],
+    )
+    .await;
+    let model = AnthropicModel::builder("claude-sonnet-4-5")
+        .api_key(KEY)
+        .base_url(format!("{}/v1", server.uri()))
+        .settings(ModelSettings::default().max_tokens(16000).extra(
+            "thinking",
+            json!({"type": "enabled", "budget_tokens": 10000}),
+        ))
+        .build()
+        .unwrap();
+    let agent = Agent::<(), Json<Verdict>>::builder(model).build().unwrap();
+
+    let result = agent.run("Who won?", ()).await.unwrap();
+
+    assert_eq!(result.output.winner, "Bob");
+    let body = &bodies(&server).await[0];
+    // The API refuses `any` with thinking on.
+    assert_eq!(body["tool_choice"], json!({"type": "auto"}));
+    assert_eq!(body["thinking"]["budget_tokens"], json!(10000));
+}

@@ -39,8 +39,20 @@ pub(super) fn body(
         })
         .collect();
     let has_tools = !tools.is_empty();
-    let mut tool_choice =
-        tool_use(messages, params, settings.tool_choice.as_ref()).map(tool_choice);
+    // With extended thinking on, the API refuses a forced tool (`any`, a named tool): the
+    // model decides, and the run's feedback asks for the output tool if it answers in text.
+    let thinking = settings
+        .extra_body
+        .get("thinking")
+        .and_then(|thinking| thinking.get("type"))
+        .and_then(Value::as_str)
+        .is_some_and(|kind| kind != "disabled");
+    let mut tool_choice = tool_use(messages, params, settings.tool_choice.as_ref())
+        .map(|choice| match choice {
+            ToolUse::Required | ToolUse::Tool(_) if thinking => ToolUse::Auto,
+            other => other,
+        })
+        .map(tool_choice);
     if let (Some(false), true) = (settings.parallel_tool_calls, has_tools) {
         let choice = tool_choice.get_or_insert_with(|| serde_json::json!({"type": "auto"}));
         choice["disable_parallel_tool_use"] = Value::Bool(true);
