@@ -22,8 +22,12 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 const KEY: &str = "sk-leak-Q7xv93kdLmZ0pRt5";
 /// A proxy credential with characters that JSON and `Debug` escape.
 const TOKEN: &str = "tok\"Wq81\\zzPLM4nsY2";
+/// An upstream token added with `header`, not `secret_header`: its name makes it secret.
+const UPSTREAM: &str = "up-9Hc4TnV7eK2mRq";
 /// The parts of the secrets that must never show, in any form.
-const FRAGMENTS: [&str; 4] = ["Q7xv93kd", "kdLmZ0pR", "Wq81", "zzPLM4ns"];
+const FRAGMENTS: [&str; 6] = [
+    "Q7xv93kd", "kdLmZ0pR", "Wq81", "zzPLM4ns", "9Hc4TnV7", "eK2mRq",
+];
 
 /// Every tracing event and span field, at every level, as text.
 fn logs() -> &'static Arc<Mutex<Vec<String>>> {
@@ -124,10 +128,11 @@ fn echo(request: &Request) -> String {
             .unwrap_or_default()
     };
     format!(
-        "authorization={} x-api-key={} x-proxy-token={}",
+        "authorization={} x-api-key={} x-proxy-token={} x-upstream-token={}",
         header("authorization"),
         header("x-api-key"),
-        header("x-proxy-token")
+        header("x-proxy-token"),
+        header("x-upstream-token")
     )
 }
 
@@ -161,6 +166,7 @@ fn openai(server: &MockServer) -> OpenAiModel {
     OpenAiModel::builder("gpt-4o-mini")
         .api_key(KEY)
         .secret_header("x-proxy-token", TOKEN)
+        .header("X-Upstream-Token", UPSTREAM)
         .base_url(format!("{}/v1", server.uri()))
         .http(fast_retries())
         .build()
@@ -171,6 +177,7 @@ fn anthropic(server: &MockServer) -> AnthropicModel {
     AnthropicModel::builder("claude-sonnet-4-5")
         .api_key(KEY)
         .secret_header("x-proxy-token", TOKEN)
+        .header("X-Upstream-Token", UPSTREAM)
         .base_url(format!("{}/v1", server.uri()))
         .http(fast_retries())
         .build()
@@ -329,7 +336,8 @@ async fn an_answer_that_echoes_a_credential_reaches_the_history_redacted() {
 
     assert_eq!(
         result.output,
-        "Your headers: authorization=Bearer [redacted] x-api-key= x-proxy-token=[redacted]"
+        "Your headers: authorization=Bearer [redacted] x-api-key= x-proxy-token=[redacted] \
+         x-upstream-token=[redacted]"
     );
     assert_clean("the history", &format!("{:?}", result.messages));
     assert_logs_clean();
@@ -352,7 +360,8 @@ async fn the_redacted_messages_still_say_what_went_wrong() {
     assert_eq!(
         error.source().expect("cause").to_string(),
         "openai answered HTTP 400 after 1 attempt(s): bad request: \
-         authorization=Bearer [redacted] x-api-key= x-proxy-token=[redacted]"
+         authorization=Bearer [redacted] x-api-key= x-proxy-token=[redacted] \
+         x-upstream-token=[redacted]"
     );
     // The retry log of a server error carries the redacted message too.
     let server = echoing(|echo| ResponseTemplate::new(503).set_body_string(echo)).await;

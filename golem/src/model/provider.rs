@@ -51,7 +51,10 @@ impl HttpConfig {
         }
     }
 
+    /// Adds a header; one whose name says it carries a credential is secret however it
+    /// was added.
     pub(crate) fn header(&mut self, name: String, value: String, secret: bool) {
+        let secret = secret || names_a_credential(&name);
         self.headers.push(CustomHeader {
             name,
             value: ApiKey::new(value),
@@ -86,6 +89,24 @@ impl HttpConfig {
         Transport::new(provider, self.http.clone(), headers, redactor, key_env_var)
             .map_err(ProviderError::Client)
     }
+}
+
+/// Whether a header of this name carries a credential (`Authorization`, `api-key`,
+/// `X-Auth-Token`, `Cookie`, ...).
+fn names_a_credential(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    [
+        "auth",
+        "key",
+        "token",
+        "secret",
+        "cookie",
+        "password",
+        "credential",
+        "signature",
+    ]
+    .iter()
+    .any(|word| name.contains(word))
 }
 
 /// A header value, or [`ProviderError::InvalidHeader`] naming the header (never the value,
@@ -266,6 +287,34 @@ mod tests {
             ModelResponse::tool_call("roll_dice", "{}", "c1").into(),
             ModelRequest::new(vec![RequestPart::tool_return("roll_dice", "c1", 4)]).into(),
         ]
+    }
+
+    #[test]
+    fn headers_named_for_credentials_are_secret_however_added() {
+        for name in [
+            "Authorization",
+            "api-key",
+            "X-Auth-Token",
+            "Cookie",
+            "x-goog-api-key",
+        ] {
+            assert!(names_a_credential(name), "{name}");
+        }
+        for name in [
+            "HTTP-Referer",
+            "X-Title",
+            "anthropic-beta",
+            "OpenAI-Organization",
+        ] {
+            assert!(!names_a_credential(name), "{name}");
+        }
+        let mut config = HttpConfig::new("http://127.0.0.1:1/v1");
+        config.header(
+            "authorization".into(),
+            "Bearer plain-added-0123".into(),
+            false,
+        );
+        assert!(!format!("{config:?}").contains("plain-added"));
     }
 
     #[test]

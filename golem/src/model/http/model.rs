@@ -219,9 +219,10 @@ impl<W: WireFormat> HttpBuilder<W> {
         self
     }
 
-    /// Sends a header with every request (Azure's `api-key`, OpenRouter's `HTTP-Referer`,
-    /// `anthropic-beta`, a proxy's own); it replaces a header golem would send under the
-    /// same name.
+    /// Sends a header with every request (OpenRouter's `HTTP-Referer`, `anthropic-beta`, a
+    /// proxy's own); it replaces a header golem would send under the same name. A header
+    /// whose name says it carries a credential (`auth`, `key`, `token`, `secret`, `cookie`,
+    /// ... in it, like Azure's `api-key`) is treated as a [`secret_header`](Self::secret_header).
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.config.header(name.into(), value.into(), false);
         self
