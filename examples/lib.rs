@@ -5,20 +5,33 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use golem::model::openai::OpenAiModel;
-use golem::model::{Message, Model, RequestPart, ResponsePart};
+use golem::model::{Message, Model, ModelSettings, RequestPart, ResponsePart};
 use golem::usage::Usage;
 
 /// The real OpenAI-compatible model when `OPENAI_API_KEY` is set (`OPENAI_BASE_URL` and
 /// `GOLEM_MODEL`, default `gpt-4o-mini`, are honoured), else `None`.
 ///
+/// Its output is bounded by `max_tokens`, as golem recommends for OpenAI and compatible
+/// servers (golem sets no limit of its own there): a model that never stops cannot fill
+/// its context, and 2048 tokens leave room for the examples' longest answers.
+///
 /// # Panics
 /// When a key is set but the model cannot be configured (e.g. a bad base URL).
 pub fn openai_from_env() -> Option<Box<dyn Model>> {
-    std::env::var("OPENAI_API_KEY")
+    let key = std::env::var("OPENAI_API_KEY")
         .ok()
         .filter(|key| !key.is_empty())?;
     let name = std::env::var("GOLEM_MODEL").unwrap_or_else(|_| "gpt-4o-mini".to_owned());
-    match OpenAiModel::from_env(name) {
+    let mut builder = OpenAiModel::builder(name)
+        .api_key(key)
+        .settings(ModelSettings::default().max_tokens(2048));
+    if let Some(url) = std::env::var("OPENAI_BASE_URL")
+        .ok()
+        .filter(|url| !url.trim().is_empty())
+    {
+        builder = builder.base_url(url);
+    }
+    match builder.build() {
         Ok(model) => Some(Box::new(model)),
         Err(error) => panic!("OPENAI_API_KEY is set, but the model cannot be set up: {error}"),
     }
@@ -98,7 +111,8 @@ impl Transcript {
                                 "model",
                                 &format!("calls {}({})", call.tool_name, call.args),
                             ),
-                            other => line(&mut out, "model", &format!("{other:?}")),
+                            ResponsePart::Thinking(p) => line(&mut out, "thinking", &p.content),
+                            _ => {}
                         }
                     }
                 }

@@ -147,7 +147,7 @@ async fn a_macro_tool_corrects_itself_over_the_openai_path() {
                     ResponsePart::ToolCall(c) => {
                         format!("call {} {}: {}", c.tool_name, c.tool_call_id, c.args)
                     }
-                    other => format!("{other:?}"),
+                    other => format!("other: {other:?}"),
                 })
                 .collect(),
         })

@@ -10,7 +10,7 @@ use futures_util::future::BoxFuture;
 
 use crate::context::RunContext;
 use crate::error::BoxError;
-use crate::model::{Message, Model, OutputSchema, RequestParams};
+use crate::model::{Message, Model, ModelSettings, OutputSchema, RequestParams};
 use crate::output::{Output, OutputKind, OutputMode};
 use crate::run::toolbox::{AGENT_SOURCE, NameClash, Toolbox};
 use crate::schema;
@@ -161,6 +161,7 @@ pub struct AgentBuilder<Deps, O> {
     output_tool_name: String,
     decoder: Option<Decoder<O>>,
     validators: Vec<Validator<Deps, O>>,
+    model_settings: ModelSettings,
 }
 
 impl<Deps, O> fmt::Debug for AgentBuilder<Deps, O> {
@@ -197,6 +198,7 @@ where
             output_tool_name: DEFAULT_OUTPUT_TOOL_NAME.to_owned(),
             decoder: None,
             validators: Vec::new(),
+            model_settings: ModelSettings::default(),
         }
     }
 
@@ -401,6 +403,27 @@ where
         self
     }
 
+    /// Model settings for this agent's requests, merged over the model's own: each field
+    /// set here replaces the model's, and `extra_body` entries are added (model < agent <
+    /// run). They travel in [`RequestParams::settings`].
+    ///
+    /// ```
+    /// use golem::model::function::FunctionModel;
+    /// use golem::model::{ModelResponse, ModelSettings};
+    /// use golem::Agent;
+    ///
+    /// let model = FunctionModel::new(|_, _| ModelResponse::text("ok"));
+    /// let agent = Agent::<(), String>::builder(model)
+    ///     .model_settings(ModelSettings::default().temperature(0.0).max_tokens(1024))
+    ///     .build()?;
+    /// assert_eq!(agent.request_params().settings.max_tokens, Some(1024));
+    /// # Ok::<_, golem::BuildError>(())
+    /// ```
+    pub fn model_settings(mut self, settings: ModelSettings) -> Self {
+        self.model_settings = settings;
+        self
+    }
+
     /// How structured output reaches the model; [`OutputMode::Tool`] by default.
     pub fn output_mode(mut self, mode: OutputMode) -> Self {
         self.output_mode = mode;
@@ -464,6 +487,7 @@ where
 
         let mut params = RequestParams::text(Vec::with_capacity(self.tools.len()));
         params.output_mode = self.output_mode;
+        params.settings = self.model_settings;
         let wrapped = structured.map(|structured| {
             let wrapped = !schema::is_object_schema(&structured.schema);
             let object_schema = if wrapped {

@@ -14,12 +14,19 @@ use crate::error::BoxError;
 use crate::output::OutputMode;
 use crate::tool::ToolDefinition;
 
+#[cfg(feature = "anthropic")]
 pub mod anthropic;
+#[cfg(all(test, feature = "openai", feature = "anthropic"))]
+mod decoder_props;
 pub mod function;
+#[cfg(feature = "http")]
 pub mod http;
 mod infer;
 mod message;
+#[cfg(feature = "openai")]
 pub mod openai;
+#[cfg(feature = "http")]
+mod provider;
 pub mod test;
 
 mod settings;
@@ -28,8 +35,9 @@ pub use infer::{ProviderError, infer};
 pub use settings::{ModelSettings, ToolChoice};
 
 pub use message::{
-    FinishReason, Message, ModelRequest, ModelResponse, RequestPart, ResponsePart, RetryPromptPart,
-    SystemPromptPart, TextPart, ToolArgs, ToolCallPart, ToolReturnPart, UserPromptPart,
+    FinishReason, Message, ModelRequest, ModelResponse, ProviderPart, RequestPart, ResponsePart,
+    RetryPromptPart, SystemPromptPart, TextPart, ThinkingPart, ToolArgs, ToolCallPart,
+    ToolReturnPart, UserPromptPart,
 };
 
 pub use crate::usage::Usage;
@@ -60,8 +68,8 @@ pub trait Model: Send + Sync + 'static {
     fn system(&self) -> &str;
 }
 
-/// What the model needs to know besides the history: the tools it may call and how its
-/// output must look. Built once per agent.
+/// What the model needs to know besides the history: the tools it may call, how its
+/// output must look, and the settings of this agent (or run). Built once per agent.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct RequestParams {
@@ -75,6 +83,11 @@ pub struct RequestParams {
     pub output_schema: Option<OutputSchema>,
     /// Whether plain text is an acceptable final answer.
     pub allow_text_output: bool,
+    /// Settings for this request, merged by the provider over its own: each field set here
+    /// replaces the provider's, `extra_body` entries are added (replacing those of the same
+    /// key). The agent's settings, with a run's merged over them, go here
+    /// (model < agent < run).
+    pub settings: ModelSettings,
 }
 
 impl RequestParams {
@@ -86,6 +99,7 @@ impl RequestParams {
             output_tools: Vec::new(),
             output_schema: None,
             allow_text_output: true,
+            settings: ModelSettings::default(),
         }
     }
 
@@ -246,9 +260,14 @@ pub enum ModelError {
         /// What is wrong with it.
         message: String,
     },
-    /// The response hit the output token limit before it was complete. The response is the
-    /// last message of the run's history.
-    #[error("the response was cut off at the output token limit")]
+    /// The response hit the output token limit before it was complete (a structured answer
+    /// cut off this way cannot be decoded). The response is the last message of the run's
+    /// history. The message says what to raise:
+    /// [`ModelSettings::max_tokens`], on the model, the agent or the run.
+    #[error(
+        "the response was cut off at the output token limit; raise `max_tokens` \
+         (ModelSettings::max_tokens, on the model, the agent or the run) so the whole answer fits"
+    )]
     Truncated,
     /// The provider's content filter withheld the response. The response is the last
     /// message of the run's history.
@@ -276,6 +295,7 @@ impl ModelError {
     /// Whether the request timed out.
     pub fn is_timeout(&self) -> bool {
         match self {
+            #[cfg(feature = "http")]
             ModelError::Transport { source, .. } => source
                 .downcast_ref::<reqwest::Error>()
                 .is_some_and(reqwest::Error::is_timeout),

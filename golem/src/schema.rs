@@ -15,6 +15,12 @@ use schemars::generate::SchemaSettings;
 pub use schemars::JsonSchema;
 use serde_json::{Map, Value};
 
+mod strict;
+
+pub use strict::to_strict_schema;
+#[cfg(feature = "openai")]
+pub(crate) use strict::{drop_added_nulls, is_strict_compatible};
+
 /// The provider-friendly JSON schema of `T`.
 ///
 /// ```
@@ -80,6 +86,52 @@ pub(crate) fn wrap_in_object(mut schema: Value) -> Value {
     wrapped
 }
 
+/// Keys whose values map names to schemas: the schemas are walked, the names kept.
+const NAMED_SCHEMAS: [&str; 5] = [
+    "properties",
+    "$defs",
+    "definitions",
+    "patternProperties",
+    "dependentSchemas",
+];
+
+/// Keys whose values are data, not schemas.
+const DATA: [&str; 5] = ["default", "examples", "const", "enum", "required"];
+
+/// Calls `walk` on each child of the schema object `map` that holds schemas: every schema
+/// of a named map (`properties`, `$defs`, ...) and every other value that is not data (a
+/// schema, or an array of them, which `walk` handles). The one place that knows which keys
+/// hold schemas, for every walker of schemas in golem.
+pub(crate) fn each_child_mut(map: &mut Map<String, Value>, mut walk: impl FnMut(&mut Value)) {
+    for (key, child) in map.iter_mut() {
+        if NAMED_SCHEMAS.contains(&key.as_str()) {
+            if let Value::Object(named) = child {
+                named.values_mut().for_each(&mut walk);
+            }
+        } else if !DATA.contains(&key.as_str()) {
+            walk(child);
+        }
+    }
+}
+
+/// Whether `check` holds for each child of `map` that holds schemas (see
+/// [`each_child_mut`]).
+#[cfg_attr(not(feature = "openai"), allow(dead_code))]
+pub(crate) fn all_children(
+    map: &Map<String, Value>,
+    mut check: impl FnMut(&Value) -> bool,
+) -> bool {
+    map.iter().all(|(key, child)| {
+        if NAMED_SCHEMAS.contains(&key.as_str()) {
+            child
+                .as_object()
+                .is_none_or(|named| named.values().all(&mut check))
+        } else {
+            DATA.contains(&key.as_str()) || check(child)
+        }
+    })
+}
+
 fn clean_schema(value: &mut Value) {
     match value {
         Value::Object(map) => {
@@ -108,19 +160,7 @@ fn clean_schema(value: &mut Value) {
             if object && !map.contains_key("additionalProperties") {
                 map.insert("additionalProperties".into(), Value::Bool(false));
             }
-            for (key, child) in map.iter_mut() {
-                match key.as_str() {
-                    // Maps from names to schemas: clean the schemas, keep the names.
-                    "properties" | "$defs" | "definitions" | "patternProperties" => {
-                        if let Value::Object(named) = child {
-                            named.values_mut().for_each(clean_schema);
-                        }
-                    }
-                    // Data, not schemas.
-                    "default" | "examples" | "const" | "enum" | "required" => {}
-                    _ => clean_schema(child),
-                }
-            }
+            each_child_mut(map, clean_schema);
         }
         Value::Array(items) => items.iter_mut().for_each(clean_schema),
         _ => {}

@@ -1,5 +1,7 @@
 //! The Anthropic Messages provider against a real HTTP server on loopback.
 
+#![cfg(feature = "anthropic")]
+
 mod common;
 
 use std::error::Error as _;
@@ -334,6 +336,37 @@ async fn max_tokens_stops_are_truncation_errors() {
 }
 
 #[tokio::test]
+async fn a_truncated_structured_answer_says_what_to_raise() {
+    let server = serve(
+        "/v1/messages",
+        vec![json_ok(message(
+            "msg_01",
+            json!([tool_use("toolu_1", "final_result", json!({"winner": "Bo"}))]),
+            "max_tokens",
+            5,
+            1024,
+        ))],
+    )
+    .await;
+    let agent = Agent::<(), Json<Verdict>>::builder(model(&server))
+        .output_retries(2)
+        .build()
+        .unwrap();
+
+    let error = agent.run("Who won?", ()).await.unwrap_err();
+
+    assert!(matches!(error.model_error(), Some(ModelError::Truncated)));
+    assert!(
+        error
+            .source()
+            .unwrap()
+            .to_string()
+            .contains("raise `max_tokens`"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
 async fn native_output_is_refused_with_a_clear_error() {
     let server = serve("/v1/messages", vec![]).await;
     let agent = Agent::<(), Json<Verdict>>::builder(model(&server))
@@ -360,4 +393,149 @@ fn a_missing_key_is_a_clear_error() {
         error.to_string(),
         "no anthropic API key: set ANTHROPIC_API_KEY, or pass one to the builder"
     );
+}
+
+#[tokio::test]
+async fn thinking_and_redacted_thinking_are_kept_and_sent_back_with_the_tool_use() {
+    let thinking = json!({"type": "thinking", "thinking": "Two dice, then report.", "signature": "EqQBCkYIARgCIkCx"});
+    let redacted = json!({"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT"});
+    let server = serve(
+        "/v1/messages",
+        vec![
+            json_ok(message(
+                "msg_1",
+                json!([
+                    thinking,
+                    redacted,
+                    tool_use("toolu_1", "roll_dice", json!({"n": 2}))
+                ]),
+                "tool_use",
+                10,
+                5,
+            )),
+            json_ok(message(
+                "msg_2",
+                json!([{"type": "text", "text": "You rolled 6."}]),
+                "end_turn",
+                20,
+                3,
+            )),
+        ],
+    )
+    .await;
+    let agent = Agent::<Game, String>::builder(model(&server))
+        .tool(roll_dice())
+        .build()
+        .unwrap();
+
+    let result = agent.run("Roll", Game).await.unwrap();
+
+    assert_eq!(result.output, "You rolled 6.");
+    let first = result.messages[1].as_response().unwrap();
+    assert_eq!(
+        first.parts[0],
+        golem::model::ResponsePart::Thinking(golem::model::ThinkingPart {
+            content: "Two dice, then report.".into(),
+            signature: Some("EqQBCkYIARgCIkCx".into()),
+            provider: Some("anthropic".into()),
+        })
+    );
+    assert_eq!(
+        first.parts[1],
+        golem::model::ResponsePart::Provider(golem::model::ProviderPart {
+            provider: "anthropic".into(),
+            data: redacted.clone(),
+        })
+    );
+    assert_eq!(
+        bodies(&server).await[1]["messages"][1],
+        json!({"role": "assistant", "content": [
+            thinking,
+            redacted,
+            {"type": "tool_use", "id": "toolu_1", "name": "roll_dice", "input": {"n": 2}}
+        ]})
+    );
+}
+
+#[tokio::test]
+async fn another_providers_reasoning_is_not_sent_to_anthropic() {
+    use golem::model::{
+        Message, Model, ModelRequest, ModelResponse, ProviderPart, RequestParams, ResponsePart,
+        ThinkingPart,
+    };
+
+    let server = serve(
+        "/v1/messages",
+        vec![json_ok(message(
+            "msg_1",
+            json!([{"type": "text", "text": "ok"}]),
+            "end_turn",
+            1,
+            1,
+        ))],
+    )
+    .await;
+    let history: Vec<Message> = vec![
+        ModelRequest::user_prompt("Hi").into(),
+        ModelResponse::new(vec![
+            ResponsePart::Thinking(ThinkingPart {
+                content: "unsigned".into(),
+                signature: None,
+                provider: Some("openai".into()),
+            }),
+            ResponsePart::Provider(ProviderPart {
+                provider: "gemini".into(),
+                data: json!({"thoughtSignature": "x"}),
+            }),
+            ResponsePart::text("Hello"),
+        ])
+        .into(),
+        ModelRequest::user_prompt("Again").into(),
+    ];
+
+    model(&server)
+        .request(&history, &RequestParams::text(Vec::new()))
+        .await
+        .unwrap();
+
+    assert_eq!(
+        bodies(&server).await[0]["messages"][1],
+        json!({"role": "assistant", "content": [{"type": "text", "text": "Hello"}]})
+    );
+}
+
+#[tokio::test]
+async fn with_extended_thinking_no_tool_is_forced() {
+    let server = serve(
+        "/v1/messages",
+        vec![json_ok(message(
+            "msg_1",
+            json!([
+                {"type": "thinking", "thinking": "Bob won.", "signature": "sig"},
+                tool_use("toolu_1", "final_result", json!({"winner": "Bob", "score": 4}))
+            ]),
+            "tool_use",
+            10,
+            5,
+        ))],
+    )
+    .await;
+    let model = AnthropicModel::builder("claude-sonnet-4-5")
+        .api_key(KEY)
+        .base_url(format!("{}/v1", server.uri()))
+        .settings(ModelSettings::default().max_tokens(16000).extra(
+            "thinking",
+            json!({"type": "enabled", "budget_tokens": 10000}),
+        ))
+        .build()
+        .unwrap();
+    let agent = Agent::<(), Json<Verdict>>::builder(model).build().unwrap();
+
+    let result = agent.run("Who won?", ()).await.unwrap();
+
+    assert_eq!(result.output.winner, "Bob");
+    let body = &bodies(&server).await[0];
+    // The API refuses `any` with thinking on.
+    assert_eq!(body["tool_choice"], json!({"type": "auto"}));
+    assert_eq!(body["thinking"]["budget_tokens"], json!(10000));
 }

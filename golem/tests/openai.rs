@@ -1,5 +1,7 @@
 //! The OpenAI Chat Completions provider against a real HTTP server on loopback.
 
+#![cfg(feature = "openai")]
+
 mod common;
 
 use std::error::Error as _;
@@ -671,7 +673,8 @@ async fn length_and_content_filter_finishes_are_typed_errors_that_keep_the_respo
     for (finish, expected) in [
         (
             "length",
-            "the response was cut off at the output token limit",
+            "the response was cut off at the output token limit; raise `max_tokens` \
+             (ModelSettings::max_tokens, on the model, the agent or the run) so the whole answer fits",
         ),
         (
             "content_filter",
@@ -880,4 +883,104 @@ async fn strict_tools_send_strict_schemas_and_read_nulls_as_absent() {
             "strict": true
         }}])
     );
+}
+
+#[tokio::test]
+async fn strict_tools_accept_the_nulls_they_ask_for_in_default_fields() {
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[schemars(crate = "golem::__private::schemars")]
+    struct Search {
+        query: String,
+        #[serde(default)]
+        limit: u32,
+        #[serde(default)]
+        filters: Filters,
+    }
+    #[derive(Default, serde::Deserialize, schemars::JsonSchema)]
+    #[schemars(crate = "golem::__private::schemars")]
+    struct Filters {
+        #[serde(default)]
+        tags: Vec<String>,
+    }
+    let search = golem::tool::FunctionTool::new(
+        "search",
+        |_ctx: golem::RunContext<()>, args: Search| async move {
+            Ok::<_, ModelRetry>(format!(
+                "{} (limit {}, {} tag(s))",
+                args.query,
+                args.limit,
+                args.filters.tags.len()
+            ))
+        },
+    );
+    let server = serve(
+        "/v1/chat/completions",
+        vec![
+            json_ok(completion(
+                "c1",
+                calls(
+                    "call_1",
+                    "search",
+                    r#"{"query": "rust", "limit": null, "filters": {"tags": null}}"#,
+                ),
+                "tool_calls",
+                1,
+                1,
+            )),
+            json_ok(completion(
+                "c2",
+                calls(
+                    "call_2",
+                    "search",
+                    r#"{"query": "golem", "limit": 2, "filters": null}"#,
+                ),
+                "tool_calls",
+                1,
+                1,
+            )),
+            json_ok(completion("c3", says("Found."), "stop", 1, 1)),
+        ],
+    )
+    .await;
+    let model = OpenAiModel::builder("gpt-4o-mini")
+        .api_key(KEY)
+        .base_url(format!("{}/v1", server.uri()))
+        .strict_tools(true)
+        .build()
+        .unwrap();
+    // No retry budget: a null the tool cannot read would fail the run.
+    let agent = Agent::<(), String>::builder(model)
+        .tool(search)
+        .build()
+        .unwrap();
+
+    let result = agent.run("Search", ()).await.unwrap();
+
+    assert_eq!(
+        result.messages[2],
+        request(vec![tool_return(
+            "search",
+            "call_1",
+            json!("rust (limit 0, 0 tag(s))")
+        )])
+    );
+    assert_eq!(
+        result.messages[4],
+        request(vec![tool_return(
+            "search",
+            "call_2",
+            json!("golem (limit 2, 0 tag(s))")
+        )])
+    );
+    // The history keeps the arguments without the nulls golem removed.
+    assert_eq!(
+        result.messages[1].as_response().unwrap().parts,
+        vec![call("search", r#"{"query":"rust","filters":{}}"#, "call_1")]
+    );
+    let sent = bodies(&server).await;
+    assert_eq!(
+        sent[0]["tools"][0]["function"]["parameters"]["required"],
+        json!(["query", "limit", "filters"])
+    );
+    assert_eq!(sent[0]["tools"], sent[2]["tools"]);
 }

@@ -1,17 +1,47 @@
-//! The transport the providers share: timeouts, retries with backoff, response checks.
+//! The transport the providers share: timeouts, retries with backoff, response checks,
+//! and the redaction of credentials.
 //!
 //! Transport failures — HTTP 408, 429 and 5xx, timeouts, refused or reset connections —
-//! are retried here with exponential backoff and jitter, honouring `Retry-After` up to a
-//! cap. They are never charged to the self-correction budgets: a run sees either a response
-//! or, once retries run out, a [`ModelError`] with the status and the provider's message.
+//! are retried here with exponential backoff and jitter, honouring `retry-after-ms`,
+//! `Retry-After` (up to a cap) and `x-should-retry` as the official SDKs do, within an
+//! optional overall [`deadline`](HttpSettings::deadline). They are never charged to the
+//! self-correction budgets: a run sees either a response or, once retries run out, a
+//! [`ModelError`] with the status and the provider's message.
+//!
+//! # Credentials never leave
+//!
+//! Every string that leaves the transport — the response body handed to a provider's
+//! decoder, every error message (HTTP errors, body snippets, decode errors) and every
+//! tracing field — passes one [`Redactor`] holding each credential golem sends (the API
+//! key, and every header marked secret), so a server or proxy that echoes request headers
+//! cannot make a key appear in a `RunError`, its `Debug`, its `source()` chain or a log.
+//!
+//! # TLS
+//!
+//! HTTPS uses rustls. The cargo feature `rustls-tls` (on by default) trusts the bundled
+//! Mozilla roots (`webpki-roots`); `rustls-tls-native-roots` trusts the platform's
+//! certificate store instead, or as well when both are on (for corporate proxies with
+//! their own root). With neither feature only plain `http://` URLs work.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::time::{Duration, SystemTime};
 
-use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
 use reqwest::{Client, StatusCode};
+use tokio::time::Instant;
 
 use super::ModelError;
+
+mod model;
+
+pub(crate) use model::sealed::Wire;
+pub use model::{HttpBuilder, HttpModel, WireFormat};
+
+/// `retry-after-ms`: OpenAI's and Anthropic's millisecond form of `Retry-After`.
+const RETRY_AFTER_MS: HeaderName = HeaderName::from_static("retry-after-ms");
+/// `x-should-retry`: the server's own verdict on whether a retry can help.
+const SHOULD_RETRY: HeaderName = HeaderName::from_static("x-should-retry");
 
 /// How a provider talks HTTP.
 ///
@@ -35,6 +65,11 @@ pub struct HttpSettings {
     pub retry: RetryPolicy,
     /// The largest response body accepted, in bytes.
     pub max_response_bytes: usize,
+    /// How long one request may take in all, its retries and the waits between them
+    /// included; `None` (the default) leaves only the per-attempt [`timeout`](Self::timeout)
+    /// and the retry policy. An attempt never outlives the deadline, and no retry starts
+    /// whose wait would end past it: the last failure is returned instead.
+    pub deadline: Option<Duration>,
 }
 
 impl Default for HttpSettings {
@@ -44,6 +79,7 @@ impl Default for HttpSettings {
             timeout: Duration::from_secs(600),
             retry: RetryPolicy::default(),
             max_response_bytes: 16 * 1024 * 1024,
+            deadline: None,
         }
     }
 }
@@ -56,7 +92,7 @@ impl HttpSettings {
         self
     }
 
-    /// Sets the total timeout of one request.
+    /// Sets the total timeout of one attempt.
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
@@ -77,6 +113,21 @@ impl HttpSettings {
         self
     }
 
+    /// Sets the overall deadline of a request across all its attempts.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use golem::model::http::HttpSettings;
+    ///
+    /// let settings = HttpSettings::default().deadline(Duration::from_secs(90));
+    /// assert_eq!(settings.deadline, Some(Duration::from_secs(90)));
+    /// ```
+    #[must_use]
+    pub fn deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = Some(deadline);
+        self
+    }
+
     /// The retry policy.
     pub fn retry_policy(&self) -> &RetryPolicy {
         &self.retry
@@ -86,10 +137,12 @@ impl HttpSettings {
 /// When and how a failed request is sent again.
 ///
 /// Retried: HTTP 408, 429 and 5xx, timeouts, connections refused or reset, and bodies cut
-/// off before their announced length. The delay
+/// off before their announced length; a response header `x-should-retry: true` makes any
+/// error status retried, `x-should-retry: false` none. The delay
 /// before retry `k` (from 1) is `initial_backoff * 2^(k-1)`, capped at `max_backoff`, with
-/// up to half of it taken off at random when `jitter` is on; a `Retry-After` header
-/// (seconds or HTTP date) replaces it, capped at `max_retry_after`.
+/// up to half of it taken off at random when `jitter` is on; a `retry-after-ms` header
+/// (milliseconds) or else a `Retry-After` header (seconds or HTTP date) replaces it, capped
+/// at `max_retry_after`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RetryPolicy {
@@ -173,7 +226,15 @@ impl RetryPolicy {
     /// assert_eq!(policy.delay(1, Some("86400"), now), Duration::from_secs(60));
     /// ```
     pub fn delay(&self, retry: u32, retry_after: Option<&str>, now: SystemTime) -> Duration {
-        if let Some(wait) = retry_after.and_then(|value| parse_retry_after(value, now)) {
+        self.delay_asked(
+            retry,
+            retry_after.and_then(|value| parse_retry_after(value, now)),
+        )
+    }
+
+    /// The delay before retry `retry`, when the server asked for `asked`.
+    fn delay_asked(&self, retry: u32, asked: Option<Duration>) -> Duration {
+        if let Some(wait) = asked {
             return wait.min(self.max_retry_after);
         }
         let exponent = retry.saturating_sub(1).min(31);
@@ -207,6 +268,15 @@ fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     Some(when.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
+/// Reads a `retry-after-ms` value: milliseconds, possibly fractional.
+fn parse_retry_after_ms(value: &str) -> Option<Duration> {
+    let millis = value.trim().parse::<f64>().ok()?;
+    if !millis.is_finite() || millis < 0.0 {
+        return None;
+    }
+    Some(Duration::try_from_secs_f64(millis / 1000.0).unwrap_or(Duration::MAX))
+}
+
 /// An API key: sent in a sensitive header, never shown by `Debug`, and redacted from
 /// provider messages that echo it.
 #[derive(Clone, PartialEq, Eq)]
@@ -221,19 +291,103 @@ impl ApiKey {
     pub(crate) fn expose(&self) -> &str {
         &self.0
     }
-
-    /// `text` with every occurrence of the key replaced.
-    pub(crate) fn redact(&self, text: &str) -> String {
-        if self.0.len() < 4 {
-            return text.to_owned();
-        }
-        text.replace(&self.0, "[redacted]")
-    }
 }
 
 impl fmt::Debug for ApiKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("ApiKey([redacted])")
+    }
+}
+
+/// What replaces a credential in text golem shows.
+pub const REDACTED: &str = "[redacted]";
+
+/// Replaces every credential a provider sends in the text that leaves its transport.
+///
+/// Each secret is looked for as it is and in the escaped forms a body or an error message
+/// may quote it in (JSON strings, Rust's `Debug`). Secrets shorter than
+/// [`MIN_SECRET_LEN`](Self::MIN_SECRET_LEN) bytes are not looked for: replacing them would
+/// mangle ordinary text (and JSON: a secret `1234` would replace a token count) without
+/// protecting anything a real credential needs.
+///
+/// ```
+/// use golem::model::http::Redactor;
+///
+/// let mut redactor = Redactor::default();
+/// redactor.add("sk-secret-123");
+/// assert_eq!(
+///     redactor.redact("Incorrect API key provided: Bearer sk-secret-123."),
+///     "Incorrect API key provided: Bearer [redacted]."
+/// );
+/// assert_eq!(redactor.redact("nothing here"), "nothing here");
+/// ```
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Redactor {
+    /// The forms looked for, longest first, so an escaped form is replaced whole.
+    needles: Vec<String>,
+}
+
+impl fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Redactor({} form(s))", self.needles.len())
+    }
+}
+
+impl Redactor {
+    /// The shortest secret looked for, in bytes.
+    pub const MIN_SECRET_LEN: usize = 8;
+
+    /// Adds a secret.
+    pub fn add(&mut self, secret: &str) {
+        if secret.len() < Self::MIN_SECRET_LEN {
+            return;
+        }
+        let json = serde_json::to_string(secret).unwrap_or_default();
+        let debug = format!("{secret:?}");
+        let unquote = |quoted: &str| {
+            quoted
+                .strip_prefix('"')
+                .and_then(|rest| rest.strip_suffix('"'))
+                .unwrap_or(quoted)
+                .to_owned()
+        };
+        let forms = [secret.to_owned(), unquote(&json), unquote(&debug)];
+        for form in forms {
+            if form.len() >= Self::MIN_SECRET_LEN && !self.needles.contains(&form) {
+                self.needles.push(form);
+            }
+        }
+        self.needles
+            .sort_by_key(|needle| std::cmp::Reverse(needle.len()));
+    }
+
+    /// Whether no secret is looked for.
+    pub fn is_empty(&self) -> bool {
+        self.needles.is_empty()
+    }
+
+    /// `text` with every secret replaced by [`REDACTED`]; borrowed when there was none.
+    pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let mut text = Cow::Borrowed(text);
+        for needle in &self.needles {
+            if text.contains(needle.as_str()) {
+                text = Cow::Owned(text.replace(needle.as_str(), REDACTED));
+            }
+        }
+        text
+    }
+
+    /// `bytes` with every secret replaced, when they are UTF-8 and hold one.
+    fn redact_bytes(&self, bytes: Vec<u8>) -> Vec<u8> {
+        if self.needles.is_empty() {
+            return bytes;
+        }
+        match std::str::from_utf8(&bytes).map(|text| self.redact(text)) {
+            Ok(Cow::Owned(redacted)) => redacted.into_bytes(),
+            // Not UTF-8: no decoder reads it as text, and its snippet is redacted when it
+            // is quoted in an error.
+            Ok(Cow::Borrowed(_)) | Err(_) => bytes,
+        }
     }
 }
 
@@ -243,7 +397,7 @@ pub(crate) struct Transport {
     client: Client,
     settings: HttpSettings,
     provider: &'static str,
-    key: Option<ApiKey>,
+    redactor: Redactor,
     key_env_var: &'static str,
 }
 
@@ -252,18 +406,19 @@ impl fmt::Debug for Transport {
         f.debug_struct("Transport")
             .field("provider", &self.provider)
             .field("settings", &self.settings)
-            .field("key", &self.key)
+            .field("redactor", &self.redactor)
             .finish_non_exhaustive()
     }
 }
 
 impl Transport {
-    /// A client that sends `headers` (the key's among them) with every request.
+    /// A client that sends `headers` (the credentials among them) with every request and
+    /// redacts the secrets `redactor` holds from everything it returns.
     pub(crate) fn new(
         provider: &'static str,
         settings: HttpSettings,
         mut headers: HeaderMap,
-        key: Option<ApiKey>,
+        redactor: Redactor,
         key_env_var: &'static str,
     ) -> Result<Self, reqwest::Error> {
         for value in headers.values_mut() {
@@ -281,45 +436,60 @@ impl Transport {
             client,
             settings,
             provider,
-            key,
+            redactor,
             key_env_var,
         })
     }
 
-    /// POSTs `body` to `url` and returns the JSON response body, retrying transport
-    /// failures as the policy says.
-    pub(crate) async fn post_json(&self, url: &str, body: Vec<u8>) -> Result<Vec<u8>, ModelError> {
+    /// POSTs `body` to `url` and returns the JSON response body (redacted), retrying
+    /// transport failures as the policy says, within the deadline.
+    pub(crate) async fn post_json(
+        &self,
+        url: &reqwest::Url,
+        body: Vec<u8>,
+    ) -> Result<Vec<u8>, ModelError> {
         let policy = &self.settings.retry;
+        let deadline = self
+            .settings
+            .deadline
+            .and_then(|deadline| Instant::now().checked_add(deadline));
         // Built once; an attempt with retries left keeps a clone that shares the body's
         // buffer for the next one. The body is never copied.
         let mut request = self
             .client
-            .post(url)
+            .post(url.clone())
             .body(body)
             .build()
-            .map_err(|error| self.finish_error(Failure::Transport(error), 1))?;
+            .map_err(|error| self.finish_error(Failure::Transport(error.without_url()), 1))?;
         let mut attempt = 0;
         loop {
             attempt += 1;
+            if let Some(deadline) = deadline {
+                let left = deadline.saturating_duration_since(Instant::now());
+                *request.timeout_mut() = Some(left.min(self.settings.timeout));
+            }
             let retries_left = attempt <= policy.max_retries;
             let spare = retries_left.then(|| request.try_clone()).flatten();
             let outcome = self.send_once(request, attempt).await;
-            let (retry_after, error) = match outcome {
-                Ok(body) => return Ok(body),
+            let (asked, error) = match outcome {
+                Ok(body) => return Ok(self.redactor.redact_bytes(body)),
                 Err(Attempt::Final(error)) => return Err(error),
-                Err(Attempt::Retryable { retry_after, error }) => (retry_after, error),
+                Err(Attempt::Retryable { asked, error }) => (asked, error),
             };
             // A byte body always clones, so `spare` is missing only when no retry is left.
             let Some(spare) = spare else {
                 return Err(self.finish_error(error, attempt));
             };
             request = spare;
-            let delay = policy.delay(attempt, retry_after.as_deref(), SystemTime::now());
+            let delay = policy.delay_asked(attempt, asked);
+            if deadline.is_some_and(|deadline| Instant::now() + delay >= deadline) {
+                return Err(self.finish_error(error, attempt));
+            }
             tracing::warn!(
                 provider = self.provider,
                 attempt,
                 delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-                error = %self.finish_error_ref(&error),
+                error = %self.failure_text(&error),
                 "retrying model request"
             );
             tokio::time::sleep(delay).await;
@@ -343,27 +513,39 @@ impl Transport {
         let content_type = header(CONTENT_TYPE).unwrap_or("");
         let not_json = (status.is_success() && !content_type.contains("json"))
             .then(|| content_type.to_owned());
-        let retry_after = is_retryable_status(status)
-            .then(|| header(RETRY_AFTER).map(str::to_owned))
-            .flatten();
+        let retryable = !status.is_success()
+            && match header(SHOULD_RETRY).map(str::trim) {
+                Some("true") => true,
+                Some("false") => false,
+                _ => is_retryable_status(status),
+            };
+        let asked = if retryable {
+            header(RETRY_AFTER_MS)
+                .and_then(parse_retry_after_ms)
+                .or_else(|| {
+                    header(RETRY_AFTER)
+                        .and_then(|value| parse_retry_after(value, SystemTime::now()))
+                })
+        } else {
+            None
+        };
         let bytes = self.read_body(response, attempt).await?;
         if status.is_success() {
             if let Some(content_type) = not_json {
                 return Err(Attempt::Final(self.invalid(format!(
                     "expected a JSON body, got content type `{content_type}`: {}",
-                    snippet(&bytes)
+                    self.snippet(&bytes)
                 ))));
             }
             return Ok(bytes);
         }
-        let message = self.error_message(&bytes);
         let failure = Failure::Status {
             status,
-            message: message.clone(),
+            message: self.error_message(&bytes),
         };
-        if is_retryable_status(status) {
+        if retryable {
             return Err(Attempt::Retryable {
-                retry_after,
+                asked,
                 error: failure,
             });
         }
@@ -401,11 +583,18 @@ impl Transport {
         ))
     }
 
-    pub(crate) fn invalid(&self, message: impl Into<String>) -> ModelError {
+    /// An [`InvalidResponse`](ModelError::InvalidResponse) error, its message redacted.
+    pub(crate) fn invalid(&self, message: impl AsRef<str>) -> ModelError {
         ModelError::InvalidResponse {
             provider: self.provider.to_owned(),
-            message: message.into(),
+            message: self.redactor.redact(message.as_ref()).into_owned(),
         }
+    }
+
+    /// The start of a body, redacted before it is cut so no part of a secret survives.
+    fn snippet(&self, body: &[u8]) -> String {
+        let text = String::from_utf8_lossy(body);
+        snippet(&self.redactor.redact(&text))
     }
 
     fn transport_error(&self, error: reqwest::Error, attempt: u32) -> Attempt {
@@ -418,7 +607,7 @@ impl Transport {
         let failure = Failure::Transport(error.without_url());
         if retryable {
             Attempt::Retryable {
-                retry_after: None,
+                asked: None,
                 error: failure,
             }
         } else {
@@ -426,29 +615,29 @@ impl Transport {
         }
     }
 
-    /// The provider's own error message (`{"error": {"message": ...}}`), or the body.
+    /// The provider's own error message (`{"error": {"message": ...}}`, `{"error": ...}`,
+    /// or vLLM's top-level `{"message": ...}`), or the body; redacted.
     fn error_message(&self, body: &[u8]) -> String {
-        let message = serde_json::from_slice::<serde_json::Value>(body)
+        serde_json::from_slice::<serde_json::Value>(body)
             .ok()
             .and_then(|value| {
-                let error = value.get("error")?;
-                error
-                    .get("message")
-                    .and_then(serde_json::Value::as_str)
-                    .or_else(|| error.as_str())
-                    .map(str::to_owned)
+                let message = match value.get("error") {
+                    Some(error) => error
+                        .get("message")
+                        .and_then(serde_json::Value::as_str)
+                        .or_else(|| error.as_str()),
+                    None => value.get("message").and_then(serde_json::Value::as_str),
+                };
+                message.map(|message| self.redactor.redact(message).into_owned())
             })
-            .unwrap_or_else(|| snippet(body));
-        match &self.key {
-            Some(key) => key.redact(&message),
-            None => message,
-        }
+            .unwrap_or_else(|| self.snippet(body))
     }
 
-    fn finish_error_ref(&self, failure: &Failure) -> String {
+    /// A failure as a log line shows it; redacted.
+    fn failure_text(&self, failure: &Failure) -> String {
         match failure {
             Failure::Status { status, message } => format!("HTTP {}: {message}", status.as_u16()),
-            Failure::Transport(error) => error.to_string(),
+            Failure::Transport(error) => self.redactor.redact(&error.to_string()).into_owned(),
         }
     }
 
@@ -487,7 +676,8 @@ enum Failure {
 
 enum Attempt {
     Retryable {
-        retry_after: Option<String>,
+        /// The wait the server asked for.
+        asked: Option<Duration>,
         error: Failure,
     },
     Final(ModelError),
@@ -499,10 +689,9 @@ fn is_retryable_status(status: StatusCode) -> bool {
         || status.is_server_error()
 }
 
-/// The start of a body, for error messages.
-fn snippet(body: &[u8]) -> String {
+/// The start of a text, for error messages.
+fn snippet(text: &str) -> String {
     const MAX: usize = 300;
-    let text = String::from_utf8_lossy(body);
     let text = text.trim();
     if text.len() <= MAX {
         return text.to_owned();
@@ -556,16 +745,56 @@ mod tests {
     fn keys_never_show() {
         let key = ApiKey::new("sk-secret-123");
         assert_eq!(format!("{key:?}"), "ApiKey([redacted])");
+        let mut redactor = Redactor::default();
+        redactor.add(key.expose());
         assert_eq!(
-            key.redact("Incorrect API key provided: sk-secret-123."),
+            redactor.redact("Incorrect API key provided: sk-secret-123."),
             "Incorrect API key provided: [redacted]."
         );
+        assert!(!format!("{redactor:?}").contains("secret"));
+    }
+
+    #[test]
+    fn escaped_forms_of_a_secret_are_redacted_too() {
+        let mut redactor = Redactor::default();
+        redactor.add("k\\ey/\"quoted\"");
+        redactor.add("1234567");
+        let json = serde_json::to_string("k\\ey/\"quoted\"").unwrap();
+        assert_eq!(redactor.redact(&json), "\"[redacted]\"");
+        assert_eq!(
+            redactor.redact(&format!("{:?}", "k\\ey/\"quoted\"")),
+            "\"[redacted]\""
+        );
+        assert_eq!(
+            redactor.redact("{\"tokens\": 1234567}"),
+            "{\"tokens\": 1234567}",
+            "too short to look for"
+        );
+        assert_eq!(
+            redactor.redact_bytes(b"{\"echo\": \"k\\\\ey/\\\"quoted\\\"\"}".to_vec()),
+            b"{\"echo\": \"[redacted]\"}".to_vec()
+        );
+    }
+
+    #[test]
+    fn retry_after_ms_is_read_as_milliseconds() {
+        assert_eq!(
+            parse_retry_after_ms("1500"),
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(
+            parse_retry_after_ms("2.5"),
+            Some(Duration::from_micros(2500))
+        );
+        assert_eq!(parse_retry_after_ms("-1"), None);
+        assert_eq!(parse_retry_after_ms("soon"), None);
+        assert_eq!(parse_retry_after_ms("1e300"), Some(Duration::MAX));
     }
 
     #[test]
     fn long_bodies_are_cut_for_messages() {
         let body = "é".repeat(400);
-        let cut = snippet(body.as_bytes());
+        let cut = snippet(&body);
         assert!(cut.ends_with('…'));
         assert!(cut.len() <= 304);
     }

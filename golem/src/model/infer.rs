@@ -1,7 +1,9 @@
 //! Building a provider from a model string such as `openai:gpt-4o-mini`.
 
 use super::Model;
+#[cfg(feature = "anthropic")]
 use super::anthropic::AnthropicModel;
+#[cfg(feature = "openai")]
 use super::openai::OpenAiModel;
 use super::test::TestModel;
 
@@ -33,7 +35,24 @@ pub enum ProviderError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A custom header's name or value cannot be sent in HTTP.
+    #[error(
+        "the header `{name}` cannot be sent: its name or value holds characters HTTP headers cannot carry"
+    )]
+    InvalidHeader {
+        /// The header's name.
+        name: String,
+    },
+    /// The provider the model string names was left out of this build.
+    #[error("golem was built without the `{feature}` feature, which `{model}` needs")]
+    FeatureDisabled {
+        /// The model string.
+        model: String,
+        /// The cargo feature to turn on.
+        feature: &'static str,
+    },
     /// The HTTP client could not be built.
+    #[cfg(feature = "http")]
     #[error("the HTTP client could not be built")]
     Client(#[source] reqwest::Error),
 }
@@ -53,37 +72,28 @@ pub enum ProviderError {
 /// ```
 ///
 /// # Errors
-/// [`ProviderError::UnknownProvider`] for an unknown prefix, and the provider's own errors
-/// (a missing key, say).
+/// [`ProviderError::UnknownProvider`] for an unknown prefix,
+/// [`ProviderError::FeatureDisabled`] for a provider this build left out (cargo features
+/// `openai`, `anthropic`), and the provider's own errors (a missing key, say).
 pub fn infer(model: &str) -> Result<Box<dyn Model>, ProviderError> {
     match model.split_once(':') {
+        #[cfg(feature = "openai")]
         Some(("openai", name)) => Ok(Box::new(OpenAiModel::from_env(name)?)),
+        #[cfg(feature = "anthropic")]
         Some(("anthropic", name)) => Ok(Box::new(AnthropicModel::from_env(name)?)),
+        #[cfg(not(feature = "openai"))]
+        Some(("openai", _)) => Err(ProviderError::FeatureDisabled {
+            model: model.to_owned(),
+            feature: "openai",
+        }),
+        #[cfg(not(feature = "anthropic"))]
+        Some(("anthropic", _)) => Err(ProviderError::FeatureDisabled {
+            model: model.to_owned(),
+            feature: "anthropic",
+        }),
         None if model == "test" => Ok(Box::new(TestModel::new())),
         _ => Err(ProviderError::UnknownProvider {
             model: model.to_owned(),
         }),
     }
-}
-
-/// Checks a base URL and drops its trailing `/`.
-pub(crate) fn normalize_base_url(url: &str) -> Result<String, ProviderError> {
-    let parsed = reqwest::Url::parse(url).map_err(|error| ProviderError::InvalidBaseUrl {
-        url: url.to_owned(),
-        reason: error.to_string(),
-    })?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(ProviderError::InvalidBaseUrl {
-            url: url.to_owned(),
-            reason: "the scheme must be http or https".to_owned(),
-        });
-    }
-    Ok(url.trim_end_matches('/').to_owned())
-}
-
-/// An environment variable's value, if set and not empty.
-pub(crate) fn env_var(name: &str) -> Option<String> {
-    std::env::var(name)
-        .ok()
-        .filter(|value| !value.trim().is_empty())
 }

@@ -281,7 +281,7 @@ impl ModelResponse {
     pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCallPart> {
         self.parts.iter().filter_map(|part| match part {
             ResponsePart::ToolCall(call) => Some(call),
-            ResponsePart::Text(_) => None,
+            _ => None,
         })
     }
 }
@@ -304,6 +304,9 @@ pub enum FinishReason {
 }
 
 /// One part of a [`ModelResponse`].
+///
+/// Non-exhaustive: providers may bring parts of new kinds; a `match` outside golem needs a
+/// wildcard arm.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "part_kind", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -312,6 +315,15 @@ pub enum ResponsePart {
     Text(TextPart),
     /// A call to a tool (a function tool or the output tool).
     ToolCall(ToolCallPart),
+    /// The model's reasoning, as its provider showed it (Anthropic's `thinking` blocks,
+    /// the `reasoning_content` of some compatible servers). Kept in the history; sent back
+    /// only to the provider that signed it, as Anthropic requires for tool use with
+    /// extended thinking. Never part of the answer.
+    Thinking(ThinkingPart),
+    /// Something a provider sent that golem does not model but that provider needs echoed
+    /// back as it was (Anthropic's `redacted_thinking`, server-tool blocks). Sent back only
+    /// to that provider, verbatim; ignored by every other.
+    Provider(ProviderPart),
 }
 
 impl ResponsePart {
@@ -336,6 +348,28 @@ impl ResponsePart {
             tool_call_id: tool_call_id.into(),
         })
     }
+}
+
+/// The model's reasoning.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThinkingPart {
+    /// The reasoning text (a summary, for some models).
+    pub content: String,
+    /// The provider's signature over it, which the provider checks when it is sent back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+    /// The provider that produced it (`anthropic`, `openai`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+}
+
+/// A provider's own part, kept verbatim.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderPart {
+    /// The provider it belongs to (`anthropic`).
+    pub provider: String,
+    /// The part exactly as the provider sent it.
+    pub data: Value,
 }
 
 /// Text the model produced.
@@ -423,6 +457,30 @@ mod tests {
         assert_eq!(value[0]["parts"][1]["part_kind"], "user_prompt");
         assert_eq!(value[1]["parts"][0]["args"], r#"{"n":-1}"#);
         assert_eq!(value[2]["parts"][0]["tool_name"], "roll_dice");
+    }
+
+    #[test]
+    fn thinking_and_provider_parts_round_trip() {
+        let response = ModelResponse::new(vec![
+            ResponsePart::Thinking(ThinkingPart {
+                content: "Two dice.".into(),
+                signature: Some("sig".into()),
+                provider: Some("anthropic".into()),
+            }),
+            ResponsePart::Provider(ProviderPart {
+                provider: "anthropic".into(),
+                data: json!({"type": "redacted_thinking", "data": "opaque"}),
+            }),
+            ResponsePart::tool_call("roll_dice", "{}", "c1"),
+        ]);
+        let text = serde_json::to_string(&response).expect("serializes");
+        let back: ModelResponse = serde_json::from_str(&text).expect("deserializes");
+        assert_eq!(back, response);
+        assert_eq!(back.tool_calls().count(), 1);
+        assert_eq!(back.text_content(), "");
+        let value: Value = serde_json::from_str(&text).expect("json");
+        assert_eq!(value["parts"][0]["part_kind"], "thinking");
+        assert_eq!(value["parts"][1]["part_kind"], "provider");
     }
 
     #[test]

@@ -2,8 +2,12 @@
 
 use serde_json::{Map, Value};
 
-/// Settings sent with every request of a provider; unset fields are left out, so the
-/// provider's defaults apply.
+/// Sampling and tool-use settings; unset fields are left out, so the server's defaults
+/// apply.
+///
+/// They come in three layers, each merged over the one before with
+/// [`merged`](Self::merged): the provider's (its builder's `settings`), the agent's
+/// ([`AgentBuilder::model_settings`](crate::AgentBuilder::model_settings)) and a run's.
 ///
 /// ```
 /// use golem::model::{ModelSettings, ToolChoice};
@@ -22,14 +26,24 @@ pub struct ModelSettings {
     pub temperature: Option<f64>,
     /// Nucleus sampling.
     pub top_p: Option<f64>,
-    /// The most tokens to generate.
+    /// The most tokens to generate. OpenAI's own API gets it as `max_completion_tokens`,
+    /// compatible servers as `max_tokens`. golem sets no limit of its own for OpenAI and
+    /// compatible servers (Anthropic requires one: 4096 by default), so a model that never
+    /// stops may write until its context is full; setting one is recommended, large enough
+    /// for the longest structured answer expected.
     pub max_tokens: Option<u32>,
+    /// Sequences where the model stops writing (`stop` for OpenAI, `stop_sequences` for
+    /// Anthropic).
+    pub stop_sequences: Option<Vec<String>>,
     /// A seed for reproducible sampling (OpenAI-compatible servers).
     pub seed: Option<i64>,
     /// Whether the model may call several tools in one response.
     pub parallel_tool_calls: Option<bool>,
     /// Whether and which tools the model must call. By default golem requires a tool call
-    /// when only structured output is acceptable, and leaves it to the model otherwise.
+    /// when the answer must come through the output tool, and leaves it to the model
+    /// otherwise (text and native structured output). A forced function-tool call
+    /// (`Required`, `Tool(name)`) applies to the first turn after a user prompt, so the
+    /// model can still answer afterwards; see ADR 0012.
     pub tool_choice: Option<ToolChoice>,
     /// Extra top-level fields for the request body, for servers with their own options.
     pub extra_body: Map<String, Value>,
@@ -54,6 +68,13 @@ impl ModelSettings {
     #[must_use]
     pub fn max_tokens(mut self, max_tokens: u32) -> Self {
         self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// Sets the stop sequences.
+    #[must_use]
+    pub fn stop_sequences<S: Into<String>>(mut self, stop: impl IntoIterator<Item = S>) -> Self {
+        self.stop_sequences = Some(stop.into_iter().map(Into::into).collect());
         self
     }
 
@@ -83,6 +104,46 @@ impl ModelSettings {
     pub fn extra(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
         self.extra_body.insert(key.into(), value.into());
         self
+    }
+
+    /// Whether nothing is set.
+    pub fn is_empty(&self) -> bool {
+        *self == ModelSettings::default()
+    }
+
+    /// These settings with `over`'s on top: each field `over` sets replaces this one's, and
+    /// `over`'s extra body fields are added, replacing those of the same key.
+    ///
+    /// ```
+    /// use golem::model::ModelSettings;
+    ///
+    /// let model = ModelSettings::default().temperature(0.7).max_tokens(512).extra("top_k", 40);
+    /// let agent = ModelSettings::default().temperature(0.0).extra("min_p", 0.1);
+    /// let merged = model.merged(&agent);
+    /// assert_eq!(merged.temperature, Some(0.0));
+    /// assert_eq!(merged.max_tokens, Some(512));
+    /// assert_eq!(merged.extra_body.len(), 2);
+    /// ```
+    #[must_use]
+    pub fn merged(&self, over: &ModelSettings) -> ModelSettings {
+        let mut extra_body = self.extra_body.clone();
+        extra_body.extend(over.extra_body.iter().map(|(k, v)| (k.clone(), v.clone())));
+        ModelSettings {
+            temperature: over.temperature.or(self.temperature),
+            top_p: over.top_p.or(self.top_p),
+            max_tokens: over.max_tokens.or(self.max_tokens),
+            stop_sequences: over
+                .stop_sequences
+                .clone()
+                .or_else(|| self.stop_sequences.clone()),
+            seed: over.seed.or(self.seed),
+            parallel_tool_calls: over.parallel_tool_calls.or(self.parallel_tool_calls),
+            tool_choice: over
+                .tool_choice
+                .clone()
+                .or_else(|| self.tool_choice.clone()),
+            extra_body,
+        }
     }
 }
 

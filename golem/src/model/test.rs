@@ -236,6 +236,8 @@ fn estimate_output_tokens(response: &ModelResponse) -> u64 {
         .map(|part| match part {
             ResponsePart::Text(text) => words(&text.content),
             ResponsePart::ToolCall(call) => 1 + words(&call.args),
+            ResponsePart::Thinking(thinking) => words(&thinking.content),
+            ResponsePart::Provider(_) => 0,
         })
         .sum()
 }

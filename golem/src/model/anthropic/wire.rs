@@ -1,0 +1,334 @@
+//! The Messages API wire format: the request body golem sends, the response it reads,
+//! and the mapping between them and golem's messages.
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::super::provider::{ToolUse, decode, request_settings, tool_use};
+use super::super::{
+    FinishReason, Message, ModelError, ModelResponse, ModelSettings, RequestParams, RequestPart,
+    ResponsePart,
+};
+use super::super::{ProviderPart, ThinkingPart};
+use super::{DEFAULT_MAX_TOKENS, PROVIDER};
+use crate::output::OutputMode;
+use crate::usage::Usage;
+
+/// The request body for `messages` and `params`.
+pub(super) fn body(
+    model: &str,
+    provider_settings: &ModelSettings,
+    messages: &[Message],
+    params: &RequestParams,
+    capacity: usize,
+) -> Result<Vec<u8>, ModelError> {
+    if params.output_mode == OutputMode::Native && params.output_schema.is_some() {
+        return Err(ModelError::other(
+            "Anthropic's Messages API has no native structured output; use OutputMode::Tool",
+        ));
+    }
+    let settings = request_settings(provider_settings, params);
+    let tools: Vec<AnthropicTool<'_>> = params
+        .all_tools()
+        .map(|tool| AnthropicTool {
+            name: &tool.name,
+            description: tool.description.as_deref(),
+            input_schema: &tool.parameters,
+        })
+        .collect();
+    let has_tools = !tools.is_empty();
+    // With extended thinking on, the API refuses a forced tool (`any`, a named tool): the
+    // model decides, and the run's feedback asks for the output tool if it answers in text.
+    let thinking = settings
+        .extra_body
+        .get("thinking")
+        .and_then(|thinking| thinking.get("type"))
+        .and_then(Value::as_str)
+        .is_some_and(|kind| kind != "disabled");
+    let mut tool_choice = tool_use(messages, params, settings.tool_choice.as_ref())
+        .map(|choice| match choice {
+            ToolUse::Required | ToolUse::Tool(_) if thinking => ToolUse::Auto,
+            other => other,
+        })
+        .map(tool_choice);
+    if let (Some(false), true) = (settings.parallel_tool_calls, has_tools) {
+        let choice = tool_choice.get_or_insert_with(|| serde_json::json!({"type": "auto"}));
+        choice["disable_parallel_tool_use"] = Value::Bool(true);
+    }
+    let (system, messages) = anthropic_messages(messages);
+    let request = MessagesRequest {
+        model,
+        max_tokens: settings.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        system,
+        messages,
+        tools,
+        tool_choice,
+        temperature: settings.temperature,
+        top_p: settings.top_p,
+        stop_sequences: settings.stop_sequences.as_deref(),
+        extra: &settings.extra_body,
+    };
+    let mut body = Vec::with_capacity(capacity);
+    serde_json::to_writer(&mut body, &request).map_err(ModelError::other)?;
+    Ok(body)
+}
+
+/// Reads a message.
+pub(in crate::model) fn parse(body: &[u8]) -> Result<ModelResponse, String> {
+    let response: MessagesResponse = decode(body, "a message")?;
+    let mut parts = Vec::with_capacity(response.content.len());
+    for block in response.content {
+        let Some(kind) = block.get("type").and_then(Value::as_str) else {
+            return Err("a content block has no type".to_owned());
+        };
+        if !matches!(kind, "text" | "tool_use" | "thinking") {
+            // `redacted_thinking`, server tools, whatever comes next: kept to be echoed.
+            parts.push(ResponsePart::Provider(ProviderPart {
+                provider: PROVIDER.to_owned(),
+                data: block,
+            }));
+            continue;
+        }
+        let kind = kind.to_owned();
+        let block: ContentBlock = serde_json::from_value(block)
+            .map_err(|error| format!("a `{kind}` content block cannot be read: {error}"))?;
+        parts.push(match block {
+            ContentBlock::Text { text } => ResponsePart::text(text),
+            ContentBlock::ToolUse { id, name, input } => ResponsePart::tool_call(name, input, id),
+            ContentBlock::Thinking {
+                thinking,
+                signature,
+            } => ResponsePart::Thinking(ThinkingPart {
+                content: thinking,
+                signature,
+                provider: Some(PROVIDER.to_owned()),
+            }),
+        });
+    }
+    let finish_reason = response.stop_reason.as_deref().map(|reason| match reason {
+        "end_turn" | "stop_sequence" | "pause_turn" => FinishReason::Stop,
+        "max_tokens" => FinishReason::Length,
+        "tool_use" => FinishReason::ToolCall,
+        "refusal" => FinishReason::ContentFilter,
+        _ => FinishReason::Error,
+    });
+    let usage = &response.usage;
+    let input_tokens = usage
+        .input_tokens
+        .saturating_add(usage.cache_creation_input_tokens.unwrap_or(0))
+        .saturating_add(usage.cache_read_input_tokens.unwrap_or(0));
+    Ok(ModelResponse {
+        parts,
+        usage: Usage {
+            cache_read_tokens: usage.cache_read_input_tokens.unwrap_or(0),
+            cache_write_tokens: usage.cache_creation_input_tokens.unwrap_or(0),
+            ..Usage::request(input_tokens, usage.output_tokens)
+        },
+        model_name: response.model,
+        provider_response_id: response.id,
+        finish_reason,
+    })
+}
+
+fn tool_choice(choice: ToolUse<'_>) -> Value {
+    match choice {
+        ToolUse::Auto => serde_json::json!({"type": "auto"}),
+        ToolUse::Required => serde_json::json!({"type": "any"}),
+        ToolUse::None => serde_json::json!({"type": "none"}),
+        ToolUse::Tool(name) => serde_json::json!({"type": "tool", "name": name}),
+    }
+}
+
+/// The system prompt and the alternating user/assistant messages of a history.
+fn anthropic_messages(messages: &[Message]) -> (Option<String>, Vec<AnthropicMessage<'_>>) {
+    let mut system: Option<String> = None;
+    let mut out: Vec<AnthropicMessage<'_>> = Vec::with_capacity(messages.len());
+    for message in messages {
+        let (role, blocks) = match message {
+            Message::Request(request) => {
+                let mut blocks = Vec::with_capacity(request.parts.len());
+                for part in &request.parts {
+                    match part {
+                        RequestPart::SystemPrompt(p) => match &mut system {
+                            Some(text) => {
+                                text.push_str("\n\n");
+                                text.push_str(&p.content);
+                            }
+                            None => system = Some(p.content.clone()),
+                        },
+                        // The API refuses empty text blocks.
+                        RequestPart::UserPrompt(p) if p.content.is_empty() => {}
+                        RequestPart::UserPrompt(p) => blocks.push(Block::Text {
+                            text: Cow::Borrowed(&p.content),
+                        }),
+                        RequestPart::ToolReturn(p) => blocks.push(Block::ToolResult {
+                            tool_use_id: &p.tool_call_id,
+                            content: p.model_text(),
+                            is_error: false,
+                        }),
+                        RequestPart::RetryPrompt(p) => match &p.tool_call_id {
+                            Some(id) => blocks.push(Block::ToolResult {
+                                tool_use_id: id,
+                                content: Cow::Owned(p.model_text()),
+                                is_error: true,
+                            }),
+                            None => blocks.push(Block::Text {
+                                text: Cow::Owned(p.model_text()),
+                            }),
+                        },
+                    }
+                }
+                ("user", blocks)
+            }
+            Message::Response(response) => {
+                let blocks = response
+                    .parts
+                    .iter()
+                    .filter_map(|part| match part {
+                        ResponsePart::Text(p) if p.content.is_empty() => None,
+                        ResponsePart::Text(p) => Some(Block::Text {
+                            text: Cow::Borrowed(&p.content),
+                        }),
+                        ResponsePart::ToolCall(call) => Some(Block::ToolUse {
+                            id: &call.tool_call_id,
+                            name: &call.tool_name,
+                            // Arguments another provider sent as invalid JSON go as `{}`.
+                            input: serde_json::from_str::<Map<String, Value>>(&call.args)
+                                .map(Value::Object)
+                                .unwrap_or_else(|_| Value::Object(Map::new())),
+                        }),
+                        // Only Anthropic's own, signed thinking goes back: the API checks
+                        // the signature, and requires it beside tool use.
+                        ResponsePart::Thinking(ThinkingPart {
+                            content,
+                            signature: Some(signature),
+                            provider,
+                        }) if provider.as_deref().is_none_or(|p| p == PROVIDER) => {
+                            Some(Block::Thinking {
+                                thinking: content,
+                                signature,
+                            })
+                        }
+                        ResponsePart::Thinking(_) => None,
+                        ResponsePart::Provider(part) if part.provider == PROVIDER => {
+                            Some(Block::Raw(&part.data))
+                        }
+                        ResponsePart::Provider(_) => None,
+                    })
+                    .collect();
+                ("assistant", blocks)
+            }
+        };
+        if blocks.is_empty() {
+            continue;
+        }
+        // The API wants roles to alternate: consecutive same-role messages are merged.
+        match out.last_mut() {
+            Some(last) if last.role == role => last.content.extend(blocks),
+            _ => out.push(AnthropicMessage {
+                role,
+                content: blocks,
+            }),
+        }
+    }
+    (system, out)
+}
+
+#[derive(Serialize)]
+struct MessagesRequest<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<String>,
+    messages: Vec<AnthropicMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<AnthropicTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stop_sequences: Option<&'a [String]>,
+    #[serde(flatten)]
+    extra: &'a Map<String, Value>,
+}
+
+#[derive(Serialize)]
+struct AnthropicMessage<'a> {
+    role: &'static str,
+    content: Vec<Block<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block<'a> {
+    Text {
+        text: Cow<'a, str>,
+    },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: Value,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        content: Cow<'a, str>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+    /// A block kept verbatim from a response.
+    #[serde(untagged)]
+    Raw(&'a Value),
+}
+
+#[derive(Serialize)]
+struct AnthropicTool<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    input_schema: &'a Value,
+}
+
+#[derive(Deserialize)]
+struct MessagesResponse {
+    id: Option<String>,
+    model: Option<String>,
+    /// Read block by block, so unknown kinds are kept whole.
+    content: Vec<Value>,
+    stop_reason: Option<String>,
+    usage: AnthropicUsage,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ContentBlock {
+    Text {
+        text: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
+    Thinking {
+        thinking: String,
+        #[serde(default)]
+        signature: Option<String>,
+    },
+}
+
+#[derive(Deserialize)]
+struct AnthropicUsage {
+    input_tokens: u64,
+    output_tokens: u64,
+    cache_creation_input_tokens: Option<u64>,
+    cache_read_input_tokens: Option<u64>,
+}

@@ -1,0 +1,461 @@
+//! The Chat Completions wire format: the request body golem sends, the response it reads,
+//! and the mapping between them and golem's messages.
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::super::provider::{ToolUse, decode, request_settings, tool_use};
+use super::super::{
+    FinishReason, Message, ModelError, ModelResponse, ModelSettings, RequestParams, RequestPart,
+    ResponsePart, ThinkingPart,
+};
+use super::{ChatCompletions, ServerProfile};
+use crate::output::OutputMode;
+use crate::schema::{drop_added_nulls, is_strict_compatible};
+use crate::tool::ToolDefinition;
+use crate::usage::Usage;
+
+/// The request body for `messages` and `params`.
+pub(super) fn body(
+    wire: &ChatCompletions,
+    model: &str,
+    provider_settings: &ModelSettings,
+    messages: &[Message],
+    params: &RequestParams,
+    capacity: usize,
+) -> Result<Vec<u8>, ModelError> {
+    let settings = request_settings(provider_settings, params);
+    let profile = wire.profile();
+    let strict_json;
+    let tools = if wire.strict_tools {
+        strict_json = wire.strict_forms(params.all_tools())?;
+        Tools::Strict(strict_json.iter().map(|json| &**json).collect())
+    } else {
+        Tools::Plain(params.all_tools().map(ChatTool::plain).collect())
+    };
+    let has_tools = !tools.is_empty();
+    let tool_choice = tool_use(messages, params, settings.tool_choice.as_ref())
+        .and_then(|choice| tool_choice(choice, profile, params));
+    let response_format = match (&params.output_mode, &params.output_schema) {
+        (OutputMode::Native, Some(schema)) => Some(ResponseFormat {
+            kind: "json_schema",
+            json_schema: JsonSchemaFormat {
+                name: &schema.name,
+                description: schema.description.as_deref(),
+                strict: is_strict_compatible(&schema.schema),
+                schema: &schema.schema,
+            },
+        }),
+        _ => None,
+    };
+    let (max_tokens, max_completion_tokens) = if profile.max_completion_tokens() {
+        (None, settings.max_tokens)
+    } else {
+        (settings.max_tokens, None)
+    };
+    let request = ChatRequest {
+        model,
+        messages: chat_messages(messages),
+        tools,
+        tool_choice,
+        parallel_tool_calls: settings.parallel_tool_calls.filter(|_| has_tools),
+        response_format,
+        temperature: settings.temperature,
+        top_p: settings.top_p,
+        max_tokens,
+        max_completion_tokens,
+        stop: settings.stop_sequences.as_deref(),
+        seed: settings.seed,
+        extra: &settings.extra_body,
+    };
+    let mut body = Vec::with_capacity(capacity);
+    serde_json::to_writer(&mut body, &request).map_err(ModelError::other)?;
+    Ok(body)
+}
+
+/// The `tool_choice` for `choice`, as the server understands it, or `None` to send none.
+fn tool_choice(
+    choice: ToolUse<'_>,
+    profile: ServerProfile,
+    params: &RequestParams,
+) -> Option<Value> {
+    let only_tool = {
+        let mut tools = params.all_tools();
+        match (tools.next(), tools.next()) {
+            (Some(only), None) => Some(only.name.as_str()),
+            _ => None,
+        }
+    };
+    let named = |name: &str| serde_json::json!({"type": "function", "function": {"name": name}});
+    Some(match (choice, profile) {
+        (ToolUse::Auto, _) => Value::from("auto"),
+        (ToolUse::None, _) => Value::from("none"),
+        // Refused by vLLM: the one tool that can answer is named instead; with several,
+        // nothing is forced and the run's feedback asks for a call.
+        (ToolUse::Required, ServerProfile::Vllm) => named(only_tool?),
+        (ToolUse::Required, _) => Value::from("required"),
+        // llama.cpp reads a named choice as `auto`; `required` at least forces a call.
+        (ToolUse::Tool(_), ServerProfile::LlamaCpp) => Value::from("required"),
+        (ToolUse::Tool(name), _) => named(name),
+    })
+}
+
+/// Reads a chat completion. With strict tools, the `null`s the strict form made the model
+/// write for optional properties are removed from tool-call arguments.
+pub(in crate::model) fn parse(
+    body: &[u8],
+    params: &RequestParams,
+    strict_tools: bool,
+) -> Result<ModelResponse, String> {
+    let response: ChatResponse = decode(body, "a chat completion")?;
+    let Some(choice) = response.choices.into_iter().next() else {
+        return Err("the response has no choices".to_owned());
+    };
+    let mut parts = Vec::new();
+    // DeepSeek, vLLM and llama.cpp show reasoning here; it is kept, never sent back.
+    if let Some(reasoning) = choice.message.reasoning_content.filter(|r| !r.is_empty()) {
+        parts.push(ResponsePart::Thinking(ThinkingPart {
+            content: reasoning,
+            signature: None,
+            provider: Some("openai".to_owned()),
+        }));
+    }
+    // llama.cpp and others send `""` rather than null beside tool calls.
+    if let Some(content) = choice.message.content.filter(|c| !c.is_empty()) {
+        parts.push(ResponsePart::text(content));
+    }
+    for call in choice.message.tool_calls {
+        let mut args = match call.function.arguments {
+            Value::String(args) => args,
+            // Some compatible servers send the arguments as an object.
+            other => other.to_string(),
+        };
+        if strict_tools && args.contains("null") {
+            args = without_added_nulls(args, &call.function.name, params);
+        }
+        // A call without an id gets one from the run.
+        parts.push(ResponsePart::tool_call(call.function.name, args, call.id));
+    }
+    let mut finish_reason = choice.finish_reason.as_deref().map(|reason| match reason {
+        "stop" => FinishReason::Stop,
+        "length" => FinishReason::Length,
+        "tool_calls" | "function_call" => FinishReason::ToolCall,
+        "content_filter" => FinishReason::ContentFilter,
+        _ => FinishReason::Error,
+    });
+    if choice.message.refusal.is_some() && parts.is_empty() {
+        finish_reason = Some(FinishReason::ContentFilter);
+    }
+    let usage = response.usage.map_or_else(
+        || Usage::request(0, 0),
+        |usage| Usage {
+            cache_read_tokens: usage
+                .prompt_tokens_details
+                .map_or(0, |details| details.cached_tokens),
+            ..Usage::request(usage.prompt_tokens, usage.completion_tokens)
+        },
+    );
+    Ok(ModelResponse {
+        parts,
+        usage,
+        model_name: response.model,
+        provider_response_id: response.id,
+        finish_reason,
+    })
+}
+
+/// `args` without the `null`s the strict form of `tool`'s schema added; as they were when
+/// they are not JSON (the run shows the model what it sent) or hold no such `null`.
+fn without_added_nulls(args: String, tool: &str, params: &RequestParams) -> String {
+    let Some(definition) = params.all_tools().find(|t| t.name == tool) else {
+        return args;
+    };
+    let Ok(mut value) = serde_json::from_str::<Value>(&args) else {
+        return args;
+    };
+    if drop_added_nulls(&mut value, &definition.parameters) {
+        value.to_string()
+    } else {
+        args
+    }
+}
+
+/// The history as Chat Completions messages.
+fn chat_messages(messages: &[Message]) -> Vec<ChatMessage<'_>> {
+    let mut out = Vec::with_capacity(messages.len() + 1);
+    for message in messages {
+        match message {
+            Message::Request(request) => {
+                for part in &request.parts {
+                    out.push(match part {
+                        RequestPart::SystemPrompt(p) => ChatMessage::System {
+                            content: Cow::Borrowed(&p.content),
+                        },
+                        RequestPart::UserPrompt(p) => ChatMessage::User {
+                            content: Cow::Borrowed(&p.content),
+                        },
+                        RequestPart::ToolReturn(p) => ChatMessage::Tool {
+                            tool_call_id: &p.tool_call_id,
+                            content: p.model_text(),
+                        },
+                        RequestPart::RetryPrompt(p) => match &p.tool_call_id {
+                            Some(id) => ChatMessage::Tool {
+                                tool_call_id: id,
+                                content: Cow::Owned(p.model_text()),
+                            },
+                            None => ChatMessage::User {
+                                content: Cow::Owned(p.model_text()),
+                            },
+                        },
+                    });
+                }
+            }
+            Message::Response(response) => {
+                let mut text: Option<Cow<'_, str>> = None;
+                let mut tool_calls = Vec::new();
+                for part in &response.parts {
+                    match part {
+                        ResponsePart::Text(p) => {
+                            text = Some(match text {
+                                None => Cow::Borrowed(&p.content),
+                                Some(previous) => Cow::Owned(format!("{previous}{}", p.content)),
+                            });
+                        }
+                        ResponsePart::ToolCall(call) => tool_calls.push(ChatToolCall {
+                            id: &call.tool_call_id,
+                            kind: "function",
+                            function: ChatFunctionCall {
+                                name: &call.tool_name,
+                                arguments: &call.args,
+                            },
+                        }),
+                        // Reasoning and other providers' parts are not sent back: Chat
+                        // Completions has no field for them.
+                        ResponsePart::Thinking(_) | ResponsePart::Provider(_) => {}
+                    }
+                }
+                // OpenAI accepts a null content only beside tool calls; an empty response
+                // (kept as evidence for a rejection) goes as an empty string.
+                if text.is_none() && tool_calls.is_empty() {
+                    text = Some(Cow::Borrowed(""));
+                }
+                out.push(ChatMessage::Assistant {
+                    content: text,
+                    tool_calls,
+                });
+            }
+        }
+    }
+    out
+}
+
+#[derive(Serialize)]
+struct ChatRequest<'a> {
+    model: &'a str,
+    messages: Vec<ChatMessage<'a>>,
+    #[serde(skip_serializing_if = "Tools::is_empty")]
+    tools: Tools<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parallel_tool_calls: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<ResponseFormat<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stop: Option<&'a [String]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seed: Option<i64>,
+    #[serde(flatten)]
+    extra: &'a Map<String, Value>,
+}
+
+/// The tools as sent: borrowed as they are, or their strict forms from the cache.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Tools<'a> {
+    Plain(Vec<ChatTool<'a>>),
+    Strict(Vec<&'a RawValue>),
+}
+
+impl Tools<'_> {
+    fn is_empty(&self) -> bool {
+        match self {
+            Tools::Plain(tools) => tools.is_empty(),
+            Tools::Strict(tools) => tools.is_empty(),
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+enum ChatMessage<'a> {
+    System {
+        content: Cow<'a, str>,
+    },
+    User {
+        content: Cow<'a, str>,
+    },
+    Assistant {
+        content: Option<Cow<'a, str>>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ChatToolCall<'a>>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: Cow<'a, str>,
+    },
+}
+
+#[derive(Serialize)]
+struct ChatToolCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: ChatFunctionCall<'a>,
+}
+
+#[derive(Serialize)]
+struct ChatFunctionCall<'a> {
+    name: &'a str,
+    arguments: &'a str,
+}
+
+#[derive(Serialize)]
+pub(super) struct ChatTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: ChatFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct ChatFunction<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    parameters: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    strict: Option<bool>,
+}
+
+impl<'a> ChatTool<'a> {
+    /// The tool as it is.
+    fn plain(tool: &'a ToolDefinition) -> Self {
+        ChatTool {
+            kind: "function",
+            function: ChatFunction {
+                name: &tool.name,
+                description: tool.description.as_deref(),
+                parameters: &tool.parameters,
+                strict: None,
+            },
+        }
+    }
+
+    /// The tool in strict mode's form, `parameters` being its strict schema.
+    pub(super) fn strict(tool: &'a ToolDefinition, parameters: &'a Value) -> Self {
+        ChatTool {
+            kind: "function",
+            function: ChatFunction {
+                name: &tool.name,
+                description: tool.description.as_deref(),
+                parameters,
+                strict: Some(true),
+            },
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ResponseFormat<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    json_schema: JsonSchemaFormat<'a>,
+}
+
+#[derive(Serialize)]
+struct JsonSchemaFormat<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    schema: &'a Value,
+    strict: bool,
+}
+
+#[derive(Deserialize)]
+struct ChatResponse {
+    id: Option<String>,
+    model: Option<String>,
+    choices: Vec<Choice>,
+    usage: Option<ChatUsage>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    message: ChoiceMessage,
+    finish_reason: Option<String>,
+}
+
+// Compatible servers send `null` for absent lists and numbers: `null_default` reads it as
+// missing.
+#[derive(Deserialize)]
+struct ChoiceMessage {
+    content: Option<String>,
+    #[serde(default)]
+    reasoning_content: Option<String>,
+    #[serde(default, deserialize_with = "null_default")]
+    tool_calls: Vec<ResponseToolCall>,
+    refusal: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ResponseToolCall {
+    #[serde(default, deserialize_with = "null_default")]
+    id: String,
+    function: ResponseFunction,
+}
+
+#[derive(Deserialize)]
+struct ResponseFunction {
+    name: String,
+    // Missing arguments (some servers, for a tool without parameters) read as `{}`.
+    #[serde(default = "empty_object")]
+    arguments: Value,
+}
+
+fn empty_object() -> Value {
+    Value::Object(Map::new())
+}
+
+#[derive(Deserialize)]
+struct ChatUsage {
+    #[serde(default, deserialize_with = "null_default")]
+    prompt_tokens: u64,
+    #[serde(default, deserialize_with = "null_default")]
+    completion_tokens: u64,
+    prompt_tokens_details: Option<PromptTokensDetails>,
+}
+
+#[derive(Deserialize)]
+struct PromptTokensDetails {
+    #[serde(default, deserialize_with = "null_default")]
+    cached_tokens: u64,
+}
+
+fn null_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Option::unwrap_or_default)
+}

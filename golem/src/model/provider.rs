@@ -1,0 +1,416 @@
+//! What the HTTP providers share: the builder state every one of them has (key, base URL,
+//! HTTP settings, model settings, custom headers), the environment, and the decisions that
+//! do not depend on a wire format (which tool choice a turn needs, which settings apply).
+
+use std::borrow::Cow;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+
+use super::http::{ApiKey, HttpSettings, Redactor, Transport};
+use super::{Message, ModelSettings, ProviderError, RequestParams, RequestPart, ToolChoice};
+use crate::output::OutputMode;
+
+/// The configuration every HTTP provider's builder holds.
+#[derive(Debug)]
+pub(crate) struct HttpConfig {
+    pub(crate) api_key: Option<ApiKey>,
+    pub(crate) base_url: String,
+    pub(crate) http: HttpSettings,
+    pub(crate) settings: ModelSettings,
+    pub(crate) headers: Vec<CustomHeader>,
+}
+
+/// A header the user added; a secret one is redacted like the API key.
+pub(crate) struct CustomHeader {
+    name: String,
+    value: ApiKey,
+    secret: bool,
+}
+
+impl std::fmt::Debug for CustomHeader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut debug = f.debug_struct("CustomHeader");
+        debug.field("name", &self.name);
+        if self.secret {
+            debug.field("value", &self.value);
+        } else {
+            debug.field("value", &self.value.expose());
+        }
+        debug.finish()
+    }
+}
+
+impl HttpConfig {
+    pub(crate) fn new(base_url: &str) -> Self {
+        HttpConfig {
+            api_key: None,
+            base_url: base_url.to_owned(),
+            http: HttpSettings::default(),
+            settings: ModelSettings::default(),
+            headers: Vec::new(),
+        }
+    }
+
+    /// Adds a header; one whose name says it carries a credential is secret however it
+    /// was added.
+    pub(crate) fn header(&mut self, name: String, value: String, secret: bool) {
+        let secret = secret || names_a_credential(&name);
+        self.headers.push(CustomHeader {
+            name,
+            value: ApiKey::new(value),
+            secret,
+        });
+    }
+
+    /// The transport, sending `headers` (the provider's own, credentials among them) and
+    /// then the custom headers, which replace a provider header of the same name. The API
+    /// key and every secret header are redacted from all the transport returns.
+    pub(crate) fn transport(
+        &self,
+        provider: &'static str,
+        key_env_var: &'static str,
+        mut headers: HeaderMap,
+    ) -> Result<Transport, ProviderError> {
+        let mut redactor = Redactor::default();
+        if let Some(key) = &self.api_key {
+            redactor.add(key.expose());
+        }
+        for header in &self.headers {
+            let name = HeaderName::from_bytes(header.name.as_bytes()).map_err(|_| {
+                ProviderError::InvalidHeader {
+                    name: header.name.clone(),
+                }
+            })?;
+            headers.insert(name, header_value(&header.name, header.value.expose())?);
+            if header.secret {
+                redactor.add(header.value.expose());
+            }
+        }
+        Transport::new(provider, self.http.clone(), headers, redactor, key_env_var)
+            .map_err(ProviderError::Client)
+    }
+}
+
+/// Whether a header of this name carries a credential (`Authorization`, `api-key`,
+/// `X-Auth-Token`, `Cookie`, ...).
+fn names_a_credential(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    [
+        "auth",
+        "key",
+        "token",
+        "secret",
+        "cookie",
+        "password",
+        "credential",
+        "signature",
+    ]
+    .iter()
+    .any(|word| name.contains(word))
+}
+
+/// A header value, or [`ProviderError::InvalidHeader`] naming the header (never the value,
+/// which may be a key).
+pub(crate) fn header_value(name: &str, value: &str) -> Result<HeaderValue, ProviderError> {
+    HeaderValue::from_str(value).map_err(|_| ProviderError::InvalidHeader {
+        name: name.to_owned(),
+    })
+}
+
+/// Checks a base URL and drops its trailing `/`.
+pub(crate) fn normalize_base_url(url: &str) -> Result<String, ProviderError> {
+    let parsed = reqwest::Url::parse(url).map_err(|error| ProviderError::InvalidBaseUrl {
+        url: url.to_owned(),
+        reason: error.to_string(),
+    })?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(ProviderError::InvalidBaseUrl {
+            url: url.to_owned(),
+            reason: "the scheme must be http or https".to_owned(),
+        });
+    }
+    Ok(url.trim_end_matches('/').to_owned())
+}
+
+/// An environment variable's value, if set and not empty.
+pub(crate) fn env_var(name: &str) -> Option<String> {
+    std::env::var(name)
+        .ok()
+        .filter(|value| !value.trim().is_empty())
+}
+
+/// Reads a 200 body as `T`; the error says what it should have been, with serde's message
+/// (which the transport redacts).
+pub(crate) fn decode<T: serde::de::DeserializeOwned>(body: &[u8], what: &str) -> Result<T, String> {
+    serde_json::from_slice(body).map_err(|error| format!("the body is not {what}: {error}"))
+}
+
+/// The settings of one request: the provider's, with the request's own over them.
+pub(crate) fn request_settings<'a>(
+    provider: &'a ModelSettings,
+    params: &'a RequestParams,
+) -> Cow<'a, ModelSettings> {
+    if params.settings.is_empty() {
+        Cow::Borrowed(provider)
+    } else if provider.is_empty() {
+        Cow::Borrowed(&params.settings)
+    } else {
+        Cow::Owned(provider.merged(&params.settings))
+    }
+}
+
+/// What one request asks of the model's tool use, before a wire format spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ToolUse<'a> {
+    /// The model decides (said explicitly).
+    Auto,
+    /// The model must call some tool.
+    Required,
+    /// The model must not call tools.
+    None,
+    /// The model must call this tool.
+    Tool(&'a str),
+}
+
+/// The tool choice a request needs, derived from the output channel, or `None` to send
+/// none (the provider's default, "auto").
+///
+/// - Output tool, text not accepted: a tool call is required, else the run cannot end.
+/// - Text or native output: the model must be free to answer without a tool, so nothing is
+///   forced by default.
+/// - A user's [`ToolChoice`] is honoured where it leaves the run a way to end: a forced
+///   function-tool call (`Required`, `Tool(name)`) applies to the first turn after a user
+///   prompt only, and afterwards the output channel's default applies again; `None` with an
+///   output tool forces that output tool (the only tool the model may then call); a choice
+///   naming no tool the request sends is ignored.
+pub(crate) fn tool_use<'a>(
+    messages: &[Message],
+    params: &'a RequestParams,
+    choice: Option<&'a ToolChoice>,
+) -> Option<ToolUse<'a>> {
+    if params.function_tools.is_empty() && params.output_tools.is_empty() {
+        return None;
+    }
+    let needs_output_tool = params.output_mode == OutputMode::Tool
+        && !params.output_tools.is_empty()
+        && !params.allow_text_output;
+    let channel_default = needs_output_tool.then_some(ToolUse::Required);
+    let after_prompt = || {
+        messages
+            .iter()
+            .rev()
+            .find_map(Message::as_request)
+            .is_some_and(|request| {
+                request
+                    .parts
+                    .iter()
+                    .any(|part| matches!(part, RequestPart::UserPrompt(_)))
+            })
+    };
+    match choice {
+        None => channel_default,
+        Some(ToolChoice::Auto) => Some(ToolUse::Auto),
+        Some(ToolChoice::Required) => {
+            if needs_output_tool || (!params.function_tools.is_empty() && after_prompt()) {
+                Some(ToolUse::Required)
+            } else {
+                channel_default
+            }
+        }
+        Some(ToolChoice::None) if needs_output_tool => match params.output_tools.as_slice() {
+            [only] => Some(ToolUse::Tool(&only.name)),
+            _ => Some(ToolUse::Required),
+        },
+        Some(ToolChoice::None) => Some(ToolUse::None),
+        Some(ToolChoice::Tool(name)) => {
+            let forced_output = params.output_tools.iter().any(|tool| &tool.name == name);
+            let forced_call =
+                params.function_tools.iter().any(|tool| &tool.name == name) && after_prompt();
+            if forced_output || forced_call {
+                Some(ToolUse::Tool(name))
+            } else {
+                channel_default
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::model::{ModelRequest, ModelResponse, OutputSchema};
+    use crate::tool::ToolDefinition;
+
+    fn tool(name: &str) -> ToolDefinition {
+        ToolDefinition {
+            name: name.to_owned(),
+            description: None,
+            parameters: json!({"type": "object", "properties": {}}),
+        }
+    }
+
+    fn params(mode: &str, function_tools: bool) -> RequestParams {
+        let tools = if function_tools {
+            vec![tool("roll_dice")]
+        } else {
+            Vec::new()
+        };
+        let mut params = RequestParams::text(tools);
+        match mode {
+            "text" => {}
+            "tool" => {
+                params.allow_text_output = false;
+                params.output_tools.push(tool("final_result"));
+            }
+            _ => {
+                params.allow_text_output = false;
+                params.output_mode = OutputMode::Native;
+                params.output_schema = Some(OutputSchema {
+                    name: "final_result".into(),
+                    description: None,
+                    schema: json!({"type": "object"}),
+                });
+            }
+        }
+        params
+    }
+
+    fn first_turn() -> Vec<Message> {
+        vec![ModelRequest::user_prompt("Roll").into()]
+    }
+
+    fn after_tools() -> Vec<Message> {
+        vec![
+            ModelRequest::user_prompt("Roll").into(),
+            ModelResponse::tool_call("roll_dice", "{}", "c1").into(),
+            ModelRequest::new(vec![RequestPart::tool_return("roll_dice", "c1", 4)]).into(),
+        ]
+    }
+
+    #[test]
+    fn headers_named_for_credentials_are_secret_however_added() {
+        for name in [
+            "Authorization",
+            "api-key",
+            "X-Auth-Token",
+            "Cookie",
+            "x-goog-api-key",
+        ] {
+            assert!(names_a_credential(name), "{name}");
+        }
+        for name in [
+            "HTTP-Referer",
+            "X-Title",
+            "anthropic-beta",
+            "OpenAI-Organization",
+        ] {
+            assert!(!names_a_credential(name), "{name}");
+        }
+        let mut config = HttpConfig::new("http://127.0.0.1:1/v1");
+        config.header(
+            "authorization".into(),
+            "Bearer plain-added-0123".into(),
+            false,
+        );
+        assert!(!format!("{config:?}").contains("plain-added"));
+    }
+
+    #[test]
+    fn defaults_follow_the_output_channel_in_every_mode() {
+        let cases = [
+            ("text", false, None),
+            ("text", true, None),
+            ("tool", false, Some(ToolUse::Required)),
+            ("tool", true, Some(ToolUse::Required)),
+            ("native", false, None),
+            // The native answer is text: forcing a tool would make it impossible.
+            ("native", true, None),
+        ];
+        for (mode, tools, expected) in cases {
+            let params = params(mode, tools);
+            for messages in [first_turn(), after_tools()] {
+                assert_eq!(
+                    tool_use(&messages, &params, None),
+                    expected,
+                    "{mode}, tools: {tools}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_forced_function_tool_applies_to_the_first_turn_after_a_prompt_only() {
+        let required = ToolChoice::Required;
+        let named = ToolChoice::Tool("roll_dice".into());
+        for mode in ["text", "native"] {
+            let params = params(mode, true);
+            for choice in [&required, &named] {
+                assert!(tool_use(&first_turn(), &params, Some(choice)).is_some());
+                assert_eq!(
+                    tool_use(&after_tools(), &params, Some(choice)),
+                    None,
+                    "{mode}"
+                );
+            }
+        }
+        let params = params("tool", true);
+        assert_eq!(
+            tool_use(&first_turn(), &params, Some(&named)),
+            Some(ToolUse::Tool("roll_dice"))
+        );
+        assert_eq!(
+            tool_use(&after_tools(), &params, Some(&named)),
+            Some(ToolUse::Required)
+        );
+        assert_eq!(
+            tool_use(&after_tools(), &params, Some(&required)),
+            Some(ToolUse::Required)
+        );
+    }
+
+    #[test]
+    fn no_tools_with_an_output_tool_forces_the_output_tool() {
+        let output_tool = params("tool", true);
+        assert_eq!(
+            tool_use(&after_tools(), &output_tool, Some(&ToolChoice::None)),
+            Some(ToolUse::Tool("final_result"))
+        );
+        assert_eq!(
+            tool_use(
+                &after_tools(),
+                &params("text", true),
+                Some(&ToolChoice::None)
+            ),
+            Some(ToolUse::None)
+        );
+    }
+
+    #[test]
+    fn choices_naming_no_sent_tool_are_ignored_and_no_tools_means_no_choice() {
+        let unknown = ToolChoice::Tool("nope".into());
+        assert_eq!(
+            tool_use(&first_turn(), &params("text", true), Some(&unknown)),
+            None
+        );
+        assert_eq!(
+            tool_use(&first_turn(), &params("tool", true), Some(&unknown)),
+            Some(ToolUse::Required)
+        );
+        for choice in [ToolChoice::Auto, ToolChoice::Required, ToolChoice::None] {
+            assert_eq!(
+                tool_use(&first_turn(), &params("native", false), Some(&choice)),
+                None
+            );
+        }
+        assert_eq!(
+            tool_use(
+                &after_tools(),
+                &params("native", true),
+                Some(&ToolChoice::Auto)
+            ),
+            Some(ToolUse::Auto)
+        );
+    }
+}
