@@ -146,6 +146,7 @@ where
             deps: Arc::new(deps),
             state,
             tools: None,
+            settings: None,
             stop,
             span,
             ended: false,
@@ -292,6 +293,8 @@ pub struct AgentRun<Deps, O> {
     state: RunState,
     /// The tools of this run: the agent's, and its toolsets' once listed.
     tools: Option<Arc<Toolbox<Deps>>>,
+    /// Model settings for this run only, over the agent's.
+    settings: Option<crate::model::ModelSettings>,
     stop: StopSignals,
     span: Span,
     ended: bool,
@@ -343,6 +346,35 @@ where
     #[must_use]
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
         self.stop.set_token(token);
+        self
+    }
+
+    /// Model settings for this run's requests, merged over the agent's
+    /// ([`AgentBuilder::model_settings`](crate::AgentBuilder::model_settings)), which are
+    /// merged over the model's: model < agent < run.
+    ///
+    /// ```
+    /// use golem::model::function::FunctionModel;
+    /// use golem::model::{Message, ModelResponse, ModelSettings, RequestParams};
+    /// use golem::Agent;
+    ///
+    /// let model = FunctionModel::new(|_: &[Message], params: &RequestParams| {
+    ///     ModelResponse::text(format!("{:?}", params.settings.max_tokens))
+    /// });
+    /// let agent = Agent::<(), String>::builder(model)
+    ///     .model_settings(ModelSettings::default().max_tokens(100))
+    ///     .build()?;
+    /// # tokio::runtime::Runtime::new()?.block_on(async {
+    /// let long = agent.start("Write a poem", ()).with_model_settings(ModelSettings::default().max_tokens(2000));
+    /// assert_eq!(long.finish().await?.output, "Some(2000)");
+    /// assert_eq!(agent.run("Hi", ()).await?.output, "Some(100)");
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// # })?;
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_model_settings(mut self, settings: crate::model::ModelSettings) -> Self {
+        self.settings = Some(settings);
         self
     }
 
@@ -513,7 +545,7 @@ where
     /// The agent's tools, and what its toolsets list for this run.
     async fn list_tools(&self) -> Result<Arc<Toolbox<Deps>>, Failure> {
         let inner = &*self.agent.inner;
-        if inner.toolsets.is_empty() {
+        if inner.toolsets.is_empty() && self.settings.is_none() {
             return Ok(Arc::clone(&inner.toolbox));
         }
         let ctx = RunContext::from_parts(
@@ -543,6 +575,9 @@ where
                     Failure::new(Stage::Input, ToolsetError::from_clash(clash, &source))
                 })?;
             }
+        }
+        if let Some(settings) = &self.settings {
+            tools.params.settings = tools.params.settings.merged(settings);
         }
         tools.seal();
         Ok(Arc::new(tools))
