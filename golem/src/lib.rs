@@ -66,6 +66,12 @@ pub mod guide {
     #[doc = include_str!("../../docs/debugging-tool-errors.md")]
     pub mod debugging_tool_errors {}
 
+    /// Providers: OpenAI, compatible servers (llama.cpp, vLLM, Ollama, ...) and Anthropic;
+    /// headers, settings, tool choice, strict mode, the transport.
+    #[cfg(all(feature = "openai", feature = "anthropic"))]
+    #[doc = include_str!("../../docs/providers.md")]
+    pub mod providers {}
+
     /// Every compile error of the macros.
     #[doc = include_str!("../../docs/diagnostics.md")]
     pub mod diagnostics {}
