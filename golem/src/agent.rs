@@ -12,9 +12,9 @@ use crate::context::RunContext;
 use crate::error::BoxError;
 use crate::model::{Message, Model, ModelSettings, OutputSchema, RequestParams};
 use crate::output::{Output, OutputKind, OutputMode};
-use crate::run::toolbox::{AGENT_SOURCE, NameClash, Toolbox};
 use crate::schema;
 use crate::tool::{Tool, ToolDefinition, is_valid_tool_name};
+use crate::toolbox::{AGENT_SOURCE, NameClash, Toolbox};
 use crate::toolset::Toolset;
 use crate::usage::{Usage, UsageLimits};
 

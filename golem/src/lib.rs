@@ -37,6 +37,7 @@ mod private;
 pub mod run;
 pub mod schema;
 pub mod tool;
+mod toolbox;
 pub mod toolset;
 pub mod usage;
 
@@ -44,10 +45,10 @@ pub use agent::{
     Agent, AgentBuilder, BuildError, DEFAULT_MAX_TURNS, DEFAULT_OUTPUT_TOOL_NAME, RunResult,
 };
 pub use context::RunContext;
-pub use error::{BoxError, Exhausted, RunError, Stage, ToolPanicked};
+pub use error::{BoxError, Exhausted, Stage, ToolPanicked};
 pub use futures_util::future::BoxFuture;
 pub use model::ModelRetry;
-pub use run::{AgentRun, RunEvent, RunEvents, RunState, Step};
+pub use run::{AgentRun, RunError, RunEvent, RunEvents, RunState, Step};
 pub use usage::Usage;
 
 pub use golem_macros::{args, output, tool};

@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::BoxError;
-use crate::model::ModelRetry;
+use crate::model::retry::ModelRetry;
 
 /// How structured output reaches the model.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use crate::context::RunContext;
 use crate::error::BoxError;
-use crate::model::ModelRetry;
+use crate::model::retry::ModelRetry;
 
 /// What the model is told about a tool.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

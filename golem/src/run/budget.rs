@@ -1,16 +1,8 @@
 //! Retry accounting: which counter a rejection is charged to, and what rejected rounds cost.
 
 use super::state::Retries;
+use crate::toolbox::ToolKey;
 use crate::usage::{RoundCost, Usage};
-
-/// Which counter a tool rejection is charged to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ToolKey {
-    /// The agent's tool at this index.
-    Known(usize),
-    /// Any name the agent has no tool for; all share one counter.
-    Unknown,
-}
 
 impl Retries {
     /// Counts one more rejection of the tool `name` behind `key`; returns the new count.

@@ -150,3 +150,10 @@ impl<O> EventSink<O> {
         );
     }
 }
+
+/// Pushes the event `make` builds, when someone listens.
+pub(crate) fn emit<O>(events: Option<&EventSink<O>>, make: impl FnOnce() -> RunEvent<O>) {
+    if let Some(events) = events {
+        events.push(make());
+    }
+}

@@ -15,7 +15,7 @@ use tracing::{Instrument, Span, field};
 
 use crate::agent::{Agent, AgentInner, RunResult};
 use crate::context::RunContext;
-use crate::error::{BoxError, Exhausted, RunError, Stage};
+use crate::error::Stage;
 use crate::model::{
     FinishReason, Message, ModelError, ModelRequest, ModelResponse, RequestPart, ResponsePart,
 };
@@ -23,14 +23,17 @@ use crate::output::Output;
 use crate::usage::LimitExceeded;
 
 mod budget;
+mod error;
 mod event;
+mod failure;
 mod output;
 mod state;
 mod stop;
 mod stream;
-pub(crate) mod toolbox;
 mod tools;
 
+pub use crate::toolbox::ToolsetError;
+pub use error::RunError;
 pub use event::{Rejection, RunEvent, ToolOutcome};
 pub use state::{Approval, ApprovalError, Retries, RunState};
 pub use stop::Stopped;
@@ -38,16 +41,11 @@ pub use stream::RunEvents;
 /// The token that stops a run gracefully ([`AgentRun::with_cancellation`]), re-exported
 /// from `tokio-util`.
 pub use tokio_util::sync::CancellationToken;
-pub use toolbox::ToolsetError;
 
-use event::EventSink;
+use crate::toolbox::Toolbox;
+use event::{EventSink, emit};
+use failure::{Failure, NOT_RUN};
 use stop::StopSignals;
-use toolbox::Toolbox;
-
-// What a call gets when the run stops before it can be answered. Every call in a history is
-// answered, so the history stays valid for providers if it is resumed; the text never
-// includes an error's own message.
-pub(crate) const NOT_RUN: &str = "Not run: the run stopped before this call.";
 
 impl<Deps, O> Agent<Deps, O>
 where
@@ -307,33 +305,6 @@ impl<Deps, O> fmt::Debug for AgentRun<Deps, O> {
             .field("state", &self.state)
             .field("ended", &self.ended)
             .finish_non_exhaustive()
-    }
-}
-
-/// A failure before the run's state is attached.
-pub(crate) struct Failure {
-    pub(crate) stage: Stage,
-    pub(crate) tool_name: Option<String>,
-    pub(crate) exhausted: Option<Exhausted>,
-    pub(crate) source: BoxError,
-}
-
-impl Failure {
-    pub(crate) fn new(stage: Stage, source: impl Into<BoxError>) -> Self {
-        Failure {
-            stage,
-            tool_name: None,
-            exhausted: None,
-            source: source.into(),
-        }
-    }
-
-    pub(crate) fn limit(limit: LimitExceeded) -> Self {
-        Failure::new(Stage::Limit, limit)
-    }
-
-    pub(crate) fn stopped(stopped: Stopped) -> Self {
-        Failure::new(Stage::Stopped, stopped)
     }
 }
 
@@ -700,13 +671,6 @@ where
             Ok(None) => Ok(Step::Handled),
             Err(failure) => Err(failure),
         }
-    }
-}
-
-/// Pushes the event `make` builds, when someone listens.
-pub(crate) fn emit<O>(events: Option<&EventSink<O>>, make: impl FnOnce() -> RunEvent<O>) {
-    if let Some(events) = events {
-        events.push(make());
     }
 }
 

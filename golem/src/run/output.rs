@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use serde_json::value::RawValue;
 
-use super::event::{Rejection, RunEvent};
+use super::event::{Rejection, RunEvent, emit};
+use super::failure::Failure;
 use super::state::Retries;
 use super::tools::{Handled, ToolsVerdict, TurnScope};
-use super::{Failure, emit};
 use crate::agent::AgentInner;
 use crate::context::RunContext;
 use crate::error::{BoxError, Exhausted, Stage};

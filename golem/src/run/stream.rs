@@ -9,9 +9,9 @@ use std::task::{Context, Poll};
 use futures_util::future::BoxFuture;
 use futures_util::stream::Stream;
 
+use super::error::RunError;
 use super::event::{EventSink, RunEvent};
 use super::{AgentRun, Step};
-use crate::error::RunError;
 use crate::output::Output;
 
 /// The run a stream drives: its own, or one it borrows.

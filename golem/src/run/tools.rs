@@ -11,17 +11,17 @@ use futures_util::future::join_all;
 use serde_json::Value;
 use tracing::Instrument;
 
-use super::budget::{Culprits, ToolKey};
-use super::event::{EventSink, Rejection, RunEvent, ToolOutcome};
+use super::budget::Culprits;
+use super::event::{EventSink, Rejection, RunEvent, ToolOutcome, emit};
+use super::failure::{Failure, NOT_RUN};
 use super::state::{Approval, Retries};
 use super::stop::StopSignals;
-use super::toolbox::Toolbox;
-use super::{Failure, NOT_RUN, emit};
 use crate::agent::AgentInner;
 use crate::context::RunContext;
 use crate::error::{BoxError, Exhausted, Stage, ToolPanicked};
 use crate::model::{ModelResponse, ModelRetry, RequestPart, ToolCallPart};
 use crate::output::Output;
+use crate::toolbox::{ToolKey, Toolbox};
 use crate::usage::{RoundCost, Usage};
 
 const TOOL_FAILED: &str = "The tool failed; the run stopped.";

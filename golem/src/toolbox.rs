@@ -4,10 +4,18 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::budget::ToolKey;
 use crate::error::BoxError;
 use crate::model::RequestParams;
 use crate::tool::{RetryLimit, Tool, is_valid_tool_name};
+
+/// Which counter a tool rejection is charged to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ToolKey {
+    /// The agent's tool at this index.
+    Known(usize),
+    /// Any name the agent has no tool for; all share one counter.
+    Unknown,
+}
 
 /// Where the agent's own tools come from, in errors.
 pub(crate) const AGENT_SOURCE: &str = "the agent";
