@@ -17,8 +17,7 @@ use crate::error::BoxError;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be the type of a golem tool parameter",
     label = "the model's JSON arguments cannot be read into `{Self}`",
-    note = "a tool parameter's type must implement `Deserialize` and `JsonSchema`; for your own types, `#[golem::output]` derives both",
-    note = "borrowed types such as `&str` cannot be read from JSON arguments: take an owned type such as `String`"
+    note = "a tool parameter's type must implement `Deserialize` and `JsonSchema`; for your own types, `#[golem::args]` derives both"
 )]
 pub trait ToolArgument: DeserializeOwned + JsonSchema {}
 
