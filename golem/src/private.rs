@@ -51,3 +51,30 @@ where
         self(output).map_err(Into::into)
     }
 }
+
+/// What a `#[golem::tool]` builds once: its definition and its compiled parameter schema.
+#[derive(Debug)]
+pub struct ToolStatics {
+    /// The definition shown to the model.
+    pub definition: crate::tool::ToolDefinition,
+    schema: crate::tool::ArgsSchema,
+}
+
+impl ToolStatics {
+    /// The definition of `Args` under `name` and `description`, and its schema.
+    pub fn new<Args: JsonSchema>(name: &str, description: &str) -> Self {
+        let definition = crate::tool::ToolDefinition::for_args::<Args>(name, description);
+        ToolStatics {
+            schema: crate::tool::ArgsSchema::new(&definition.parameters),
+            definition,
+        }
+    }
+
+    /// The call's arguments, checked against the schema and parsed.
+    ///
+    /// # Errors
+    /// A `ModelRetry` for arguments that break the schema or do not deserialize.
+    pub fn parse<Args: DeserializeOwned>(&self, args: &str) -> Result<Args, crate::ModelRetry> {
+        self.schema.parse(&self.definition.name, args)
+    }
+}

@@ -138,15 +138,18 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
                 #(#assertions)*
             };
 
+            /// The definition and the compiled schema, built on first use.
+            fn __golem_statics() -> &'static #krate::__private::ToolStatics {
+                static __GOLEM_STATICS: ::std::sync::OnceLock<#krate::__private::ToolStatics> =
+                    ::std::sync::OnceLock::new();
+                __GOLEM_STATICS.get_or_init(|| {
+                    #krate::__private::ToolStatics::new::<__GolemArgsOf>(#name, #description)
+                })
+            }
+
             impl #impl_generics #krate::tool::Tool<#deps> for #struct_name {
                 fn definition(&self) -> #krate::tool::ToolDefinition {
-                    static __GOLEM_DEFINITION: ::std::sync::OnceLock<#krate::tool::ToolDefinition> =
-                        ::std::sync::OnceLock::new();
-                    __GOLEM_DEFINITION
-                        .get_or_init(|| {
-                            #krate::tool::ToolDefinition::for_args::<__GolemArgsOf>(#name, #description)
-                        })
-                        .clone()
+                    __golem_statics().definition.clone()
                 }
 
                 #max_retries
@@ -162,7 +165,7 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
                     ::core::result::Result<#krate::__private::serde_json::Value, #krate::BoxError>,
                 > {
                     #ignore_ctx
-                    let __golem_args: __GolemArgsOf = match #krate::tool::parse_args(#name, __golem_raw) {
+                    let __golem_args: __GolemArgsOf = match __golem_statics().parse(__golem_raw) {
                         ::core::result::Result::Ok(args) => args,
                         ::core::result::Result::Err(retry) => {
                             return #krate::__private::returns::rejected(retry);
