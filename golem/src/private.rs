@@ -26,6 +26,7 @@ impl<T: DeserializeOwned + JsonSchema> ToolArgument for T {}
 /// Fails to compile, at the parameter's type, unless `T` is a [`ToolArgument`].
 pub const fn assert_tool_argument<T: ToolArgument>() {}
 
+pub mod args;
 pub mod returns;
 
 /// A `validate = path` function of `#[golem::output]`: `fn(&T) -> Result<(), E>`.
@@ -76,5 +77,27 @@ impl ToolStatics {
     /// A `ModelRetry` for arguments that break the schema or do not deserialize.
     pub fn parse<Args: DeserializeOwned>(&self, args: &str) -> Result<Args, crate::ModelRetry> {
         self.schema.parse(&self.definition.name, args)
+    }
+
+    /// The call's arguments, checked against the schema and read into the tuple of the
+    /// parameters named `names`.
+    ///
+    /// # Errors
+    /// A `ModelRetry` for arguments that break the schema or do not deserialize, with the
+    /// path of the bad field.
+    pub fn parse_fields<Fields: args::ArgFields>(
+        &self,
+        names: &'static [&'static str],
+        args: &str,
+    ) -> Result<Fields, crate::ModelRetry> {
+        let name = &self.definition.name;
+        self.schema.check(name, args)?;
+        let args = if args.trim().is_empty() { "{}" } else { args };
+        crate::output::decode_json_seed(args, args::NamedFields::<Fields>::new(names)).map_err(
+            |(message, source)| {
+                crate::ModelRetry::new(format!("invalid arguments for tool `{name}`: {message}"))
+                    .with_source(source)
+            },
+        )
     }
 }
