@@ -165,3 +165,28 @@ fn requires_approval_is_set_by_the_key() {
     assert!(!Tool::<()>::requires_approval(&ReadFile));
     assert!(!Tool::<()>::requires_approval(&Search));
 }
+
+/// A raw identifier, a borrow, `mut` and an optional parameter.
+#[golem::tool]
+async fn describe(r#type: &str, mut count: u32, note: Option<String>) -> String {
+    count += 1;
+    format!("{type} x{count} {}", note.unwrap_or_default(), type = r#type)
+}
+
+#[test]
+fn raw_names_are_the_json_names_and_optional_parameters_may_be_absent() {
+    assert_eq!(
+        call(&Describe, json!({"type": "dice", "count": 1})).expect("succeeds"),
+        json!("dice x2 ")
+    );
+    let error = call(&Describe, json!({"count": 1})).expect_err("type is required");
+    assert_eq!(
+        error.to_string(),
+        "invalid arguments for tool `describe`: missing field `type` at line 1 column 11"
+    );
+    let error = call(&Describe, json!({"type": "a", "count": -1})).expect_err("negative");
+    assert_eq!(
+        error.to_string(),
+        "invalid arguments for tool `describe`: at `count`: invalid value: integer `-1`, expected u32 at line 1 column 22"
+    );
+}
