@@ -45,9 +45,12 @@
 //!
 //! # How a run uses toolsets
 //!
-//! An agent lists each of its toolsets once, at the start of every run, before the first
-//! model request, and the listed tools join the agent's own for that whole run. The run
-//! then treats them exactly like tools given to the builder:
+//! This is the contract for the run loop (agents do not hold toolsets yet; until they do,
+//! call [`list_all`] or [`Toolset::list`] yourself and pass the tools to
+//! [`AgentBuilder::tools`](crate::AgentBuilder::tools)). An agent lists each of its toolsets
+//! once, at the start of every run, before the first model request, and the listed tools
+//! join the agent's own for that whole run. The run then treats them exactly like tools
+//! given to the builder:
 //!
 //! - **Budgets stay per tool name**, whatever the source: a tool's own
 //!   [`Tool::max_retries`] applies, else a toolset default set with
