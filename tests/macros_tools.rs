@@ -165,3 +165,83 @@ fn requires_approval_is_set_by_the_key() {
     assert!(!Tool::<()>::requires_approval(&ReadFile));
     assert!(!Tool::<()>::requires_approval(&Search));
 }
+
+/// A raw identifier, a borrow, `mut` and an optional parameter.
+#[golem::tool]
+async fn describe(r#type: &str, mut count: u32, note: Option<String>) -> String {
+    count += 1;
+    format!("{type} x{count} {}", note.unwrap_or_default(), type = r#type)
+}
+
+#[test]
+fn raw_names_are_the_json_names_and_optional_parameters_may_be_absent() {
+    assert_eq!(
+        call(&Describe, json!({"type": "dice", "count": 1})).expect("succeeds"),
+        json!("dice x2 ")
+    );
+    let error = call(&Describe, json!({"count": 1})).expect_err("type is required");
+    assert_eq!(
+        error.to_string(),
+        "invalid arguments for tool `describe`: missing field `type` at line 1 column 11"
+    );
+    let error = call(&Describe, json!({"type": "a", "count": -1})).expect_err("negative");
+    assert_eq!(
+        error.to_string(),
+        "invalid arguments for tool `describe`: at `count`: invalid value: integer `-1`, expected u32 at line 1 column 22"
+    );
+}
+
+/// Parameters with `#[serde]` attributes keep serde's derive.
+#[golem::tool]
+async fn page(query: String, #[serde(default = "ten")] per_page: u32) -> String {
+    format!("{query}/{per_page}")
+}
+
+fn ten() -> u32 {
+    10
+}
+
+/// More parameters than golem's tuples read (12) take serde's derive too.
+#[golem::tool]
+#[allow(clippy::too_many_arguments)]
+async fn many(
+    a: u8,
+    b: u8,
+    c: u8,
+    d: u8,
+    e: u8,
+    f: u8,
+    g: u8,
+    h: u8,
+    i: u8,
+    j: u8,
+    k: u8,
+    l: u8,
+    m: Option<u8>,
+) -> u32 {
+    [a, b, c, d, e, f, g, h, i, j, k, l, m.unwrap_or(100)]
+        .iter()
+        .map(|n| u32::from(*n))
+        .sum()
+}
+
+#[test]
+fn serde_attributes_and_many_parameters_go_through_the_derive() {
+    assert_eq!(
+        call(&Page, json!({"query": "q"})).expect("succeeds"),
+        json!("q/10")
+    );
+    let all: serde_json::Map<String, Value> = "abcdefghijkl"
+        .chars()
+        .map(|name| (name.to_string(), json!(1)))
+        .collect();
+    assert_eq!(
+        call(&Many, Value::Object(all)).expect("succeeds"),
+        json!(112)
+    );
+    let error = call(&Many, json!({"a": 1})).expect_err("missing fields");
+    assert_eq!(
+        error.to_string(),
+        "invalid arguments for tool `many`: missing field `b` at line 1 column 7"
+    );
+}

@@ -14,7 +14,7 @@ use crate::model::{Message, Model, ModelSettings, OutputSchema, RequestParams};
 use crate::output::{Output, OutputKind, OutputMode};
 use crate::schema;
 use crate::tool::{Tool, ToolDefinition, is_valid_tool_name};
-use crate::toolbox::{AGENT_SOURCE, NameClash, Toolbox};
+use crate::toolbox::{NameClash, Toolbox};
 use crate::toolset::Toolset;
 use crate::usage::{Usage, UsageLimits};
 
@@ -517,15 +517,12 @@ where
 
         let output_tool = has_output_tool.then(|| Arc::from(self.output_tool_name.as_str()));
         let mut toolbox = Toolbox::new(params, output_tool, self.tool_retries);
-        let source = Arc::from(AGENT_SOURCE);
         for tool in self.tools {
-            toolbox
-                .add(Arc::from(tool), &source)
-                .map_err(|clash| match clash {
-                    NameClash::Invalid(name) => BuildError::InvalidToolName(name),
-                    NameClash::Duplicate { name, .. } => BuildError::DuplicateToolName(name),
-                    NameClash::OutputTool(name) => BuildError::OutputToolNameTaken(name),
-                })?;
+            toolbox.add(Arc::from(tool)).map_err(|clash| match clash {
+                NameClash::Invalid(name) => BuildError::InvalidToolName(name),
+                NameClash::Duplicate(name) => BuildError::DuplicateToolName(name),
+                NameClash::OutputTool(name) => BuildError::OutputToolNameTaken(name),
+            })?;
         }
         toolbox.seal();
 

@@ -199,8 +199,22 @@ pub fn decode_json<T: DeserializeOwned>(raw: &str) -> Result<T, ModelRetry> {
 pub(crate) fn decode_json_at<T: DeserializeOwned>(
     raw: &str,
 ) -> Result<T, (String, serde_json::Error)> {
+    decode_json_seed(raw, std::marker::PhantomData::<T>)
+}
+
+/// Deserializes `raw` with `seed`, describing a failure with the path of the bad field.
+pub(crate) fn decode_json_seed<'de, S: serde::de::DeserializeSeed<'de>>(
+    raw: &'de str,
+    seed: S,
+) -> Result<S::Value, (String, serde_json::Error)> {
     let mut deserializer = serde_json::Deserializer::from_str(raw);
-    let value = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+    let mut track = serde_path_to_error::Track::new();
+    let result = seed.deserialize(serde_path_to_error::Deserializer::new(
+        &mut deserializer,
+        &mut track,
+    ));
+    let value = result.map_err(|inner| {
+        let error = serde_path_to_error::Error::new(track.path(), inner);
         let located = error
             .path()
             .iter()

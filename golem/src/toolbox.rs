@@ -4,9 +4,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::error::BoxError;
 use crate::model::RequestParams;
-use crate::tool::{RetryLimit, Tool, is_valid_tool_name};
+use crate::tool::{RetryLimit, Tool, ToolDefinition, is_valid_tool_name};
 
 /// Which counter a tool rejection is charged to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,8 +25,6 @@ pub(crate) struct ToolEntry<Deps> {
     pub(crate) name: Arc<str>,
     pub(crate) max_retries: u32,
     pub(crate) requires_approval: bool,
-    /// The agent, or the toolset that listed it.
-    pub(crate) source: Arc<str>,
 }
 
 impl<Deps> Clone for ToolEntry<Deps> {
@@ -37,7 +34,6 @@ impl<Deps> Clone for ToolEntry<Deps> {
             name: Arc::clone(&self.name),
             max_retries: self.max_retries,
             requires_approval: self.requires_approval,
-            source: Arc::clone(&self.source),
         }
     }
 }
@@ -52,7 +48,7 @@ pub(crate) struct Toolbox<Deps> {
     pub(crate) available: String,
     pub(crate) params: RequestParams,
     /// The output tool's name, which no tool may take.
-    output_tool: Option<Arc<str>>,
+    pub(crate) output_tool: Option<Arc<str>>,
     /// The budget of a tool without its own.
     default_retries: u32,
 }
@@ -61,7 +57,7 @@ pub(crate) struct Toolbox<Deps> {
 #[derive(Debug)]
 pub(crate) enum NameClash {
     Invalid(String),
-    Duplicate { name: String, first: Arc<str> },
+    Duplicate(String),
     OutputTool(String),
 }
 
@@ -96,24 +92,26 @@ impl<Deps: 'static> Toolbox<Deps> {
         }
     }
 
-    /// Adds `tool` from `source`, its schema built now.
-    pub(crate) fn add(
+    /// Adds `tool`, its schema built now.
+    pub(crate) fn add(&mut self, tool: Arc<dyn Tool<Deps>>) -> Result<(), NameClash> {
+        let definition = tool.definition();
+        self.add_defined(tool, definition)
+    }
+
+    /// Adds `tool`, whose schema is `definition`.
+    pub(crate) fn add_defined(
         &mut self,
         tool: Arc<dyn Tool<Deps>>,
-        source: &Arc<str>,
+        definition: ToolDefinition,
     ) -> Result<(), NameClash> {
-        let definition = tool.definition();
         if !is_valid_tool_name(&definition.name) {
             return Err(NameClash::Invalid(definition.name));
         }
         if self.output_tool.as_deref() == Some(definition.name.as_str()) {
             return Err(NameClash::OutputTool(definition.name));
         }
-        if let Some(&existing) = self.index.get(&definition.name) {
-            return Err(NameClash::Duplicate {
-                first: Arc::clone(&self.entries[existing].source),
-                name: definition.name,
-            });
+        if self.index.contains_key(&definition.name) {
+            return Err(NameClash::Duplicate(definition.name));
         }
         let max_retries = tool
             .max_retries()
@@ -127,7 +125,6 @@ impl<Deps: 'static> Toolbox<Deps> {
             tool,
             max_retries,
             requires_approval,
-            source: Arc::clone(source),
         });
         self.params.function_tools.push(definition);
         Ok(())
@@ -156,70 +153,5 @@ impl<Deps: 'static> Toolbox<Deps> {
             .map(|definition| format!("`{}`", definition.name))
             .collect::<Vec<_>>()
             .join(", ");
-    }
-}
-
-/// A run could not get its tools from a toolset: the cause of a [`RunError`](crate::RunError)
-/// at the start of the run, before anything was sent to the model.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ToolsetError {
-    /// The toolset failed to list its tools (e.g. its server cannot be reached); the run
-    /// fails at the [`Stage::Tool`](crate::Stage::Tool) stage.
-    #[error("toolset `{toolset}` could not list its tools")]
-    List {
-        /// The toolset's name.
-        toolset: String,
-        /// Its error.
-        #[source]
-        source: BoxError,
-    },
-    /// Two sources gave a tool the same name; the run fails at the
-    /// [`Stage::Input`](crate::Stage::Input) stage.
-    #[error(
-        "tool `{name}` from {second} has the name of a tool from {first}; rename one, e.g. with `ToolsetExt::prefixed`"
-    )]
-    DuplicateName {
-        /// The name.
-        name: String,
-        /// Where the first tool of that name came from: "the agent" or "toolset `…`".
-        first: String,
-        /// Where the second came from.
-        second: String,
-    },
-    /// A toolset listed a tool whose name providers refuse, or the output tool's name; the
-    /// run fails at the [`Stage::Input`](crate::Stage::Input) stage.
-    #[error(
-        "tool `{name}` from {source_name} cannot be used: {why}; rename it, e.g. with `ToolsetExt::prefixed`"
-    )]
-    InvalidName {
-        /// The name.
-        name: String,
-        /// Where the tool came from.
-        source_name: String,
-        /// What is wrong with the name.
-        why: &'static str,
-    },
-}
-
-impl ToolsetError {
-    pub(crate) fn from_clash(clash: NameClash, source: &str) -> Self {
-        match clash {
-            NameClash::Invalid(name) => ToolsetError::InvalidName {
-                name,
-                source_name: source.to_owned(),
-                why: "a name is 1 to 64 ASCII letters, digits, `_` or `-`",
-            },
-            NameClash::OutputTool(name) => ToolsetError::InvalidName {
-                name,
-                source_name: source.to_owned(),
-                why: "it is the output tool's name",
-            },
-            NameClash::Duplicate { name, first } => ToolsetError::DuplicateName {
-                name,
-                first: first.to_string(),
-                second: source.to_owned(),
-            },
-        }
     }
 }

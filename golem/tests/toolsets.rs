@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::*;
-use golem::run::ToolsetError;
 use golem::tool::{FunctionTool, RetryLimit, Tool};
+use golem::toolset::ToolsetError;
 use golem::toolset::{ToolList, Toolset, ToolsetExt};
 use golem::{Agent, BoxError, BoxFuture, ModelRetry, RunContext, RunState, Stage};
 use serde_json::json;
@@ -154,8 +154,8 @@ async fn two_sources_with_one_tool_name_fail_the_run_at_its_start_naming_both() 
     assert_eq!(error.stage(), Stage::Input);
     assert_eq!(
         error.source().unwrap().to_string(),
-        "tool `search` from toolset `web` has the name of a tool from toolset `docs`; \
-         rename one, e.g. with `ToolsetExt::prefixed`"
+        "tool `search` is offered by both toolset `docs` and toolset `web`; tool names must be \
+         unique in a run (`ToolsetExt::prefixed` keeps two sources apart)"
     );
     assert!(matches!(
         error.source().unwrap().downcast_ref::<ToolsetError>(),
@@ -184,8 +184,8 @@ async fn a_listed_tool_named_like_an_agent_tool_names_the_agent() {
 
     assert_eq!(
         error.source().unwrap().to_string(),
-        "tool `search` from toolset `web` has the name of a tool from the agent; \
-         rename one, e.g. with `ToolsetExt::prefixed`"
+        "tool `search` is offered by both the agent and toolset `web`; tool names must be \
+         unique in a run (`ToolsetExt::prefixed` keeps two sources apart)"
     );
 }
 
@@ -203,8 +203,8 @@ async fn a_listed_tool_with_an_invalid_name_fails_the_run() {
     assert_eq!(error.stage(), Stage::Input);
     assert_eq!(
         error.source().unwrap().to_string(),
-        "tool `web search` from toolset `web` cannot be used: a name is 1 to 64 ASCII letters, \
-         digits, `_` or `-`; rename it, e.g. with `ToolsetExt::prefixed`"
+        "toolset `web` lists a tool named `web search`, which providers refuse; use 1 to 64 \
+         ASCII letters, digits, `_` or `-`"
     );
 }
 

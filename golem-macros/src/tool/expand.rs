@@ -5,6 +5,9 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use super::ast::Tool;
+
+/// The most parameters read by golem's tuple visitor (`golem::__private::args::MAX_FIELDS`).
+const MAX_FIELDS: usize = 12;
 use super::valid::Checked;
 
 /// The function as written, its unit struct, and inside `const _: () = { ... };` the
@@ -45,6 +48,19 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
         };
         fields.push(quote!(#doc #(#attrs)* #ident: #field_ty));
     }
+    // Arguments are read by golem's one generic visitor (`__private::args`) into the tuple
+    // of the parameters, unless a parameter has `#[serde]` attributes (which need serde's
+    // derive) or there are too many for the tuples: serde's derive on a struct per tool was
+    // most of a tool's compile time. The struct then only derives `JsonSchema`.
+    let fast = !fields.is_empty()
+        && fields.len() <= MAX_FIELDS
+        && tool.args().all(|arg| {
+            !arg.field_attrs
+                .iter()
+                .any(|attr| attr.path().is_ident("serde"))
+        });
+    let serde_derive = (!fast).then(|| quote!(#krate::__private::serde::Deserialize,));
+    let serde_crate = (!fast).then_some(serde_crate);
     let args_struct = if fields.is_empty() {
         // `{}` (or nothing) for a tool without parameters, with an empty `properties`.
         quote!(
@@ -52,9 +68,10 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
         )
     } else {
         quote! {
-            #[derive(#krate::__private::serde::Deserialize, #krate::__private::schemars::JsonSchema)]
+            #[derive(#serde_derive #krate::__private::schemars::JsonSchema)]
             #serde_crate
             #schemars_crate
+            #[allow(dead_code)]
             struct __GolemArgs<#(#type_params),*> {
                 #(#fields,)*
             }
@@ -70,11 +87,33 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
         }
     });
     // A borrowed parameter (`&str`) borrows from the arguments the future owns.
-    let arg_values = tool.args().map(|arg| {
-        let ident = &arg.ident;
-        let by_ref = arg.by_ref.then(|| quote!(&));
-        quote!(#by_ref __golem_args.#ident)
-    });
+    let arg_values: Vec<_> = tool
+        .args()
+        .enumerate()
+        .map(|(index, arg)| {
+            let by_ref = arg.by_ref.then(|| quote!(&));
+            if fast {
+                let index = syn::Index::from(index);
+                quote!(#by_ref __golem_args.#index)
+            } else {
+                let ident = &arg.ident;
+                quote!(#by_ref __golem_args.#ident)
+            }
+        })
+        .collect();
+    let parse = if fast {
+        let names = tool.args().map(|arg| {
+            arg.ident
+                .as_ref()
+                .map(|ident| syn::ext::IdentExt::unraw(ident).to_string())
+        });
+        let types = tool.args().map(|arg| &arg.owned_ty);
+        quote! {
+            __golem_statics().parse_fields::<(#(#types,)*)>(&[#(#names),*], __golem_raw)
+        }
+    } else {
+        quote!(__golem_statics().parse::<__GolemArgsOf>(__golem_raw))
+    };
     let ctx_arg = match checked.deps {
         Some(_) => quote!(__golem_ctx,),
         None => quote!(),
@@ -138,15 +177,18 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
                 #(#assertions)*
             };
 
+            /// The definition and the compiled schema, built on first use.
+            fn __golem_statics() -> &'static #krate::__private::ToolStatics {
+                static __GOLEM_STATICS: ::std::sync::OnceLock<#krate::__private::ToolStatics> =
+                    ::std::sync::OnceLock::new();
+                __GOLEM_STATICS.get_or_init(|| {
+                    #krate::__private::ToolStatics::new::<__GolemArgsOf>(#name, #description)
+                })
+            }
+
             impl #impl_generics #krate::tool::Tool<#deps> for #struct_name {
                 fn definition(&self) -> #krate::tool::ToolDefinition {
-                    static __GOLEM_DEFINITION: ::std::sync::OnceLock<#krate::tool::ToolDefinition> =
-                        ::std::sync::OnceLock::new();
-                    __GOLEM_DEFINITION
-                        .get_or_init(|| {
-                            #krate::tool::ToolDefinition::for_args::<__GolemArgsOf>(#name, #description)
-                        })
-                        .clone()
+                    __golem_statics().definition.clone()
                 }
 
                 #max_retries
@@ -162,7 +204,7 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
                     ::core::result::Result<#krate::__private::serde_json::Value, #krate::BoxError>,
                 > {
                     #ignore_ctx
-                    let __golem_args: __GolemArgsOf = match #krate::tool::parse_args(#name, __golem_raw) {
+                    let __golem_args = match #parse {
                         ::core::result::Result::Ok(args) => args,
                         ::core::result::Result::Err(retry) => {
                             return #krate::__private::returns::rejected(retry);

@@ -144,12 +144,21 @@ pub(crate) fn check(tool: &Tool) -> (Checked, Errors) {
             syn::FnArg::Receiver(_) => None,
         })
         .collect();
+    let arg_names: Vec<String> = tool
+        .args()
+        .filter_map(|arg| Some(format!("`{}`", arg.ident.as_ref()?.unraw())))
+        .collect();
+    let known = if arg_names.is_empty() {
+        "it has no parameters the model fills in".to_owned()
+    } else {
+        format!("its parameters are {}", arg_names.join(", "))
+    };
     for argument in &tool.docs.arguments {
         if !param_names.contains(&argument.name) {
             errors.at(
                 argument.span,
                 format_args!(
-                    "the `# Arguments` list describes `{}`, but `{fn_name}` has no parameter of that name",
+                    "the `# Arguments` list describes `{}`, but `{fn_name}` has no parameter of that name; {known}",
                     argument.name
                 ),
             );

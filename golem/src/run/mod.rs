@@ -32,7 +32,6 @@ mod stop;
 mod stream;
 mod tools;
 
-pub use crate::toolbox::ToolsetError;
 pub use error::RunError;
 pub use event::{Rejection, RunEvent, ToolOutcome};
 pub use state::{Approval, ApprovalError, Retries, RunState};
@@ -42,7 +41,8 @@ pub use stream::RunEvents;
 /// from `tokio-util`.
 pub use tokio_util::sync::CancellationToken;
 
-use crate::toolbox::Toolbox;
+use crate::toolbox::{AGENT_SOURCE, Toolbox};
+use crate::toolset::{Toolset, ToolsetError, list_all};
 use event::{EventSink, emit};
 use failure::{Failure, NOT_RUN};
 use stop::StopSignals;
@@ -525,26 +525,36 @@ where
             self.state.turns,
         );
         let mut tools = inner.toolbox.extended();
-        for toolset in &inner.toolsets {
+        if !inner.toolsets.is_empty() {
+            let taken = tools
+                .entries
+                .iter()
+                .map(|entry| (entry.name.to_string(), AGENT_SOURCE.to_owned()))
+                .chain(
+                    tools
+                        .output_tool
+                        .iter()
+                        .map(|name| (name.to_string(), "the output tool".to_owned())),
+                )
+                .collect::<Vec<_>>();
+            let toolsets: Vec<&dyn Toolset<Deps>> =
+                inner.toolsets.iter().map(|toolset| &**toolset).collect();
             let listed = self
                 .stop
-                .race(toolset.list(&ctx))
+                .race(list_all(&toolsets, taken, &ctx))
                 .await
                 .map_err(Failure::stopped)?
-                .map_err(|source| {
-                    Failure::new(
-                        Stage::Tool,
-                        ToolsetError::List {
-                            toolset: toolset.name().to_owned(),
-                            source,
-                        },
-                    )
+                .map_err(|error| {
+                    let stage = match error {
+                        ToolsetError::List { .. } => Stage::Tool,
+                        _ => Stage::Input,
+                    };
+                    Failure::new(stage, error)
                 })?;
-            let source: Arc<str> = Arc::from(format!("toolset `{}`", toolset.name()));
-            for tool in listed {
-                tools.add(tool, &source).map_err(|clash| {
-                    Failure::new(Stage::Input, ToolsetError::from_clash(clash, &source))
-                })?;
+            for listed in listed {
+                tools
+                    .add_defined(listed.tool, listed.definition)
+                    .expect("list_all checked the names");
             }
         }
         if let Some(settings) = &self.settings {
