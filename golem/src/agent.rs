@@ -310,8 +310,7 @@ where
     /// use golem::tool::FunctionTool;
     /// use golem::{Agent, ModelRetry, RunContext};
     ///
-    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
-    /// # #[schemars(crate = "golem::__private::schemars")]
+    /// #[golem::args]
     /// struct Dice {
     ///     n: i64,
     /// }

@@ -24,8 +24,7 @@ use crate::usage::Usage;
 /// use golem::tool::FunctionTool;
 /// use golem::{Agent, RunContext};
 ///
-/// #[derive(serde::Deserialize, schemars::JsonSchema)]
-/// # #[schemars(crate = "golem::__private::schemars")]
+/// #[golem::args]
 /// struct Dice {
 ///     #[schemars(range(min = 1, max = 10))]
 ///     n: i64,
