@@ -8,7 +8,7 @@ use std::fmt;
 /// A boxed error that can cross threads; what tools, decoders and validators return.
 pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 
-/// Where in the run a [`RunError`] happened.
+/// Where in the run a [`RunError`](crate::RunError) happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Stage {
@@ -23,11 +23,11 @@ pub enum Stage {
     /// What the run was given cannot be run (e.g. stepping a run that has ended).
     Input,
     /// The run was stopped from outside: its cancellation token or its deadline
-    /// ([`Stopped`]).
+    /// ([`Stopped`](crate::run::Stopped)).
     Stopped,
     /// The run paused for approval where it could not wait: in
     /// [`Agent::run`](crate::Agent::run) or [`AgentRun::finish`](crate::AgentRun::finish).
-    /// Decide on the calls in the error's [`state`](RunError::state) and resume it.
+    /// Decide on the calls in the error's [`state`](crate::RunError::state) and resume it.
     Approval,
 }
 
@@ -54,7 +54,7 @@ pub struct Exhausted {
     pub limit: u32,
 }
 
-/// A tool panicked: the cause of a [`RunError`] at the [`Stage::Tool`] stage. The panic is
+/// A tool panicked: the cause of a [`RunError`](crate::RunError) at the [`Stage::Tool`] stage. The panic is
 /// caught where the tool runs; the run fails, the process goes on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the tool panicked: {message}")]
