@@ -17,7 +17,8 @@ use crate::agent::{Agent, AgentInner, RunResult};
 use crate::context::RunContext;
 use crate::error::Stage;
 use crate::model::{
-    FinishReason, Message, ModelError, ModelRequest, ModelResponse, RequestPart, ResponsePart,
+    FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, RequestParams,
+    RequestPart, ResponsePart,
 };
 use crate::output::Output;
 use crate::usage::LimitExceeded;
@@ -26,6 +27,7 @@ mod budget;
 mod error;
 mod event;
 mod failure;
+mod journal;
 mod output;
 mod state;
 mod stop;
@@ -34,6 +36,7 @@ mod tools;
 
 pub use error::RunError;
 pub use event::{Rejection, RunEvent, ToolOutcome};
+pub use journal::{Direct, Journal, JournalStep, MemoryJournal, RecordedFailure};
 pub use state::{Approval, ApprovalError, Retries, RunState};
 pub use stop::Stopped;
 pub use stream::RunEvents;
@@ -412,9 +415,18 @@ where
     /// # Errors
     /// As for [`Agent::run`]; a run that pauses for approval fails at the
     /// [`Stage::Approval`] stage, with a state to decide on and [`resume`](Agent::resume).
-    pub async fn finish(mut self) -> Result<RunResult<O>, RunError> {
+    pub async fn finish(self) -> Result<RunResult<O>, RunError> {
+        self.finish_in(&Direct).await
+    }
+
+    /// Drives the run to its end through `journal`, which records each model request and
+    /// tool call (or returns what it recorded, on replay); see [`Journal`].
+    ///
+    /// # Errors
+    /// As for [`finish`](Self::finish).
+    pub async fn finish_in<J: Journal>(mut self, journal: &J) -> Result<RunResult<O>, RunError> {
         loop {
-            match self.step().await? {
+            match self.step_with(None, journal).await? {
                 Step::Finished(result) => return Ok(result),
                 Step::Paused => {
                     self.ended = true;
@@ -435,12 +447,21 @@ where
     /// A [`RunError`] when the step fails; the run has then ended, and the error carries its
     /// state. Stepping a run that has ended fails at the [`Stage::Input`] stage.
     pub async fn step(&mut self) -> Result<Step<O>, RunError> {
-        self.step_with(None).await
+        self.step_with(None, &Direct).await
     }
 
-    pub(crate) async fn step_with(
+    /// Runs one step through `journal`; see [`step`](Self::step) and [`Journal`].
+    ///
+    /// # Errors
+    /// As for [`step`](Self::step).
+    pub async fn step_in<J: Journal>(&mut self, journal: &J) -> Result<Step<O>, RunError> {
+        self.step_with(None, journal).await
+    }
+
+    pub(crate) async fn step_with<J: Journal>(
         &mut self,
         events: Option<&EventSink<O>>,
+        journal: &J,
     ) -> Result<Step<O>, RunError> {
         let outcome = if self.ended {
             Err(Failure::new(Stage::Input, "the run has ended"))
@@ -448,7 +469,7 @@ where
             Err(Failure::stopped(stopped))
         } else {
             let span = self.span.clone();
-            self.advance(events).instrument(span).await
+            self.advance(events, journal).instrument(span).await
         };
         match outcome {
             Ok(step) => {
@@ -494,7 +515,11 @@ where
         )
     }
 
-    async fn advance(&mut self, events: Option<&EventSink<O>>) -> Result<Step<O>, Failure> {
+    async fn advance<J: Journal>(
+        &mut self,
+        events: Option<&EventSink<O>>,
+        journal: &J,
+    ) -> Result<Step<O>, Failure> {
         if self.tools.is_none() {
             self.tools = Some(self.list_tools().await?);
         }
@@ -502,9 +527,9 @@ where
         let request_due =
             state.pending.is_some() || matches!(state.messages.last(), Some(Message::Request(_)));
         if request_due {
-            self.request(events).await
+            self.request(events, journal).await
         } else if matches!(state.messages.last(), Some(Message::Response(_))) {
-            self.handle(events).await
+            self.handle(events, journal).await
         } else {
             Err(Failure::new(
                 Stage::Input,
@@ -565,7 +590,11 @@ where
     }
 
     /// One model request.
-    async fn request(&mut self, events: Option<&EventSink<O>>) -> Result<Step<O>, Failure> {
+    async fn request<J: Journal>(
+        &mut self,
+        events: Option<&EventSink<O>>,
+        journal: &J,
+    ) -> Result<Step<O>, Failure> {
         let inner = &*self.agent.inner;
         let state = &mut self.state;
         if state.turns >= inner.max_turns {
@@ -583,11 +612,30 @@ where
         emit(events, || RunEvent::RequestSent { turn });
 
         let tools = self.tools.as_deref().expect("listed before the first step");
-        let mut response = self
-            .stop
-            .race(inner.request(&state.messages, &tools.params))
-            .await
-            .map_err(Failure::stopped)??;
+        let mut response = if journal.records() {
+            // An owned step, so the journal's engine can run it wherever it runs steps.
+            let model = Arc::clone(&inner.model);
+            let messages = state.messages.clone();
+            let params = tools.params.clone();
+            let step = async move {
+                let response = request_model(&*model, &messages, &params).await?;
+                Ok(serde_json::to_value(response)?)
+            };
+            let recorded = self
+                .stop
+                .race(journal.step(journal::model_step(turn), Box::pin(step)))
+                .await
+                .map_err(Failure::stopped)?
+                .map_err(|error| Failure::new(Stage::Model, error))?;
+            serde_json::from_value(recorded)
+                .map_err(|error| Failure::new(Stage::Model, ModelError::other(error)))?
+        } else {
+            self.stop
+                .race(request_model(&*inner.model, &state.messages, &tools.params))
+                .await
+                .map_err(Failure::stopped)?
+                .map_err(|error| Failure::new(Stage::Model, error))?
+        };
         name_unnamed_calls(&mut response, state.messages.len());
         state.usage += &response.usage;
         let limit = inner.usage_limits.check_tokens(&state.usage);
@@ -624,7 +672,11 @@ where
     }
 
     /// The tool calls and output of the last response.
-    async fn handle(&mut self, events: Option<&EventSink<O>>) -> Result<Step<O>, Failure> {
+    async fn handle<J: Journal>(
+        &mut self,
+        events: Option<&EventSink<O>>,
+        journal: &J,
+    ) -> Result<Step<O>, Failure> {
         let inner = &*self.agent.inner;
         let state = &mut self.state;
         let Some(Message::Response(response)) = state.messages.last() else {
@@ -652,6 +704,7 @@ where
                 tools::TurnScope {
                     ctx: &ctx,
                     tools,
+                    journal,
                     approvals: &state.approvals,
                     events,
                     stop: &self.stop,
@@ -684,57 +737,49 @@ where
     }
 }
 
-impl<Deps, O> AgentInner<Deps, O>
-where
-    Deps: Send + Sync + 'static,
-    O: Output,
-{
-    async fn request(
-        &self,
-        messages: &[Message],
-        params: &crate::model::RequestParams,
-    ) -> Result<ModelResponse, Failure> {
-        // One span for the whole request, transport retries included.
-        let span = tracing::info_span!(
-            "chat",
-            otel.name = format!("chat {}", self.model.name()),
-            otel.kind = "client",
-            "gen_ai.operation.name" = "chat",
-            "gen_ai.provider.name" = self.model.system(),
-            "gen_ai.request.model" = self.model.name(),
-            "gen_ai.response.model" = field::Empty,
-            "gen_ai.response.id" = field::Empty,
-            "gen_ai.usage.input_tokens" = field::Empty,
-            "gen_ai.usage.output_tokens" = field::Empty,
-            "error.type" = field::Empty,
-        );
-        let result = self
-            .model
-            .request(messages, params)
-            .instrument(span.clone())
-            .await;
-        match result {
-            Ok(response) => {
-                if let Some(model) = &response.model_name {
-                    span.record("gen_ai.response.model", model.as_str());
-                }
-                if let Some(id) = &response.provider_response_id {
-                    span.record("gen_ai.response.id", id.as_str());
-                }
-                span.record("gen_ai.usage.input_tokens", response.usage.input_tokens);
-                span.record("gen_ai.usage.output_tokens", response.usage.output_tokens);
-                Ok(response)
+/// One model request, in its `chat` span (transport retries included).
+async fn request_model(
+    model: &dyn Model,
+    messages: &[Message],
+    params: &RequestParams,
+) -> Result<ModelResponse, ModelError> {
+    let span = tracing::info_span!(
+        "chat",
+        otel.name = format!("chat {}", model.name()),
+        otel.kind = "client",
+        "gen_ai.operation.name" = "chat",
+        "gen_ai.provider.name" = model.system(),
+        "gen_ai.request.model" = model.name(),
+        "gen_ai.response.model" = field::Empty,
+        "gen_ai.response.id" = field::Empty,
+        "gen_ai.usage.input_tokens" = field::Empty,
+        "gen_ai.usage.output_tokens" = field::Empty,
+        "error.type" = field::Empty,
+    );
+    let result = model
+        .request(messages, params)
+        .instrument(span.clone())
+        .await;
+    match &result {
+        Ok(response) => {
+            if let Some(model) = &response.model_name {
+                span.record("gen_ai.response.model", model.as_str());
             }
-            Err(error) => {
-                match error.status() {
-                    Some(status) => span.record("error.type", status),
-                    None => span.record("error.type", error_type(&error)),
-                };
-                span.in_scope(|| tracing::warn!(error = %error, "model request failed"));
-                Err(Failure::new(Stage::Model, error))
+            if let Some(id) = &response.provider_response_id {
+                span.record("gen_ai.response.id", id.as_str());
             }
+            span.record("gen_ai.usage.input_tokens", response.usage.input_tokens);
+            span.record("gen_ai.usage.output_tokens", response.usage.output_tokens);
+        }
+        Err(error) => {
+            match error.status() {
+                Some(status) => span.record("error.type", status),
+                None => span.record("error.type", error_type(error)),
+            };
+            span.in_scope(|| tracing::warn!(error = %error, "model request failed"));
         }
     }
+    result
 }
 
 /// The `error.type` of a failed request without an HTTP status: low-cardinality names.

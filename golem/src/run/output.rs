@@ -8,6 +8,7 @@ use serde_json::value::RawValue;
 
 use super::event::{Rejection, RunEvent, emit};
 use super::failure::Failure;
+use super::journal::Journal;
 use super::state::Retries;
 use super::tools::{Handled, ToolsVerdict, TurnScope};
 use crate::agent::AgentInner;
@@ -34,13 +35,13 @@ where
     /// Handles the response's answer, after its function-tool calls (`had_tool_calls`) went
     /// as `verdict` says.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) async fn handle_output(
+    pub(crate) async fn handle_output<J: Journal>(
         &self,
         response: &ModelResponse,
         output_calls: &[&ToolCallPart],
         had_tool_calls: bool,
         verdict: ToolsVerdict,
-        scope: &TurnScope<'_, Deps, O>,
+        scope: &TurnScope<'_, Deps, O, J>,
         retries: &mut Retries,
         handled: &mut Handled<O>,
     ) {
@@ -115,11 +116,11 @@ where
     }
 
     /// Decodes and validates the answer in `raw`; ends the run on success.
-    async fn finish(
+    async fn finish<J: Journal>(
         &self,
         call: Option<&ToolCallPart>,
         raw: &str,
-        scope: &TurnScope<'_, Deps, O>,
+        scope: &TurnScope<'_, Deps, O, J>,
         retries: &mut Retries,
         handled: &mut Handled<O>,
     ) {
@@ -170,12 +171,12 @@ where
     }
 
     /// Books an output rejection and adds its feedback; fails the run past the budget.
-    fn reject_output(
+    fn reject_output<J>(
         &self,
         call: Option<&ToolCallPart>,
         reason: String,
         error: Option<BoxError>,
-        scope: &TurnScope<'_, Deps, O>,
+        scope: &TurnScope<'_, Deps, O, J>,
         retries: &mut Retries,
         handled: &mut Handled<O>,
     ) {

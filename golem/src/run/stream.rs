@@ -11,7 +11,7 @@ use futures_util::stream::Stream;
 
 use super::error::RunError;
 use super::event::{EventSink, RunEvent};
-use super::{AgentRun, Step};
+use super::{AgentRun, Direct, Step};
 use crate::output::Output;
 
 /// The run a stream drives: its own, or one it borrows.
@@ -170,7 +170,7 @@ where
                 };
                 let sink = this.sink.handle();
                 this.step = Some(Box::pin(async move {
-                    let result = run.step_with(Some(&sink)).await;
+                    let result = run.step_with(Some(&sink), &Direct).await;
                     (run, result)
                 }));
                 continue;

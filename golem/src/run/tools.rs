@@ -4,7 +4,7 @@
 use std::any::Any;
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use futures_util::FutureExt;
 use futures_util::future::join_all;
@@ -14,6 +14,7 @@ use tracing::Instrument;
 use super::budget::Culprits;
 use super::event::{EventSink, Rejection, RunEvent, ToolOutcome, emit};
 use super::failure::{Failure, NOT_RUN};
+use super::journal::{self, Journal, RecordedFailure};
 use super::state::{Approval, Retries};
 use super::stop::StopSignals;
 use crate::agent::AgentInner;
@@ -21,6 +22,7 @@ use crate::context::RunContext;
 use crate::error::{BoxError, Exhausted, Stage, ToolPanicked};
 use crate::model::{ModelResponse, ModelRetry, RequestPart, ToolCallPart};
 use crate::output::Output;
+use crate::tool::Tool;
 use crate::toolbox::{ToolKey, Toolbox};
 use crate::usage::{RoundCost, Usage};
 
@@ -28,9 +30,10 @@ const TOOL_FAILED: &str = "The tool failed; the run stopped.";
 const STOPPED_DURING_CALL: &str = "Not finished: the run was stopped during this call.";
 
 /// What a turn's handling sees of the run besides the counters it changes.
-pub(crate) struct TurnScope<'a, Deps, O> {
+pub(crate) struct TurnScope<'a, Deps, O, J> {
     pub(crate) ctx: &'a RunContext<Deps>,
     pub(crate) tools: &'a Toolbox<Deps>,
+    pub(crate) journal: &'a J,
     pub(crate) approvals: &'a BTreeMap<String, Approval>,
     pub(crate) events: Option<&'a EventSink<O>>,
     pub(crate) stop: &'a StopSignals,
@@ -119,10 +122,10 @@ where
     }
 
     /// Runs the response's function-tool calls, then handles its output.
-    pub(crate) async fn handle_response(
+    pub(crate) async fn handle_response<J: Journal>(
         &self,
         response: &ModelResponse,
-        scope: TurnScope<'_, Deps, O>,
+        scope: TurnScope<'_, Deps, O, J>,
         retries: &mut Retries,
         usage: &mut Usage,
     ) -> Handled<O> {
@@ -171,10 +174,10 @@ where
     }
 
     /// Runs the turn's function-tool calls concurrently and books their rejections.
-    async fn run_tools(
+    async fn run_tools<J: Journal>(
         &self,
         calls: &[&ToolCallPart],
-        scope: &TurnScope<'_, Deps, O>,
+        scope: &TurnScope<'_, Deps, O, J>,
         retries: &mut Retries,
         usage: &mut Usage,
         handled: &mut Handled<O>,
@@ -210,8 +213,10 @@ where
             }));
         }
         let retries_now = &*retries;
-        let running = join_all(calls.iter().zip(outcomes.iter_mut()).filter_map(
-            |(&call, slot)| {
+        let calls_to_run: Vec<_> = calls
+            .iter()
+            .zip(outcomes.iter_mut())
+            .filter_map(|(&call, slot)| {
                 if slot.is_some() {
                     return None;
                 }
@@ -224,8 +229,18 @@ where
                     self.emit_finished(scope, call, &outcome);
                     *slot = Some(outcome);
                 })
-            },
-        ));
+            })
+            .collect();
+        let running = async {
+            if scope.journal.concurrent() {
+                join_all(calls_to_run).await;
+            } else {
+                // One at a time, in call order, for engines that journal steps in sequence.
+                for call in calls_to_run {
+                    call.await;
+                }
+            }
+        };
         let stopped = scope.stop.race(running).await.err();
         if let Some(stopped) = stopped {
             // Keep what finished; nothing is booked for a round the caller stopped.
@@ -312,9 +327,9 @@ where
         }
     }
 
-    fn emit_finished(
+    fn emit_finished<J>(
         &self,
-        scope: &TurnScope<'_, Deps, O>,
+        scope: &TurnScope<'_, Deps, O, J>,
         call: &ToolCallPart,
         outcome: &CallOutcome,
     ) {
@@ -325,10 +340,10 @@ where
         });
     }
 
-    async fn call_tool(
+    async fn call_tool<J: Journal>(
         &self,
         call: &ToolCallPart,
-        scope: &TurnScope<'_, Deps, O>,
+        scope: &TurnScope<'_, Deps, O, J>,
         retries: &Retries,
     ) -> CallOutcome {
         let tools = scope.tools;
@@ -356,38 +371,100 @@ where
             retries.tool_rejections(ToolKey::Known(index), &entry.name),
             entry.max_retries,
         );
-        let span = tracing::info_span!(
-            "execute_tool",
-            otel.name = format!("execute_tool {}", call.tool_name),
-            otel.kind = "internal",
-            "gen_ai.operation.name" = "execute_tool",
-            "gen_ai.tool.type" = "function",
-            "gen_ai.tool.name" = call.tool_name.as_str(),
-            "gen_ai.tool.call.id" = call.tool_call_id.as_str(),
-        );
-        // A panic, while the call is made or while it runs, fails this call, not the
-        // whole process.
-        let result = match catch_unwind(AssertUnwindSafe(|| entry.tool.call(&ctx, &call.args))) {
-            Ok(future) => {
-                AssertUnwindSafe(future)
-                    .catch_unwind()
-                    .instrument(span)
-                    .await
+        if !scope.journal.records() {
+            return invoke(&*entry.tool, &ctx, call).await;
+        }
+        // An owned step for the journal. When it runs now, its outcome is used as it is, so
+        // the run keeps the error's own chain; on replay the recorded outcome stands in.
+        let live = Arc::new(Mutex::new(None));
+        let step = {
+            let (tool, call, live) = (Arc::clone(&entry.tool), call.clone(), Arc::clone(&live));
+            async move {
+                let outcome = invoke(&*tool, &ctx, &call).await;
+                let recorded = serde_json::to_value(Recorded::of(&outcome))?;
+                *live.lock().unwrap_or_else(PoisonError::into_inner) = Some(outcome);
+                Ok(recorded)
             }
-            Err(panic) => Err(panic),
         };
-        match result {
-            Ok(Ok(value)) => CallOutcome::Returned(value),
-            Ok(Err(error)) => match ModelRetry::find(&*error) {
-                Some(retry) => CallOutcome::Rejected {
-                    reason: retry.message().to_owned(),
-                    error,
-                },
-                None => CallOutcome::Failed(error),
+        let name = journal::tool_step(scope.turn, &call.tool_call_id);
+        let recorded = scope.journal.step(name, Box::pin(step)).await;
+        if let Some(outcome) = live.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            return outcome;
+        }
+        match recorded.and_then(|value| Ok(serde_json::from_value::<Recorded>(value)?)) {
+            Ok(recorded) => recorded.into_outcome(),
+            Err(error) => CallOutcome::Failed(error),
+        }
+    }
+}
+
+/// Calls `tool` for `call`, in its `execute_tool` span. A panic, while the call is made or
+/// while it runs, fails this call, not the whole process.
+async fn invoke<Deps: Send + Sync + 'static>(
+    tool: &dyn Tool<Deps>,
+    ctx: &RunContext<Deps>,
+    call: &ToolCallPart,
+) -> CallOutcome {
+    let span = tracing::info_span!(
+        "execute_tool",
+        otel.name = format!("execute_tool {}", call.tool_name),
+        otel.kind = "internal",
+        "gen_ai.operation.name" = "execute_tool",
+        "gen_ai.tool.type" = "function",
+        "gen_ai.tool.name" = call.tool_name.as_str(),
+        "gen_ai.tool.call.id" = call.tool_call_id.as_str(),
+    );
+    let result = match catch_unwind(AssertUnwindSafe(|| tool.call(ctx, &call.args))) {
+        Ok(future) => {
+            AssertUnwindSafe(future)
+                .catch_unwind()
+                .instrument(span)
+                .await
+        }
+        Err(panic) => Err(panic),
+    };
+    match result {
+        Ok(Ok(value)) => CallOutcome::Returned(value),
+        Ok(Err(error)) => match ModelRetry::find(&*error) {
+            Some(retry) => CallOutcome::Rejected {
+                reason: retry.message().to_owned(),
+                error,
             },
-            Err(panic) => CallOutcome::Failed(Box::new(ToolPanicked {
-                message: panic_message(&*panic),
-            })),
+            None => CallOutcome::Failed(error),
+        },
+        Err(panic) => CallOutcome::Failed(Box::new(ToolPanicked {
+            message: panic_message(&*panic),
+        })),
+    }
+}
+
+/// How a tool call ended, as a journal records it.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Recorded {
+    Returned(Value),
+    Rejected(String),
+    Failed(String),
+}
+
+impl Recorded {
+    fn of(outcome: &CallOutcome) -> Self {
+        match outcome {
+            CallOutcome::Returned(value) => Recorded::Returned(value.clone()),
+            CallOutcome::Rejected { reason, .. } => Recorded::Rejected(reason.clone()),
+            CallOutcome::Failed(error) => Recorded::Failed(error.to_string()),
+            CallOutcome::Denied(reason) => Recorded::Returned(Value::String(denial_text(reason))),
+        }
+    }
+
+    fn into_outcome(self) -> CallOutcome {
+        match self {
+            Recorded::Returned(value) => CallOutcome::Returned(value),
+            Recorded::Rejected(reason) => CallOutcome::Rejected {
+                error: Box::new(ModelRetry::new(reason.clone())),
+                reason,
+            },
+            Recorded::Failed(message) => CallOutcome::Failed(Box::new(RecordedFailure { message })),
         }
     }
 }

@@ -1,0 +1,189 @@
+//! The engine-neutral journal: each model request and each tool call of a run is a named
+//! step whose result a durable engine records, so a replayed run returns the recorded result
+//! instead of doing the I/O again.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+
+use crate::error::BoxError;
+
+/// One step of a run, ready to execute: owned, so an engine can run it wherever it runs
+/// steps, and resolving to the JSON the journal records.
+pub type JournalStep = BoxFuture<'static, Result<Value, BoxError>>;
+
+/// Executes a run's steps and records their results.
+///
+/// The run names each step, and the names are a compatibility promise — a journal written by
+/// one golem 0.x is replayed by every later 0.x:
+///
+/// - `model:{turn}`: the model request of that turn (from 1); its result is the
+///   [`ModelResponse`](crate::model::ModelResponse), usage included.
+/// - `tool:{turn}:{call_id}`: one tool call; its result is how the call ended: returned a
+///   value, rejected with feedback for the model, or failed.
+///
+/// Rejections, their budget charges and the usage are derived from these results, so a
+/// replayed run has the same history, counters and usage as one that never stopped. What a
+/// journal records for a step must be returned, unchanged, for the same name on replay.
+///
+/// [`Direct`] runs every step where it stands (no journal; what `step()` and `run()` use);
+/// [`MemoryJournal`] records in memory, for tests; an engine integration (Restate) records
+/// in the engine.
+pub trait Journal: Sync {
+    /// Whether the run goes through this journal at all. `false` only for [`Direct`]: the run
+    /// then does its I/O in place and builds no step.
+    fn records(&self) -> bool {
+        true
+    }
+
+    /// Whether several tool calls of one response may run at once. A journal whose engine
+    /// needs its steps one at a time (Restate) says `false`, and the calls run in call order.
+    fn concurrent(&self) -> bool {
+        false
+    }
+
+    /// Executes `step` as the step `name` and records its result, or returns the result
+    /// recorded for `name` without executing it.
+    ///
+    /// # Errors
+    /// The step's own error (a failed model request: a [`ModelError`](crate::model::ModelError)),
+    /// or the engine's.
+    fn step(
+        &self,
+        name: String,
+        step: JournalStep,
+    ) -> impl Future<Output = Result<Value, BoxError>>;
+}
+
+/// No journal: every step runs where it stands. What [`AgentRun::step`](crate::AgentRun::step)
+/// and [`Agent::run`](crate::Agent::run) use.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Direct;
+
+impl Journal for Direct {
+    fn records(&self) -> bool {
+        false
+    }
+
+    fn concurrent(&self) -> bool {
+        true
+    }
+
+    fn step(
+        &self,
+        _name: String,
+        step: JournalStep,
+    ) -> impl Future<Output = Result<Value, BoxError>> {
+        step
+    }
+}
+
+/// A journal in memory: records each step's result by name and returns it on replay. For
+/// tests of durable runs, and to see what a durable engine would record.
+///
+/// ```
+/// use golem::model::function::FunctionModel;
+/// use golem::model::ModelResponse;
+/// use golem::run::MemoryJournal;
+/// use golem::Agent;
+///
+/// let model = FunctionModel::new(|_, _| ModelResponse::text("Hello!"));
+/// let agent = Agent::<(), String>::builder(model).build()?;
+/// let journal = MemoryJournal::new();
+/// # tokio::runtime::Runtime::new()?.block_on(async {
+/// let result = agent.start("Hi", ()).finish_in(&journal).await?;
+/// assert_eq!(result.output, "Hello!");
+/// assert_eq!(journal.names(), ["model:1"]);
+/// # Ok::<_, Box<dyn std::error::Error>>(())
+/// # })?;
+/// # Ok::<_, Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Default)]
+pub struct MemoryJournal {
+    entries: Arc<Mutex<Entries>>,
+}
+
+#[derive(Default)]
+struct Entries {
+    order: Vec<String>,
+    results: HashMap<String, Value>,
+    replayed: usize,
+}
+
+impl MemoryJournal {
+    /// An empty journal.
+    pub fn new() -> Self {
+        MemoryJournal::default()
+    }
+
+    /// The names of the recorded steps, in the order they were recorded.
+    pub fn names(&self) -> Vec<String> {
+        self.lock().order.clone()
+    }
+
+    /// The result recorded for `name`.
+    pub fn result(&self, name: &str) -> Option<Value> {
+        self.lock().results.get(name).cloned()
+    }
+
+    /// How many steps were answered from the journal instead of executed.
+    pub fn replayed(&self) -> usize {
+        self.lock().replayed
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl fmt::Debug for MemoryJournal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemoryJournal")
+            .field("steps", &self.names())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Journal for MemoryJournal {
+    fn concurrent(&self) -> bool {
+        false
+    }
+
+    async fn step(&self, name: String, step: JournalStep) -> Result<Value, BoxError> {
+        {
+            let mut entries = self.lock();
+            if let Some(value) = entries.results.get(&name).cloned() {
+                entries.replayed += 1;
+                return Ok(value);
+            }
+        }
+        let value = step.await?;
+        let mut entries = self.lock();
+        entries.order.push(name.clone());
+        entries.results.insert(name, value.clone());
+        Ok(value)
+    }
+}
+
+/// A tool's terminal failure as a journal recorded it: on replay, the cause of the
+/// [`RunError`](crate::RunError) in place of the original error, with its message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct RecordedFailure {
+    /// The original error's message.
+    pub message: String,
+}
+
+/// The name of the model request of `turn`.
+pub(crate) fn model_step(turn: u32) -> String {
+    format!("model:{turn}")
+}
+
+/// The name of the tool call `call_id` of `turn`.
+pub(crate) fn tool_step(turn: u32, call_id: &str) -> String {
+    format!("tool:{turn}:{call_id}")
+}
