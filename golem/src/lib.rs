@@ -63,6 +63,10 @@ pub mod guide {
     #[doc = include_str!("../../docs/runs.md")]
     pub mod runs {}
 
+    /// Durable runs: the journal, what is journaled, and tools' side effects.
+    #[doc = include_str!("../../docs/durability.md")]
+    pub mod durability {}
+
     /// Debugging tool errors, at compile time and at run time.
     #[doc = include_str!("../../docs/debugging-tool-errors.md")]
     pub mod debugging_tool_errors {}
