@@ -843,3 +843,16 @@ async fn denied_calls_are_reported_as_finished_without_starting() {
         }]
     );
 }
+
+#[test]
+fn the_futures_of_a_run_can_move_between_threads() {
+    fn assert_send<T: Send>(_: &T) {}
+    let agent = correcting_agent(correcting_script().model);
+    assert_send(&agent.run("Roll", Game));
+    assert_send(&agent.run_stream("Roll", Game));
+    let mut run = agent.start("Roll", Game);
+    assert_send(&run.step());
+    let journal = golem::run::MemoryJournal::new();
+    assert_send(&run.step_in(&journal));
+    assert_send(&agent.start("Roll", Game).finish());
+}
