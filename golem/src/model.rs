@@ -28,10 +28,12 @@ pub mod test;
 
 pub(crate) mod retry;
 mod settings;
+mod stream;
 
 pub use infer::{ProviderError, infer};
 pub use retry::ModelRetry;
 pub use settings::{ModelSettings, ToolChoice};
+pub use stream::{ModelStream, ResponseDelta, StreamEvent};
 
 pub use message::{
     FinishReason, Message, ModelRequest, ModelResponse, ProviderPart, RequestPart, ResponsePart,
@@ -59,6 +61,23 @@ pub trait Model: Send + Sync + 'static {
         messages: &'a [Message],
         params: &'a RequestParams,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
+
+    /// Sends the history and streams the model's next response: [`StreamEvent::Delta`]s as
+    /// they arrive, then [`StreamEvent::Done`] with the whole response, which must equal what
+    /// [`request`](Self::request) would return for the same content.
+    ///
+    /// The default streams nothing but the whole response, from `request`, so every model
+    /// can be driven as a stream. A transport retry is only allowed before the first item
+    /// reached the caller.
+    fn request_stream<'a>(
+        &'a self,
+        messages: &'a [Message],
+        params: &'a RequestParams,
+    ) -> ModelStream<'a> {
+        Box::pin(futures_util::stream::once(async move {
+            self.request(messages, params).await.map(StreamEvent::Done)
+        }))
+    }
 
     /// The model's name, as the provider knows it (`gpt-4o-mini`).
     fn name(&self) -> &str;
@@ -221,6 +240,14 @@ impl<M: Model + ?Sized> Model for std::sync::Arc<M> {
         (**self).request(messages, params)
     }
 
+    fn request_stream<'a>(
+        &'a self,
+        messages: &'a [Message],
+        params: &'a RequestParams,
+    ) -> ModelStream<'a> {
+        (**self).request_stream(messages, params)
+    }
+
     fn name(&self) -> &str {
         (**self).name()
     }
@@ -237,6 +264,14 @@ impl<M: Model + ?Sized> Model for Box<M> {
         params: &'a RequestParams,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         (**self).request(messages, params)
+    }
+
+    fn request_stream<'a>(
+        &'a self,
+        messages: &'a [Message],
+        params: &'a RequestParams,
+    ) -> ModelStream<'a> {
+        (**self).request_stream(messages, params)
     }
 
     fn name(&self) -> &str {

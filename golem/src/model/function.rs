@@ -10,7 +10,7 @@ use std::sync::Arc;
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 
-use super::{Message, Model, ModelError, ModelResponse, RequestParams};
+use super::{Message, Model, ModelError, ModelResponse, ModelStream, RequestParams, StreamEvent};
 
 type Respond = dyn Fn(&[Message], &RequestParams) -> BoxFuture<'static, Result<ModelResponse, ModelError>>
     + Send
@@ -43,8 +43,13 @@ type Respond = dyn Fn(&[Message], &RequestParams) -> BoxFuture<'static, Result<M
 #[derive(Clone)]
 pub struct FunctionModel {
     respond: Arc<Respond>,
+    /// For a model made with [`new_stream`](FunctionModel::new_stream): the scripted items.
+    stream: Option<Arc<RespondStream>>,
     name: String,
 }
+
+type RespondStream =
+    dyn Fn(&[Message], &RequestParams) -> Vec<Result<StreamEvent, ModelError>> + Send + Sync;
 
 impl FunctionModel {
     /// A model that answers with `respond(messages, params)`.
@@ -57,6 +62,7 @@ impl FunctionModel {
             respond: Arc::new(move |messages, params| {
                 futures_util::future::ready(respond(messages, params).into_model_result()).boxed()
             }),
+            stream: None,
             name: "function".to_owned(),
         }
     }
@@ -85,6 +91,64 @@ impl FunctionModel {
                 let future = respond(messages.to_vec(), params.clone());
                 async move { future.await.into_model_result() }.boxed()
             }),
+            stream: None,
+            name: "function".to_owned(),
+        }
+    }
+
+    /// A model that streams the items `respond(messages, params)` scripts: deltas, then
+    /// [`StreamEvent::Done`] with the whole response (an `Err` item fails the stream there).
+    /// Its [`request`](Model::request) returns the `Done` response, as a provider's would.
+    ///
+    /// ```
+    /// use futures_util::StreamExt;
+    /// use golem::model::function::FunctionModel;
+    /// use golem::model::{ModelResponse, ResponseDelta, StreamEvent};
+    /// use golem::{Agent, RunEvent};
+    ///
+    /// let model = FunctionModel::new_stream(|_, _| {
+    ///     let text = |text: &str| StreamEvent::Delta(ResponseDelta::Text { part: 0, text: text.into() });
+    ///     vec![text("Hel"), text("lo!"), StreamEvent::Done(ModelResponse::text("Hello!"))]
+    /// });
+    /// let agent = Agent::<(), String>::builder(model).build()?;
+    /// # tokio::runtime::Runtime::new()?.block_on(async {
+    /// let mut events = agent.run_stream("Hi", ());
+    /// let mut text = String::new();
+    /// while let Some(event) = events.next().await {
+    ///     if let RunEvent::Delta { delta: ResponseDelta::Text { text: more, .. }, .. } = event? {
+    ///         text.push_str(&more);
+    ///     }
+    /// }
+    /// assert_eq!(text, "Hello!");
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// # })?;
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn new_stream<F, I>(respond: F) -> Self
+    where
+        F: Fn(&[Message], &RequestParams) -> Vec<I> + Send + Sync + 'static,
+        I: IntoStreamItem,
+    {
+        let respond = Arc::new(move |messages: &[Message], params: &RequestParams| {
+            respond(messages, params)
+                .into_iter()
+                .map(IntoStreamItem::into_stream_item)
+                .collect::<Vec<_>>()
+        });
+        let whole = Arc::clone(&respond);
+        FunctionModel {
+            respond: Arc::new(move |messages, params| {
+                let done = whole(messages, params)
+                    .into_iter()
+                    .find_map(|item| match item {
+                        Ok(StreamEvent::Done(response)) => Some(Ok(response)),
+                        Err(error) => Some(Err(error)),
+                        Ok(_) => None,
+                    })
+                    .unwrap_or_else(|| Err(ModelError::other(INCOMPLETE)));
+                futures_util::future::ready(done).boxed()
+            }),
+            stream: Some(respond),
             name: "function".to_owned(),
         }
     }
@@ -120,12 +184,56 @@ impl Model for FunctionModel {
         .boxed()
     }
 
+    fn request_stream<'a>(
+        &'a self,
+        messages: &'a [Message],
+        params: &'a RequestParams,
+    ) -> ModelStream<'a> {
+        let Some(stream) = &self.stream else {
+            let request = self.request(messages, params);
+            return Box::pin(futures_util::stream::once(async move {
+                request.await.map(StreamEvent::Done)
+            }));
+        };
+        let items = stream(messages, params).into_iter().map(|item| {
+            item.map(|event| match event {
+                StreamEvent::Done(mut response) => {
+                    response.usage.requests = 1;
+                    StreamEvent::Done(response)
+                }
+                delta => delta,
+            })
+        });
+        Box::pin(futures_util::stream::iter(items))
+    }
+
     fn name(&self) -> &str {
         &self.name
     }
 
     fn system(&self) -> &str {
         "function"
+    }
+}
+
+const INCOMPLETE: &str = "the scripted stream has no `StreamEvent::Done`";
+
+/// What a streaming [`FunctionModel`] closure may script: an event, or an error that fails
+/// the stream.
+pub trait IntoStreamItem: Send + 'static {
+    /// The item.
+    fn into_stream_item(self) -> Result<StreamEvent, ModelError>;
+}
+
+impl IntoStreamItem for StreamEvent {
+    fn into_stream_item(self) -> Result<StreamEvent, ModelError> {
+        Ok(self)
+    }
+}
+
+impl IntoStreamItem for Result<StreamEvent, ModelError> {
+    fn into_stream_item(self) -> Result<StreamEvent, ModelError> {
+        self
     }
 }
 

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::RunResult;
 use crate::error::Stage;
-use crate::model::{ModelResponse, ToolCallPart};
+use crate::model::{ModelResponse, ResponseDelta, ToolCallPart};
 use crate::usage::RoundCost;
 
 /// Something that happened in a run, in the order it happened.
@@ -14,8 +14,8 @@ use crate::usage::RoundCost;
 /// A run with a rejected tool call and a rejected output reports, turn by turn:
 /// `RequestSent`, `ResponseReceived`, `ToolCallStarted`, `ToolCallFinished`, `Rejected` (one
 /// per rejected tool), then for the output `Rejected` or `OutputAccepted`, and last
-/// `Finished`. More kinds of event will be added (text and argument deltas while a response
-/// streams): match with a `_` arm.
+/// `Finished`. While a response streams, [`Delta`](Self::Delta)s come before its
+/// `ResponseReceived`. More kinds of event will be added: match with a `_` arm.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum RunEvent<O> {
@@ -23,6 +23,15 @@ pub enum RunEvent<O> {
     RequestSent {
         /// The model turn, from 1.
         turn: u32,
+    },
+    /// A piece of the response as it streams, before [`ResponseReceived`](Self::ResponseReceived).
+    /// Deltas of a response that self-correction then rejects are followed by a
+    /// [`Rejected`](Self::Rejected) event of the same turn: a UI can strike them through.
+    Delta {
+        /// The model turn.
+        turn: u32,
+        /// What arrived.
+        delta: ResponseDelta,
     },
     /// The model answered; the response is now the last message.
     ResponseReceived {

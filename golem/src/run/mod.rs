@@ -11,6 +11,7 @@ use std::mem;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::StreamExt;
 use tracing::{Instrument, Span, field};
 
 use crate::agent::{Agent, AgentInner, RunResult};
@@ -18,7 +19,7 @@ use crate::context::RunContext;
 use crate::error::Stage;
 use crate::model::{
     FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, RequestParams,
-    RequestPart, ResponsePart,
+    RequestPart, ResponsePart, StreamEvent,
 };
 use crate::output::Output;
 use crate::usage::LimitExceeded;
@@ -618,7 +619,7 @@ where
             let messages = state.messages.clone();
             let params = tools.params.clone();
             let step = async move {
-                let response = request_model(&*model, &messages, &params).await?;
+                let response = request_model::<O>(&*model, &messages, &params, None).await?;
                 Ok(serde_json::to_value(response)?)
             };
             let recorded = self
@@ -630,8 +631,14 @@ where
             serde_json::from_value(recorded)
                 .map_err(|error| Failure::new(Stage::Model, ModelError::other(error)))?
         } else {
+            let deltas = events.map(|events| (events, turn));
             self.stop
-                .race(request_model(&*inner.model, &state.messages, &tools.params))
+                .race(request_model(
+                    &*inner.model,
+                    &state.messages,
+                    &tools.params,
+                    deltas,
+                ))
                 .await
                 .map_err(Failure::stopped)?
                 .map_err(|error| Failure::new(Stage::Model, error))?
@@ -737,11 +744,13 @@ where
     }
 }
 
-/// One model request, in its `chat` span (transport retries included).
-async fn request_model(
+/// One model request, in its `chat` span (transport retries included). With `deltas`, the
+/// response is streamed and each delta pushed as a [`RunEvent::Delta`] of that turn.
+async fn request_model<O>(
     model: &dyn Model,
     messages: &[Message],
     params: &RequestParams,
+    deltas: Option<(&EventSink<O>, u32)>,
 ) -> Result<ModelResponse, ModelError> {
     let span = tracing::info_span!(
         "chat",
@@ -750,16 +759,26 @@ async fn request_model(
         "gen_ai.operation.name" = "chat",
         "gen_ai.provider.name" = model.system(),
         "gen_ai.request.model" = model.name(),
+        "gen_ai.request.stream" = deltas.is_some(),
         "gen_ai.response.model" = field::Empty,
         "gen_ai.response.id" = field::Empty,
         "gen_ai.usage.input_tokens" = field::Empty,
         "gen_ai.usage.output_tokens" = field::Empty,
         "error.type" = field::Empty,
     );
-    let result = model
-        .request(messages, params)
-        .instrument(span.clone())
-        .await;
+    let result = match deltas {
+        None => {
+            model
+                .request(messages, params)
+                .instrument(span.clone())
+                .await
+        }
+        Some((events, turn)) => {
+            stream_response(model, messages, params, events, turn)
+                .instrument(span.clone())
+                .await
+        }
+    };
     match &result {
         Ok(response) => {
             if let Some(model) = &response.model_name {
@@ -780,6 +799,27 @@ async fn request_model(
         }
     }
     result
+}
+
+/// Streams a response, passing its deltas on, until the whole response arrives.
+async fn stream_response<O>(
+    model: &dyn Model,
+    messages: &[Message],
+    params: &RequestParams,
+    events: &EventSink<O>,
+    turn: u32,
+) -> Result<ModelResponse, ModelError> {
+    let mut stream = model.request_stream(messages, params);
+    while let Some(item) = stream.next().await {
+        match item? {
+            StreamEvent::Done(response) => return Ok(response),
+            StreamEvent::Delta(delta) => events.push(RunEvent::Delta { turn, delta }),
+        }
+    }
+    Err(ModelError::InvalidResponse {
+        provider: model.system().to_owned(),
+        message: "the stream ended before the response was complete".to_owned(),
+    })
 }
 
 /// The `error.type` of a failed request without an HTTP status: low-cardinality names.
