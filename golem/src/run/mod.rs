@@ -209,7 +209,7 @@ where
     /// ```
     ///
     /// # Errors
-    /// A [`RunError`] at the [`Stage::Input`] stage when the state has nothing to send or
+    /// A [`RunError`] at the [`Stage::Input`](crate::Stage::Input) stage when the state has nothing to send or
     /// handle; otherwise as for [`run`](Self::run).
     pub async fn resume(&self, state: RunState, deps: Deps) -> Result<RunResult<O>, RunError> {
         self.restore(state, deps).finish().await
