@@ -102,6 +102,7 @@ impl McpToolset {
                 failures: ToolFailures::Retry,
                 max_retries: HashMap::new(),
             },
+            stderr: None,
         }
     }
 }
@@ -211,6 +212,7 @@ impl<Deps: 'static> Toolset<Deps> for McpToolset<Deps> {
 pub struct McpToolsetBuilder {
     name: Option<String>,
     options: Options,
+    stderr: Option<std::process::Stdio>,
 }
 
 impl McpToolsetBuilder {
@@ -258,10 +260,17 @@ impl McpToolsetBuilder {
         self
     }
 
+    /// Where a [`stdio`](Self::stdio) server's stderr goes (its logs); by default to this
+    /// process's stderr.
+    pub fn stderr(mut self, stderr: impl Into<std::process::Stdio>) -> Self {
+        self.stderr = Some(stderr.into());
+        self
+    }
+
     /// Starts `command` as a child process and speaks MCP over its stdin and stdout; its
-    /// stderr goes to this process's. The child runs in its own process group, which is
-    /// killed when the connection closes (so `npx`-style launchers take their server with
-    /// them).
+    /// stderr goes to this process's unless [`stderr`](Self::stderr) says otherwise. The
+    /// child runs in its own process group, which is killed when the connection closes (so
+    /// `npx`-style launchers take their server with them).
     ///
     /// # Errors
     /// [`McpError::Spawn`] when the program cannot be started, [`McpError::Connect`] when
@@ -269,7 +278,7 @@ impl McpToolsetBuilder {
     /// than the request timeout.
     #[cfg(feature = "stdio")]
     pub async fn stdio<Deps>(
-        self,
+        mut self,
         command: impl Into<tokio::process::Command>,
     ) -> Result<McpToolset<Deps>, McpError> {
         use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
@@ -283,11 +292,14 @@ impl McpToolsetBuilder {
         command.kill_on_drop(true);
         let mut command = CommandWrap::from(command);
         command.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
-        let transport =
-            rmcp::transport::TokioChildProcess::new(command).map_err(|source| McpError::Spawn {
-                command: program.clone(),
-                source,
-            })?;
+        let mut transport = rmcp::transport::TokioChildProcess::builder(command);
+        if let Some(stderr) = self.stderr.take() {
+            transport = transport.stderr(stderr);
+        }
+        let (transport, _stderr) = transport.spawn().map_err(|source| McpError::Spawn {
+            command: program.clone(),
+            source,
+        })?;
         let process_id = transport.id();
         self.connect(program, transport, process_id).await
     }

@@ -72,7 +72,6 @@ pub fn everything_server() -> PathBuf {
 pub fn everything_command() -> Command {
     let mut command = Command::new("node");
     command.arg(everything_server()).arg("stdio");
-    command.stderr(Stdio::null());
     command
 }
 
