@@ -66,6 +66,9 @@
 
 #![deny(missing_docs)]
 
+#[doc = include_str!("../../docs/mcp.md")]
+pub mod guide {}
+
 mod content;
 mod error;
 mod tool;
