@@ -62,7 +62,19 @@ async fn lists_the_tools_and_calls_one_for_its_structured_result() {
     let tools = toolset.list(&RunContext::new(())).await.expect("lists");
     let definitions: Vec<_> = tools.iter().map(|tool| tool.definition()).collect();
     let names: Vec<&str> = definitions.iter().map(|d| d.name.as_str()).collect();
-    assert_eq!(names, ["add", "divide", "weekday", "inventory", "slow"]);
+    // Seven tools, two a page: four pages, and every one of them listed.
+    assert_eq!(
+        names,
+        [
+            "add",
+            "divide",
+            "weekday",
+            "inventory",
+            "slow",
+            "pages_served",
+            "unlock"
+        ]
+    );
     assert_eq!(
         definitions[0].description.as_deref(),
         Some("Add two integers.")
@@ -82,6 +94,7 @@ async fn lists_the_tools_and_calls_one_for_its_structured_result() {
 
     let model = FunctionModel::new(|messages: &[Message], _| match messages.len() {
         1 => ModelResponse::tool_call("add", r#"{"a": 2, "b": 3}"#, "call_1"),
+        3 => ModelResponse::tool_call("pages_served", "{}", "call_2"),
         _ => ModelResponse::text("5"),
     });
     let agent = Agent::<(), String>::builder(model)
@@ -91,7 +104,47 @@ async fn lists_the_tools_and_calls_one_for_its_structured_result() {
     let result = agent.run("Add 2 and 3", ()).await.expect("runs");
     assert_eq!(
         answers(&result.messages),
-        [("return", "add".to_owned(), json!({"result": 5}))]
+        [
+            ("return", "add".to_owned(), json!({"result": 5})),
+            // Four pages for the listing above, four for the run's own at its start.
+            ("return", "pages_served".to_owned(), json!({"result": 8})),
+        ]
+    );
+}
+
+/// `unlock` adds a tool and announces `tools/list_changed`: the run that called it keeps
+/// the tools it listed at its start, the next run lists the new one and can call it.
+#[tokio::test]
+async fn a_tool_the_server_adds_is_listed_by_the_next_run() {
+    let server = PythonServer::start();
+    let model = FunctionModel::new(|messages: &[Message], params| {
+        let names: Vec<&str> = params
+            .function_tools
+            .iter()
+            .map(|tool| tool.name.as_str())
+            .collect();
+        match (messages.len(), names.contains(&"secret")) {
+            (1, false) => ModelResponse::tool_call("unlock", "{}", "call_1"),
+            (1, true) => ModelResponse::tool_call("secret", "{}", "call_2"),
+            (_, unlocked) => ModelResponse::text(format!("unlocked: {unlocked}")),
+        }
+    });
+    let agent = Agent::<(), String>::builder(model)
+        .toolset(connect(&server).await)
+        .build()
+        .expect("builds");
+
+    let first = agent.run("Unlock it", ()).await.expect("runs");
+    assert_eq!(first.output, "unlocked: false");
+    let second = agent.run("Now the secret", ()).await.expect("runs");
+    assert_eq!(second.output, "unlocked: true");
+    assert_eq!(
+        answers(&second.messages),
+        [(
+            "return",
+            "secret".to_owned(),
+            json!({"result": "open sesame"})
+        )]
     );
 }
 

@@ -1,5 +1,8 @@
 """A small MCP server for golem's tests, on streamable HTTP at 127.0.0.1:<port>/mcp.
 
+It lists its tools two per page, so a client must follow `nextCursor`, and `unlock` adds a
+tool and announces `notifications/tools/list_changed`.
+
 Run: python server.py <port>
 """
 
@@ -7,13 +10,30 @@ import asyncio
 import re
 import sys
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
+from mcp_types import ListToolsResult
 
 INVALID_PARAMS = -32602
+PAGE = 2
 
-server = MCPServer("golem-test-py")
+
+class PagedServer(MCPServer):
+    """Lists its tools `PAGE` at a time; the cursor is the next tool's index."""
+
+    pages_served = 0
+
+    async def _handle_list_tools(self, ctx, params):
+        PagedServer.pages_served += 1
+        tools = await self.list_tools()
+        start = int(params.cursor) if params is not None and params.cursor else 0
+        end = start + PAGE
+        next_cursor = str(end) if end < len(tools) else None
+        return ListToolsResult(tools=tools[start:end], next_cursor=next_cursor)
+
+
+server = PagedServer("golem-test-py")
 
 
 @server.tool()
@@ -52,6 +72,25 @@ async def slow(seconds: float) -> str:
     """Wait for `seconds`, then answer."""
     await asyncio.sleep(seconds)
     return f"waited {seconds}s"
+
+
+@server.tool()
+def pages_served() -> int:
+    """How many pages of `tools/list` this server has answered."""
+    return PagedServer.pages_served
+
+
+def secret() -> str:
+    """The secret, once unlocked."""
+    return "open sesame"
+
+
+@server.tool()
+async def unlock(ctx: Context) -> str:
+    """Adds the `secret` tool."""
+    server.add_tool(secret)
+    await ctx.session.send_tool_list_changed()
+    return "unlocked"
 
 
 if __name__ == "__main__":
