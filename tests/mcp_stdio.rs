@@ -404,3 +404,23 @@ async fn a_program_that_does_not_exist_is_a_spawn_error() {
         "{error:?}"
     );
 }
+
+#[tokio::test]
+async fn shutdown_kills_the_server_and_later_listings_fail() {
+    let toolset = everything().await;
+    let pid = toolset.process_id().expect("a child process");
+    toolset.shutdown();
+    let stopped = Instant::now();
+    while !servers::process_gone(pid) {
+        assert!(
+            stopped.elapsed() < Duration::from_secs(5),
+            "the server {pid} still runs"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let error = toolset
+        .mcp_tools()
+        .await
+        .expect_err("the connection is closed");
+    assert!(error.is_transport(), "{error:?}");
+}
