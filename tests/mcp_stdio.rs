@@ -424,3 +424,59 @@ async fn shutdown_kills_the_server_and_later_listings_fail() {
         .expect_err("the connection is closed");
     assert!(error.is_transport(), "{error:?}");
 }
+
+/// The server dies while a call is in flight: the call ends at once with a transport
+/// error, not at the call timeout.
+#[tokio::test]
+async fn the_server_killed_during_a_call_ends_the_call_at_once() {
+    let toolset = everything().await;
+    let pid = toolset.process_id().expect("a child process");
+    let model = FunctionModel::new(|_: &[Message], _| {
+        ModelResponse::tool_call(
+            "trigger-long-running-operation",
+            r#"{"duration": 20, "steps": 2}"#,
+            "call_1",
+        )
+    });
+    let agent = Agent::<(), String>::builder(model)
+        .toolset(toolset)
+        .build()
+        .expect("builds");
+
+    let killer = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        servers::kill_process(pid);
+    });
+    let started = Instant::now();
+    let error = agent.run("Take your time", ()).await.expect_err("fails");
+    killer.await.expect("killed");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(error.tool_name(), Some("trigger-long-running-operation"));
+    assert!(mcp_error(&error).is_transport(), "{error:?}");
+}
+
+/// A program that never speaks MCP: connecting gives up after the request timeout.
+#[tokio::test]
+async fn a_server_that_never_answers_initialize_times_out() {
+    let mut silent = std::process::Command::new("sleep");
+    silent.arg("30");
+    let started = Instant::now();
+    let error = McpToolset::builder()
+        .request_timeout(Duration::from_millis(300))
+        .stdio::<()>(silent)
+        .await
+        .expect_err("no handshake");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    let McpError::Timeout { request, .. } = &error else {
+        panic!("a timeout: {error:?}");
+    };
+    assert_eq!(request, "`initialize`");
+}
