@@ -480,3 +480,39 @@ async fn a_server_that_never_answers_initialize_times_out() {
     };
     assert_eq!(request, "`initialize`");
 }
+
+/// The model calls `get_sum`; the server gets its own `get-sum`.
+#[tokio::test]
+async fn renamed_tools_are_called_by_the_servers_names() {
+    let model = FunctionModel::new(|messages: &[Message], params| match messages.len() {
+        1 => {
+            assert!(
+                params
+                    .function_tools
+                    .iter()
+                    .any(|tool| tool.name == "get_sum")
+            );
+            ModelResponse::tool_call("get_sum", r#"{"a": 1, "b": 2}"#, "call_1")
+        }
+        _ => ModelResponse::text("3"),
+    });
+    let toolset = quiet()
+        .rename_tools(|name| name.replace('-', "_"))
+        .stdio(servers::everything_command())
+        .await
+        .expect("connects");
+    let agent = Agent::<(), String>::builder(model)
+        .toolset(toolset.allow(["get_sum"]))
+        .build()
+        .expect("builds");
+
+    let result = agent.run("1 + 2?", ()).await.expect("runs");
+    assert_eq!(
+        answers(&result.messages),
+        [(
+            "return",
+            "get_sum".to_owned(),
+            "The sum of 1 and 2 is 3.".to_owned()
+        )]
+    );
+}

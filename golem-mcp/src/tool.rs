@@ -37,10 +37,11 @@ impl McpTool {
     pub(crate) fn new(
         connection: Arc<Connection>,
         tool: rmcp::model::Tool,
+        model_name: Option<String>,
         max_retries: Option<RetryLimit>,
     ) -> Self {
         let definition = ToolDefinition {
-            name: tool.name.to_string(),
+            name: model_name.unwrap_or_else(|| tool.name.to_string()),
             description: tool
                 .description
                 .map(Cow::into_owned)
@@ -61,12 +62,19 @@ impl McpTool {
         let params = CallToolRequestParams::new(self.name.clone()).with_arguments(arguments);
         let connection = &self.connection;
         let request = || format!("`tools/call` of `{}`", self.name);
+        tracing::debug!(server = %connection.name, tool = %self.name, "MCP tools/call");
         let call = connection.service.call_tool(params);
         let outcome = match connection.options.call_timeout {
             Some(after) => match tokio::time::timeout(after, call).await {
                 Ok(outcome) => outcome,
                 // Dropping the call sent `notifications/cancelled` to the server.
                 Err(_elapsed) => {
+                    tracing::warn!(
+                        server = %connection.name,
+                        tool = %self.name,
+                        timeout = ?after,
+                        "MCP tools/call timed out; cancelled"
+                    );
                     return Err(McpError::Timeout {
                         server: connection.name.clone(),
                         request: request(),

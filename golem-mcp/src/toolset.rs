@@ -37,12 +37,28 @@ pub enum ToolFailures {
     Terminal,
 }
 
-#[derive(Debug, Clone)]
+/// How the model names a server's tool.
+type Rename = dyn Fn(&str) -> String + Send + Sync;
+
+#[derive(Clone)]
 pub(crate) struct Options {
     pub(crate) call_timeout: Option<Duration>,
     pub(crate) request_timeout: Duration,
     pub(crate) failures: ToolFailures,
     pub(crate) max_retries: HashMap<String, RetryLimit>,
+    pub(crate) rename: Option<Arc<Rename>>,
+}
+
+impl fmt::Debug for Options {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Options")
+            .field("call_timeout", &self.call_timeout)
+            .field("request_timeout", &self.request_timeout)
+            .field("failures", &self.failures)
+            .field("max_retries", &self.max_retries)
+            .field("rename", &self.rename.is_some())
+            .finish()
+    }
 }
 
 /// The live connection, shared by the toolset and every tool it listed: the server lives
@@ -101,6 +117,7 @@ impl McpToolset {
                 request_timeout: DEFAULT_REQUEST_TIMEOUT,
                 failures: ToolFailures::Retry,
                 max_retries: HashMap::new(),
+                rename: None,
             },
             stderr: None,
         }
@@ -180,7 +197,12 @@ impl<Deps> McpToolset<Deps> {
                     .max_retries
                     .get(tool.name.as_ref())
                     .copied();
-                McpTool::new(Arc::clone(&self.connection), tool, max_retries)
+                let name = connection
+                    .options
+                    .rename
+                    .as_ref()
+                    .map(|rename| rename(&tool.name));
+                McpTool::new(Arc::clone(&self.connection), tool, name, max_retries)
             })
             .collect())
     }
@@ -257,6 +279,16 @@ impl McpToolsetBuilder {
     /// and the agent's `tool_retries`.
     pub fn tool_max_retries(mut self, name: impl Into<String>, limit: RetryLimit) -> Self {
         self.options.max_retries.insert(name.into(), limit);
+        self
+    }
+
+    /// The name the model calls each tool by, made from the server's: for servers whose
+    /// names providers refuse (they take `^[a-zA-Z0-9_-]{1,64}$`), e.g. `files.read`.
+    /// Calls still go to the server's name. [`tool_max_retries`](Self::tool_max_retries)
+    /// takes the server's name; the run (budget counters, `ToolsetExt` filters and
+    /// prefixes) sees the new one.
+    pub fn rename_tools(mut self, rename: impl Fn(&str) -> String + Send + Sync + 'static) -> Self {
+        self.options.rename = Some(Arc::new(rename));
         self
     }
 
