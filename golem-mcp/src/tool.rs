@@ -87,14 +87,23 @@ impl McpTool {
         };
         match outcome {
             Ok(result) if result.is_error == Some(true) => {
-                Err(self.failure(content::text_of(&result.content)))
+                let mut message = content::text_of(&result.content);
+                if message.trim().is_empty() {
+                    message = format!(
+                        "the tool `{}` failed and gave no reason",
+                        self.definition.name
+                    );
+                }
+                Err(self.failure(message))
             }
             Ok(result) => Ok(content::to_value(result)),
             Err(error) => {
                 let data = McpError::from_service(&connection.name, request(), error)?;
                 if data.code == ErrorCode::INVALID_PARAMS {
                     let mut message = data.message.into_owned();
-                    if let Some(Value::String(detail)) = data.data {
+                    if let Some(Value::String(detail)) = data.data
+                        && !detail.trim().is_empty()
+                    {
                         message = format!("{message}: {detail}");
                     }
                     return Err(self.failure(message));
