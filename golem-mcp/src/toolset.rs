@@ -1,0 +1,412 @@
+//! [`McpToolset`]: a connected MCP server whose tools a run lists at its start.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use golem::tool::{RetryLimit, Tool};
+use golem::toolset::{ToolList, Toolset};
+use golem::{BoxError, BoxFuture, RunContext};
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::RunningService;
+use rmcp::transport::IntoTransport;
+use rmcp::{RoleClient, ServiceExt};
+
+use crate::error::McpError;
+use crate::tool::McpTool;
+
+/// How long a `tools/call` may take by default before the call fails.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long connecting and `tools/list` may take by default.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What a tool failure the model could fix becomes: a result with `isError: true`, or a
+/// JSON-RPC invalid-params error (-32602).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ToolFailures {
+    /// A [`ModelRetry`](golem::ModelRetry) with the server's text as the feedback, charged
+    /// to that tool's budget (by its name, as the model calls it).
+    #[default]
+    Retry,
+    /// A terminal [`McpError::ToolFailed`]: the run fails at the tool stage.
+    Terminal,
+}
+
+/// How the model names a server's tool.
+type Rename = dyn Fn(&str) -> String + Send + Sync;
+
+#[derive(Clone)]
+pub(crate) struct Options {
+    pub(crate) call_timeout: Option<Duration>,
+    pub(crate) request_timeout: Duration,
+    pub(crate) failures: ToolFailures,
+    pub(crate) max_retries: HashMap<String, RetryLimit>,
+    pub(crate) rename: Option<Arc<Rename>>,
+}
+
+impl fmt::Debug for Options {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Options")
+            .field("call_timeout", &self.call_timeout)
+            .field("request_timeout", &self.request_timeout)
+            .field("failures", &self.failures)
+            .field("max_retries", &self.max_retries)
+            .field("rename", &self.rename.is_some())
+            .finish()
+    }
+}
+
+/// The live connection, shared by the toolset and every tool it listed: the server lives
+/// as long as any of them.
+pub(crate) struct Connection {
+    pub(crate) service: RunningService<RoleClient, ClientConfig>,
+    pub(crate) name: String,
+    pub(crate) options: Options,
+    process_id: Option<u32>,
+}
+
+/// An MCP server's tools as a golem [`Toolset`].
+///
+/// Connect with [`McpToolset::builder`] (or the shortcuts [`stdio`](Self::stdio) and
+/// [`http`](Self::http)) and give it to
+/// [`AgentBuilder::toolset`](golem::AgentBuilder::toolset). Every run lists the server's
+/// tools at its start (`tools/list`, all pages), so a server that changed its tools
+/// (`notifications/tools/list_changed`) is seen by the next run. Cheap to clone: clones share
+/// the connection, and the server (a child process is killed) goes away when the last clone
+/// and the last tool it listed are dropped, or at [`shutdown`](Self::shutdown).
+///
+/// `Deps` is the agent's dependency type, usually inferred from the agent it is given to;
+/// the server's tools work with any, and [`with_deps`](Self::with_deps) shares one
+/// connection with an agent of another type.
+pub struct McpToolset<Deps = ()> {
+    connection: Arc<Connection>,
+    _deps: PhantomData<fn(&Deps)>,
+}
+
+impl<Deps> Clone for McpToolset<Deps> {
+    fn clone(&self) -> Self {
+        McpToolset {
+            connection: Arc::clone(&self.connection),
+            _deps: PhantomData,
+        }
+    }
+}
+
+impl<Deps> fmt::Debug for McpToolset<Deps> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpToolset")
+            .field("name", &self.connection.name)
+            .field("options", &self.connection.options)
+            .field("process_id", &self.connection.process_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpToolset {
+    /// A builder with the default timeouts and [`ToolFailures::Retry`].
+    pub fn builder() -> McpToolsetBuilder {
+        McpToolsetBuilder {
+            name: None,
+            options: Options {
+                call_timeout: Some(DEFAULT_CALL_TIMEOUT),
+                request_timeout: DEFAULT_REQUEST_TIMEOUT,
+                failures: ToolFailures::Retry,
+                max_retries: HashMap::new(),
+                rename: None,
+            },
+            stderr: None,
+        }
+    }
+}
+
+impl<Deps> McpToolset<Deps> {
+    /// Starts `command` and connects to it over its stdin and stdout, with the defaults.
+    ///
+    /// # Errors
+    /// See [`McpToolsetBuilder::stdio`].
+    #[cfg(feature = "stdio")]
+    pub async fn stdio(command: impl Into<tokio::process::Command>) -> Result<Self, McpError> {
+        McpToolset::builder().stdio(command).await
+    }
+
+    /// Connects to the streamable-HTTP server at `url`, with the defaults.
+    ///
+    /// # Errors
+    /// See [`McpToolsetBuilder::http`].
+    #[cfg(feature = "http")]
+    pub async fn http(url: impl Into<String>) -> Result<Self, McpError> {
+        McpToolset::builder().http(url).await
+    }
+
+    /// The same connection, for an agent whose dependencies are `Other`.
+    pub fn with_deps<Other>(&self) -> McpToolset<Other> {
+        McpToolset {
+            connection: Arc::clone(&self.connection),
+            _deps: PhantomData,
+        }
+    }
+
+    /// The server as rmcp sees it, for what golem does not wrap (prompts, resources).
+    pub fn peer(&self) -> &rmcp::Peer<RoleClient> {
+        self.connection.service.peer()
+    }
+
+    /// The id of the server's process, when it was started by [`McpToolsetBuilder::stdio`].
+    pub fn process_id(&self) -> Option<u32> {
+        self.connection.process_id
+    }
+
+    /// Closes the connection now (a child process is killed); later calls of its tools fail
+    /// with [`McpError::Transport`].
+    pub fn shutdown(&self) {
+        self.connection.service.cancellation_token().cancel();
+    }
+
+    /// The server's tools now (`tools/list`, every page), as golem tools.
+    ///
+    /// # Errors
+    /// [`McpError`] when the server does not answer in time or the connection failed.
+    pub async fn mcp_tools(&self) -> Result<Vec<McpTool>, McpError> {
+        let connection = &self.connection;
+        let request = || "`tools/list`".to_owned();
+        let after = connection.options.request_timeout;
+        let listed = tokio::time::timeout(after, connection.service.list_all_tools())
+            .await
+            .map_err(|_elapsed| McpError::Timeout {
+                server: connection.name.clone(),
+                request: request(),
+                after,
+            })?;
+        let tools = match listed {
+            Ok(tools) => tools,
+            Err(error) => {
+                let data = McpError::from_service(&connection.name, request(), error)?;
+                return Err(McpError::server_error(&connection.name, request(), data));
+            }
+        };
+        Ok(tools
+            .into_iter()
+            .map(|tool| {
+                let max_retries = connection
+                    .options
+                    .max_retries
+                    .get(tool.name.as_ref())
+                    .copied();
+                let name = connection
+                    .options
+                    .rename
+                    .as_ref()
+                    .map(|rename| rename(&tool.name));
+                McpTool::new(Arc::clone(&self.connection), tool, name, max_retries)
+            })
+            .collect())
+    }
+}
+
+impl<Deps: 'static> Toolset<Deps> for McpToolset<Deps> {
+    fn name(&self) -> &str {
+        &self.connection.name
+    }
+
+    fn list<'a>(
+        &'a self,
+        _ctx: &'a RunContext<Deps>,
+    ) -> BoxFuture<'a, Result<ToolList<Deps>, BoxError>> {
+        async move {
+            let tools = self.mcp_tools().await?;
+            Ok(tools
+                .into_iter()
+                .map(|tool| Arc::new(tool) as Arc<dyn Tool<Deps>>)
+                .collect())
+        }
+        .boxed()
+    }
+}
+
+/// How an [`McpToolset`] connects and treats its server; see [`McpToolset::builder`].
+#[derive(Debug)]
+#[must_use]
+pub struct McpToolsetBuilder {
+    name: Option<String>,
+    options: Options,
+    stderr: Option<std::process::Stdio>,
+}
+
+impl McpToolsetBuilder {
+    /// The toolset's name in errors and traces; by default `mcp:` and the name the server
+    /// gives itself (`mcp:everything`).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// How long one `tools/call` may take ([`DEFAULT_CALL_TIMEOUT`] by default). A call
+    /// that takes longer is cancelled (`notifications/cancelled`) and fails the run with
+    /// [`McpError::Timeout`].
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.options.call_timeout = Some(timeout);
+        self
+    }
+
+    /// Lets calls take as long as the server takes. A server that never answers then
+    /// hangs the run until the run's own deadline, if it has one.
+    pub fn no_call_timeout(mut self) -> Self {
+        self.options.call_timeout = None;
+        self
+    }
+
+    /// How long connecting and each `tools/list` may take ([`DEFAULT_REQUEST_TIMEOUT`] by
+    /// default).
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.options.request_timeout = timeout;
+        self
+    }
+
+    /// What a tool failure the model could fix becomes ([`ToolFailures::Retry`] by
+    /// default).
+    pub fn tool_failures(mut self, failures: ToolFailures) -> Self {
+        self.options.failures = failures;
+        self
+    }
+
+    /// The retry budget of the server's tool `name` (its name on the server), over the
+    /// toolset's default ([`ToolsetExt::max_retries`](golem::toolset::ToolsetExt::max_retries))
+    /// and the agent's `tool_retries`.
+    pub fn tool_max_retries(mut self, name: impl Into<String>, limit: RetryLimit) -> Self {
+        self.options.max_retries.insert(name.into(), limit);
+        self
+    }
+
+    /// The name the model calls each tool by, made from the server's: for servers whose
+    /// names providers refuse (they take `^[a-zA-Z0-9_-]{1,64}$`), e.g. `files.read`.
+    /// Calls still go to the server's name. [`tool_max_retries`](Self::tool_max_retries)
+    /// takes the server's name; the run (budget counters, `ToolsetExt` filters and
+    /// prefixes) sees the new one.
+    pub fn rename_tools(mut self, rename: impl Fn(&str) -> String + Send + Sync + 'static) -> Self {
+        self.options.rename = Some(Arc::new(rename));
+        self
+    }
+
+    /// Where a [`stdio`](Self::stdio) server's stderr goes (its logs); by default to this
+    /// process's stderr.
+    pub fn stderr(mut self, stderr: impl Into<std::process::Stdio>) -> Self {
+        self.stderr = Some(stderr.into());
+        self
+    }
+
+    /// Starts `command` as a child process and speaks MCP over its stdin and stdout; its
+    /// stderr goes to this process's unless [`stderr`](Self::stderr) says otherwise. The
+    /// child runs in its own process group, which is killed when the connection closes (so
+    /// `npx`-style launchers take their server with them).
+    ///
+    /// # Errors
+    /// [`McpError::Spawn`] when the program cannot be started, [`McpError::Connect`] when
+    /// it does not complete the MCP handshake, [`McpError::Timeout`] when that takes longer
+    /// than the request timeout.
+    #[cfg(feature = "stdio")]
+    pub async fn stdio<Deps>(
+        mut self,
+        command: impl Into<tokio::process::Command>,
+    ) -> Result<McpToolset<Deps>, McpError> {
+        use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
+
+        let mut command: tokio::process::Command = command.into();
+        let program = command
+            .as_std()
+            .get_program()
+            .to_string_lossy()
+            .into_owned();
+        command.kill_on_drop(true);
+        let mut command = CommandWrap::from(command);
+        command.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
+        let mut transport = rmcp::transport::TokioChildProcess::builder(command);
+        if let Some(stderr) = self.stderr.take() {
+            transport = transport.stderr(stderr);
+        }
+        let (transport, _stderr) = transport.spawn().map_err(|source| McpError::Spawn {
+            command: program.clone(),
+            source,
+        })?;
+        let process_id = transport.id();
+        self.connect(program, transport, process_id).await
+    }
+
+    /// Connects to the streamable-HTTP MCP server at `url` (e.g.
+    /// `http://127.0.0.1:8000/mcp`).
+    ///
+    /// # Errors
+    /// [`McpError::Connect`] when the handshake fails (nothing listens, HTTP errors),
+    /// [`McpError::Timeout`] when it takes longer than the request timeout.
+    #[cfg(feature = "http")]
+    pub async fn http<Deps>(self, url: impl Into<String>) -> Result<McpToolset<Deps>, McpError> {
+        let url: String = url.into();
+        let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
+        self.connect(url, transport, None).await
+    }
+
+    /// Connects over any rmcp transport (`golem_mcp::rmcp::transport`); `server` names it
+    /// in errors.
+    ///
+    /// # Errors
+    /// [`McpError::Connect`] when the handshake fails, [`McpError::Timeout`] when it takes
+    /// longer than the request timeout.
+    pub async fn serve<Deps, T, E, A>(
+        self,
+        server: impl Into<String>,
+        transport: T,
+    ) -> Result<McpToolset<Deps>, McpError>
+    where
+        T: IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        self.connect(server.into(), transport, None).await
+    }
+
+    async fn connect<Deps, T, E, A>(
+        self,
+        server: String,
+        transport: T,
+        process_id: Option<u32>,
+    ) -> Result<McpToolset<Deps>, McpError>
+    where
+        T: IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let client = ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("golem", env!("CARGO_PKG_VERSION")),
+        );
+        let after = self.options.request_timeout;
+        let service = tokio::time::timeout(after, client.serve(transport))
+            .await
+            .map_err(|_elapsed| McpError::Timeout {
+                server: server.clone(),
+                request: "`initialize`".to_owned(),
+                after,
+            })?
+            .map_err(|error| McpError::Connect {
+                server: server.clone(),
+                source: Box::new(error),
+            })?;
+        let name = self.name.unwrap_or_else(|| {
+            let own = service
+                .peer_info()
+                .and_then(|info| info.server_info.as_ref().map(|info| info.name.clone()));
+            format!("mcp:{}", own.unwrap_or(server))
+        });
+        Ok(McpToolset {
+            connection: Arc::new(Connection {
+                service,
+                name,
+                options: self.options,
+                process_id,
+            }),
+            _deps: PhantomData,
+        })
+    }
+}
