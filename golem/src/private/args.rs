@@ -111,6 +111,39 @@ fn position(names: &[&str], key: &str) -> Option<usize> {
     names.iter().position(|name| *name == key)
 }
 
+/// Reads a key as the index of its name in `names` (`None` for an unknown key), without
+/// allocating it: keys are compared where the deserializer holds them.
+struct FieldIndex(&'static [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for FieldIndex {
+    type Value = Option<usize>;
+
+    fn deserialize<D: de::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_identifier(self)
+    }
+}
+
+impl Visitor<'_> for FieldIndex {
+    type Value = Option<usize>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an argument name")
+    }
+
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<Self::Value, E> {
+        Ok(position(self.0, key))
+    }
+
+    fn visit_bytes<E: de::Error>(self, key: &[u8]) -> Result<Self::Value, E> {
+        Ok(std::str::from_utf8(key)
+            .ok()
+            .and_then(|key| position(self.0, key)))
+    }
+}
+
 macro_rules! arg_fields {
     ($($T:ident $i:tt),+) => {
         impl<$($T: DeserializeOwned),+> ArgFields for ($($T,)+) {
@@ -119,8 +152,8 @@ macro_rules! arg_fields {
                 names: &'static [&'static str],
             ) -> Result<Self, A::Error> {
                 let mut slots: ($(Option<$T>,)+) = Default::default();
-                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    match position(names, &key) {
+                while let Some(index) = map.next_key_seed(FieldIndex(names))? {
+                    match index {
                         $(Some($i) => {
                             if slots.$i.is_some() {
                                 return Err(de::Error::duplicate_field(names[$i]));
