@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::model::RequestParams;
+use crate::model::{ModelResponse, RequestParams, ToolCallPart};
 use crate::tool::{RetryLimit, Tool, ToolDefinition, is_valid_tool_name};
 
 /// Which counter a tool rejection is charged to.
@@ -128,6 +128,26 @@ impl<Deps: 'static> Toolbox<Deps> {
         });
         self.params.function_tools.push(definition);
         Ok(())
+    }
+
+    /// The calls in `response` that need the caller's approval and are not `decided` yet.
+    pub(crate) fn awaiting_approval(
+        &self,
+        response: &ModelResponse,
+        decided: impl Fn(&ToolCallPart) -> bool,
+    ) -> Vec<ToolCallPart> {
+        if !self.any_requires_approval {
+            return Vec::new();
+        }
+        response
+            .tool_calls()
+            .filter(|call| match self.key(&call.tool_name) {
+                ToolKey::Known(index) => self.entries[index].requires_approval,
+                ToolKey::Unknown => false,
+            })
+            .filter(|call| !decided(call))
+            .cloned()
+            .collect()
     }
 
     /// Which counter a rejection of the tool `name` is charged to.

@@ -15,7 +15,7 @@ use super::state::{ApprovalError, Retries, RunState};
 use super::stop::StopSignals;
 use super::tools;
 use super::{CancellationToken, RunError, Step};
-use crate::agent::{Agent, AgentInner, RunResult};
+use crate::agent::{Agent, RunResult};
 use crate::context::RunContext;
 use crate::error::Stage;
 use crate::model::{Message, ModelRequest};
@@ -255,13 +255,13 @@ where
             }
             Err(failure) => {
                 self.ended = true;
-                self.record_usage(&self.state.usage.clone());
+                self.record_usage(&self.state.usage);
                 Err(self.error(failure))
             }
         }
     }
 
-    fn record_usage(&mut self, usage: &crate::Usage) {
+    fn record_usage(&self, usage: &crate::Usage) {
         let span = &self.span;
         span.record("gen_ai.usage.input_tokens", usage.input_tokens);
         span.record("gen_ai.usage.output_tokens", usage.output_tokens);
@@ -378,7 +378,9 @@ where
         let turn = state.turns;
         let tools = self.tools.as_deref().expect("listed before the first step");
 
-        let awaiting = AgentInner::<Deps, O>::awaiting_approval(tools, response, &state.approvals);
+        let awaiting = tools.awaiting_approval(response, |call| {
+            state.approvals.contains_key(&call.tool_call_id)
+        });
         if !awaiting.is_empty() {
             emit(events, || RunEvent::ApprovalRequired {
                 turn,

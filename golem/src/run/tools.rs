@@ -101,26 +101,6 @@ where
     Deps: Send + Sync + 'static,
     O: Output,
 {
-    /// The calls in `response` that need the caller's approval and have no decision yet.
-    pub(crate) fn awaiting_approval(
-        tools: &Toolbox<Deps>,
-        response: &ModelResponse,
-        approvals: &BTreeMap<String, Approval>,
-    ) -> Vec<ToolCallPart> {
-        if !tools.any_requires_approval {
-            return Vec::new();
-        }
-        response
-            .tool_calls()
-            .filter(|call| match tools.key(&call.tool_name) {
-                ToolKey::Known(index) => tools.entries[index].requires_approval,
-                ToolKey::Unknown => false,
-            })
-            .filter(|call| !approvals.contains_key(&call.tool_call_id))
-            .cloned()
-            .collect()
-    }
-
     /// Runs the response's function-tool calls, then handles its output.
     pub(crate) async fn handle_response<J: Journal>(
         &self,
@@ -183,7 +163,7 @@ where
         handled: &mut Handled<O>,
     ) -> Result<ToolsVerdict, Failure> {
         let denial = |call: &ToolCallPart| match scope.approvals.get(&call.tool_call_id) {
-            Some(Approval::Denied { reason }) => Some(reason.clone()),
+            Some(Approval::Denied { reason }) => Some(reason.as_str()),
             _ => None,
         };
         let known = calls
@@ -207,7 +187,7 @@ where
         for &call in calls {
             outcomes.push(denial(call).map(|reason| {
                 verdict.denied = true;
-                let outcome = CallOutcome::Denied(reason);
+                let outcome = CallOutcome::Denied(reason.to_owned());
                 self.emit_finished(scope, call, &outcome);
                 outcome
             }));
