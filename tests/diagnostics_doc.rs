@@ -31,6 +31,10 @@ const TOOL: &[(&str, &str)] = &[
     ("not_async", "A tool that is not `async`"),
     ("self_receiver", "A `self` receiver"),
     ("in_impl_block", "A tool inside an `impl` block"),
+    (
+        "in_impl_block_with_error",
+        "A tool inside an `impl` block, with another mistake",
+    ),
     ("unknown_key", "An unknown key"),
     ("duplicate_key", "A duplicate key"),
     ("duplicate_flag", "A duplicate `requires_approval`"),
@@ -46,7 +50,11 @@ const TOOL: &[(&str, &str)] = &[
     ("mut_arg", "A `&mut` parameter"),
     (
         "arg_not_deserialize",
-        "A parameter type that is not `Deserialize + JsonSchema`",
+        "A parameter type with neither `Deserialize` nor `JsonSchema`",
+    ),
+    (
+        "arg_not_json_schema",
+        "A parameter type with `Deserialize` but no `JsonSchema`",
     ),
     (
         "return_not_serialize",
@@ -93,6 +101,23 @@ const OUTPUT: &[(&str, &str)] = &[
     ("args_validate_key", "`#[golem::args]` takes no `validate`"),
 ];
 
+/// What to write instead, for the cases whose error is rustc's own wording: (case file
+/// stem, the text under its title).
+const NOTES: &[(&str, &str)] = &[
+    (
+        "in_impl_block",
+        "The macro sees only the function, not the `impl` around it; the struct it generates \
+         cannot live there, and rustc drops it (and everything the macro hangs on it) with \
+         this one error. A tool is a free `async fn`: move it out of the `impl` to module \
+         level, and reach shared state through a first parameter `ctx: &RunContext<Deps>` \
+         (`ctx.deps()`), where `Deps` is the agent's dependencies type.",
+    ),
+    (
+        "in_impl_block_with_error",
+        "Each mistake still gets its own error: the macro's, and rustc's for the place.",
+    ),
+];
+
 fn ui_dir(kind: &str) -> PathBuf {
     [env!("CARGO_MANIFEST_DIR"), "ui", kind, "fail"]
         .iter()
@@ -108,8 +133,12 @@ fn section(out: &mut String, kind: &str, stem: &str, title: &str) {
     let dir = ui_dir(kind);
     let source = read(&dir.join(format!("{stem}.rs")));
     let stderr = read(&dir.join(format!("{stem}.stderr")));
+    out.push_str(&format!("\n### {title}\n"));
+    if let Some((_, note)) = NOTES.iter().find(|(case, _)| *case == stem) {
+        out.push_str(&format!("\n{note}\n"));
+    }
     out.push_str(&format!(
-        "\n### {title}\n\n```rust,compile_fail\n{}\n```\n\n```text\n{}\n```\n",
+        "\n```rust,compile_fail\n{}\n```\n\n```text\n{}\n```\n",
         source.trim_end(),
         stderr.trim_end()
     ));

@@ -25,6 +25,14 @@ pub fn output(args: TokenStream, item: TokenStream) -> TokenStream {
     output::expand(args.into(), item.into()).into()
 }
 
+/// Emits the items `#[golem::tool]` hangs on its unit struct (not public API): inside an
+/// `impl` block, where rustc drops the struct with its one error, they go with it.
+#[doc(hidden)]
+#[proc_macro_derive(ToolItems, attributes(golem_tool_items))]
+pub fn tool_items(item: TokenStream) -> TokenStream {
+    tool::carried_items(item.into()).into()
+}
+
 #[doc = include_str!("../docs/args.md")]
 #[proc_macro_attribute]
 pub fn args(args: TokenStream, item: TokenStream) -> TokenStream {

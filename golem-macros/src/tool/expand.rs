@@ -1,6 +1,6 @@
 //! The code `#[golem::tool]` generates.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
@@ -17,7 +17,6 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
     let fn_ident = &func.sig.ident;
     let krate = checked.krate.tokens();
     let (serde_crate, schemars_crate) = checked.krate.derive_crate_attrs();
-    let unit_struct = unit_struct(tool, checked);
     let struct_name = &checked.struct_name;
     let name = &checked.name;
     let description = &checked.description;
@@ -101,18 +100,28 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
             }
         })
         .collect();
-    let parse = if fast {
-        let names = tool.args().map(|arg| {
-            arg.ident
-                .as_ref()
-                .map(|ident| syn::ext::IdentExt::unraw(ident).to_string())
-        });
+    // The statics and the parsing go through a probe (`__private::ArgsReady`, with the
+    // fallback `ArgsUnready`), so that a parameter type without `Deserialize` or
+    // `JsonSchema` is reported only by its assertion above, not again here.
+    let (probe, names) = if fast {
+        let names: Vec<_> = tool
+            .args()
+            .map(|arg| {
+                arg.ident
+                    .as_ref()
+                    .map(|ident| syn::ext::IdentExt::unraw(ident).to_string())
+            })
+            .collect();
         let types = tool.args().map(|arg| &arg.owned_ty);
-        quote! {
-            __golem_statics().parse_fields::<(#(#types,)*)>(&[#(#names),*], __golem_raw)
-        }
+        (
+            quote!(#krate::__private::FieldsProbe<__GolemArgsOf, (#(#types,)*)>),
+            names,
+        )
     } else {
-        quote!(__golem_statics().parse::<__GolemArgsOf>(__golem_raw))
+        (
+            quote!(#krate::__private::StructProbe<__GolemArgsOf>),
+            Vec::new(),
+        )
     };
     let ctx_arg = match checked.deps {
         Some(_) => quote!(__golem_ctx,),
@@ -165,11 +174,7 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
         }
     });
 
-    quote! {
-        #func
-
-        #unit_struct
-
+    let items = quote! {
         const _: () = {
             #args_struct
 
@@ -177,13 +182,16 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
                 #(#assertions)*
             };
 
+            #[allow(unused_imports)]
+            use #krate::__private::{ArgsReady as _, ArgsUnready as _};
+
+            type __GolemProbe = #probe;
+
             /// The definition and the compiled schema, built on first use.
             fn __golem_statics() -> &'static #krate::__private::ToolStatics {
                 static __GOLEM_STATICS: ::std::sync::OnceLock<#krate::__private::ToolStatics> =
                     ::std::sync::OnceLock::new();
-                __GOLEM_STATICS.get_or_init(|| {
-                    #krate::__private::ToolStatics::new::<__GolemArgsOf>(#name, #description)
-                })
+                __GOLEM_STATICS.get_or_init(|| (&__GolemProbe::NEW).statics(#name, #description))
             }
 
             impl #impl_generics #krate::tool::Tool<#deps> for #struct_name {
@@ -204,7 +212,11 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
                     ::core::result::Result<#krate::__private::serde_json::Value, #krate::BoxError>,
                 > {
                     #ignore_ctx
-                    let __golem_args = match #parse {
+                    let __golem_args = match (&__GolemProbe::NEW).read(
+                        __golem_statics(),
+                        &[#(#names),*],
+                        __golem_raw,
+                    ) {
                         ::core::result::Result::Ok(args) => args,
                         ::core::result::Result::Err(retry) => {
                             return #krate::__private::returns::rejected(retry);
@@ -214,6 +226,12 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
                 }
             }
         };
+    };
+    let unit_struct = unit_struct(tool, checked, &items);
+    quote! {
+        #func
+
+        #unit_struct
     }
 }
 
@@ -228,11 +246,7 @@ pub(crate) fn fallback(tool: &Tool, checked: &Checked, error: syn::Error) -> Tok
     }
     let krate = checked.krate.tokens();
     let struct_name = &checked.struct_name;
-    let unit_struct = unit_struct(tool, checked);
-    quote! {
-        #error
-        #func
-        #unit_struct
+    let stub = quote! {
         const _: () = {
             impl<__GolemDeps: ::core::marker::Send + ::core::marker::Sync + 'static>
                 #krate::tool::Tool<__GolemDeps> for #struct_name
@@ -253,10 +267,25 @@ pub(crate) fn fallback(tool: &Tool, checked: &Checked, error: syn::Error) -> Tok
                 }
             }
         };
+    };
+    let unit_struct = unit_struct(tool, checked, &stub);
+    quote! {
+        #error
+        #func
+        #unit_struct
     }
 }
 
-fn unit_struct(tool: &Tool, checked: &Checked) -> TokenStream {
+/// The unit struct, carrying `items` (everything else the tool generates) in an attribute
+/// that its derive `__private::ToolItems` emits beside it.
+///
+/// Inside an `impl` block rustc's parser drops the struct with one error ("struct is not
+/// supported in `trait`s or `impl`s"), attributes and all, so its items never reach name
+/// resolution or type checking and add no errors of their own. Emitted beside the struct,
+/// they would (a nameless `const _`, the `Tool` impl calling a function that is not in
+/// scope, ...).
+fn unit_struct(tool: &Tool, checked: &Checked, items: &TokenStream) -> TokenStream {
+    let krate = checked.krate.tokens();
     let vis = &tool.func.vis;
     let struct_name = &checked.struct_name;
     let doc = format!(
@@ -265,9 +294,41 @@ fn unit_struct(tool: &Tool, checked: &Checked) -> TokenStream {
     );
     quote! {
         #[doc = #doc]
-        #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::default::Default)]
+        #[derive(
+            ::core::fmt::Debug,
+            ::core::clone::Clone,
+            ::core::marker::Copy,
+            ::core::default::Default,
+            #krate::__private::ToolItems,
+        )]
+        #[golem_tool_items(#items)]
         #vis struct #struct_name;
     }
+}
+
+/// The derive `ToolItems`: the contents of the struct's `#[golem_tool_items(...)]`, as they
+/// are.
+pub(crate) fn carried_items(item: TokenStream) -> TokenStream {
+    let mut tokens = item.into_iter();
+    while let Some(token) = tokens.next() {
+        let TokenTree::Punct(pound) = &token else {
+            continue;
+        };
+        if pound.as_char() != '#' {
+            continue;
+        }
+        let Some(TokenTree::Group(attr)) = tokens.next() else {
+            continue;
+        };
+        let mut attr = attr.stream().into_iter();
+        if let (Some(TokenTree::Ident(name)), Some(TokenTree::Group(items))) =
+            (attr.next(), attr.next())
+            && name == "golem_tool_items"
+        {
+            return items.stream();
+        }
+    }
+    TokenStream::new()
 }
 
 /// `tokens` with every span set to `span`, so that rustc points an error about the

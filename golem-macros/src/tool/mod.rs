@@ -8,6 +8,8 @@ mod valid;
 
 use proc_macro2::TokenStream;
 
+pub(crate) use expand::carried_items;
+
 /// Expands `#[golem::tool(args)] item`; errors come out beside the user's function.
 pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let func = match ast::parse_item(item.clone()) {

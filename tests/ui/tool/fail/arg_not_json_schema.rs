@@ -1,0 +1,11 @@
+#[derive(serde::Deserialize)]
+struct Player {
+    name: String,
+}
+
+#[golem::tool]
+async fn greet(player: Player, times: u32) -> String {
+    player.name.repeat(times as usize)
+}
+
+fn main() {}
