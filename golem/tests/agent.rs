@@ -11,8 +11,7 @@ use golem::{Agent, BuildError, ModelRetry, RunContext, RunState, Stage};
 use serde_json::json;
 use std::error::Error as _;
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "golem::__private::schemars")]
+#[golem::args]
 struct Dice {
     /// How many dice, 1 to 10.
     #[schemars(range(min = 1, max = 10))]
@@ -26,8 +25,8 @@ fn named(name: &str) -> impl Tool<()> + use<> {
     )
 }
 
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "golem::__private::schemars")]
+#[golem::args]
+#[derive(Debug)]
 struct Verdict {
     winner: String,
     score: u32,

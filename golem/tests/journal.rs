@@ -16,8 +16,7 @@ use golem::tool::{FunctionTool, Tool};
 use golem::{Agent, ModelRetry, RunContext, Stage, Step};
 use serde_json::json;
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "golem::__private::schemars")]
+#[golem::args]
 struct Amount {
     cents: i64,
 }

@@ -815,8 +815,7 @@ async fn the_attempt_count_includes_the_retries_before_a_final_error() {
 
 #[tokio::test]
 async fn strict_tools_send_strict_schemas_and_read_nulls_as_absent() {
-    #[derive(serde::Deserialize, schemars::JsonSchema)]
-    #[schemars(crate = "golem::__private::schemars")]
+    #[golem::args]
     struct Forecast {
         city: String,
         /// How many days ahead.
@@ -887,8 +886,7 @@ async fn strict_tools_send_strict_schemas_and_read_nulls_as_absent() {
 
 #[tokio::test]
 async fn strict_tools_accept_the_nulls_they_ask_for_in_default_fields() {
-    #[derive(serde::Deserialize, schemars::JsonSchema)]
-    #[schemars(crate = "golem::__private::schemars")]
+    #[golem::args]
     struct Search {
         query: String,
         #[serde(default)]
@@ -896,8 +894,8 @@ async fn strict_tools_accept_the_nulls_they_ask_for_in_default_fields() {
         #[serde(default)]
         filters: Filters,
     }
-    #[derive(Default, serde::Deserialize, schemars::JsonSchema)]
-    #[schemars(crate = "golem::__private::schemars")]
+    #[golem::args]
+    #[derive(Default)]
     struct Filters {
         #[serde(default)]
         tags: Vec<String>,

@@ -14,8 +14,8 @@ use golem::{Agent, BoxError, Exhausted, ModelRetry, RunContext, Stage};
 use serde_json::json;
 
 /// Who won and by how much.
-#[derive(Debug, PartialEq, serde::Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "golem::__private::schemars")]
+#[golem::args]
+#[derive(Debug, PartialEq)]
 struct Verdict {
     winner: String,
     score: u32,
@@ -492,8 +492,7 @@ async fn a_validator_error_wrapping_model_retry_is_a_correction() {
 
 #[tokio::test]
 async fn an_output_call_beside_a_rejected_tool_call_is_not_accepted_and_costs_no_output_retry() {
-    #[derive(serde::Deserialize, schemars::JsonSchema)]
-    #[schemars(crate = "golem::__private::schemars")]
+    #[golem::args]
     struct Points {
         points: i64,
     }

@@ -620,8 +620,7 @@ async fn a_tool_that_panics_while_making_its_future_is_caught_too() {
 
 /// A file deleter that needs approval, and counts what it deleted.
 fn deleter(deleted: Arc<AtomicUsize>) -> impl Tool<()> {
-    #[derive(serde::Deserialize, schemars::JsonSchema)]
-    #[schemars(crate = "golem::__private::schemars")]
+    #[golem::args]
     struct File {
         path: String,
     }
@@ -770,8 +769,8 @@ async fn run_fails_at_the_approval_stage_with_a_state_to_decide_on_and_resume() 
 
 #[tokio::test]
 async fn a_denied_call_declines_the_output_of_the_same_response() {
-    #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-    #[schemars(crate = "golem::__private::schemars")]
+    #[golem::args]
+    #[derive(Debug)]
     struct Report {
         done: bool,
     }

@@ -37,8 +37,7 @@ fn game() -> Game {
     }
 }
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "golem::__private::schemars")]
+#[golem::args]
 struct Dice {
     /// How many dice to roll.
     n: i64,
@@ -72,8 +71,7 @@ fn roll_dice() -> impl Tool<Game> {
     .description("Roll `n` dice and return their total.")
 }
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "golem::__private::schemars")]
+#[golem::args]
 struct Coin {
     side: String,
 }
@@ -559,8 +557,7 @@ enum LookupError {
     Database(#[source] std::io::Error),
 }
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "golem::__private::schemars")]
+#[golem::args]
 struct City {
     city: String,
 }
@@ -855,8 +852,8 @@ async fn a_rejection_beside_a_terminal_failure_is_still_booked() {
 
 #[tokio::test]
 async fn an_exhausted_tool_budget_keeps_its_feedback_apart_for_a_resume_with_the_same_counters() {
-    #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-    #[schemars(crate = "golem::__private::schemars")]
+    #[golem::args]
+    #[derive(Debug)]
     struct Score {
         total: i64,
     }

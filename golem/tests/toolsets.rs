@@ -14,8 +14,7 @@ use golem::toolset::{ToolList, Toolset, ToolsetExt};
 use golem::{Agent, BoxError, BoxFuture, ModelRetry, RunContext, RunState, Stage};
 use serde_json::json;
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "golem::__private::schemars")]
+#[golem::args]
 struct Query {
     q: String,
 }

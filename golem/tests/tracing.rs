@@ -13,8 +13,7 @@ use golem::model::ModelResponse;
 use golem::tool::FunctionTool;
 use golem::{Agent, ModelRetry, RunContext};
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "golem::__private::schemars")]
+#[golem::args]
 struct Dice {
     n: i64,
 }
