@@ -27,6 +27,9 @@ use crate::model::ModelRetry;
 )]
 pub trait ToolValue: Serialize {}
 
+// `do_not_recommend`, as on the argument traits: the message names what is missing,
+// without rustc's list of other types that implement `Serialize`.
+#[diagnostic::do_not_recommend]
 impl<T: Serialize + ?Sized> ToolValue for T {}
 
 /// What a fallible tool's error must be: convertible into [`BoxError`].
@@ -37,6 +40,8 @@ impl<T: Serialize + ?Sized> ToolValue for T {}
 )]
 pub trait ToolError: Into<BoxError> {}
 
+// No `do_not_recommend` here: rustc's own help ("`std::error::Error` is not implemented")
+// says what is missing better than the trait's name would.
 impl<E: Into<BoxError>> ToolError for E {}
 
 /// The one conversion of a tool's outcome into the call's JSON result.
