@@ -21,6 +21,9 @@ mod human_in_the_loop;
 #[path = "../mcp/main.rs"]
 mod mcp;
 
+#[path = "../streaming/main.rs"]
+mod streaming;
+
 #[path = "../../tests/mcp/servers.rs"]
 mod mcp_servers;
 
@@ -140,6 +143,26 @@ tool     │ get-sum → The sum of 2 and 3 is 5.
 model    │ 2 + 3 = 5.
 usage    │ 3 requests, 825 input + 52 output tokens, 2 tool calls; rounds that ended in a rejection: 1 requests, 232 tokens
 answer: 2 + 3 = 5.
+"
+    );
+}
+
+#[tokio::test]
+async fn streaming_prints_text_as_it_arrives_then_the_plan_field_by_field() {
+    let output = streaming::run(streaming::scripted_model()).await.unwrap();
+    assert_eq!(
+        output,
+        "\
+model    │ Checking the forecast first.
+tool     │ forecast({\"city\": \"Lisbon\"}) → Lisbon: sunny, then rain on day 2
+partial  │ \"Two days in Lis\", 0 day(s): []
+partial  │ \"Two days in Lisbon\", 1 day(s): [\"Walk Alfama and\"]
+partial  │ \"Two days in Lisbon\", 2 day(s): [\"Walk Alfama and the castle\", \"Museums while it r\"]
+partial  │ \"Two days in Lisbon\", 2 day(s): [\"Walk Alfama and the castle\", \"Museums while it rains\"]
+usage    │ 2 requests, 230 input + 65 output tokens, 1 tool calls; rounds that ended in a rejection: 0 requests, 0 tokens
+plan: Two days in Lisbon
+  day 1: Walk Alfama and the castle
+  day 2: Museums while it rains
 "
     );
 }

@@ -41,7 +41,9 @@ enum Mood {
 }
 
 /// A type with no partial form of its own: `#[golem(whole)]` reads it as itself.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, golem::schema::JsonSchema)]
+#[derive(
+    Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, golem::schema::JsonSchema,
+)]
 struct Score {
     points: u32,
 }
@@ -210,7 +212,11 @@ enum Verdict {
 #[tokio::test]
 async fn native_output_streams_as_text_and_is_unwrapped_before_it_is_read() {
     let model = FunctionModel::new_stream(|_, _| {
-        let fragments = [r#"{"response": {"kind": "wi"#, r#"n", "margin": 3"#, r#", "note": "close"}}"#];
+        let fragments = [
+            r#"{"response": {"kind": "wi"#,
+            r#"n", "margin": 3"#,
+            r#", "note": "close"}}"#,
+        ];
         let mut items: Vec<StreamEvent> = fragments
             .iter()
             .map(|text| {
@@ -258,7 +264,13 @@ async fn native_output_streams_as_text_and_is_unwrapped_before_it_is_read() {
 #[tokio::test]
 async fn a_rejected_answer_is_marked_after_its_partials_and_the_retry_streams_on() {
     let model = FunctionModel::new_stream(|messages: &[Message], _| match messages.len() {
-        1 => call_stream(&[r#"{"title": "Mo"#, r#"on", "tags": [], "mood": "calm", "score": {"points": 1}}"#], "c1"),
+        1 => call_stream(
+            &[
+                r#"{"title": "Mo"#,
+                r#"on", "tags": [], "mood": "calm", "score": {"points": 1}}"#,
+            ],
+            "c1",
+        ),
         _ => call_stream(&FRAGMENTS, "c2"),
     });
     let agent = Agent::<(), Report>::builder(model)
@@ -287,7 +299,10 @@ async fn a_rejected_answer_is_marked_after_its_partials_and_the_retry_streams_on
         "rejected 1: the title is too short (1 of 1)".to_owned(),
         r#"partial 2: Some("Moon")"#.to_owned(),
     ];
-    expected.extend(std::iter::repeat_n(r#"partial 2: Some("Moon landing")"#.to_owned(), 5));
+    expected.extend(std::iter::repeat_n(
+        r#"partial 2: Some("Moon landing")"#.to_owned(),
+        5,
+    ));
     expected.push("accepted 2".to_owned());
     assert_eq!(seen, expected);
 }
@@ -364,7 +379,9 @@ async fn a_stop_mid_stream_keeps_what_arrived_as_an_incomplete_response() {
         .build()
         .unwrap();
     let token = CancellationToken::new();
-    let mut run = agent.start("Report on 1969", ()).with_cancellation(token.clone());
+    let mut run = agent
+        .start("Report on 1969", ())
+        .with_cancellation(token.clone());
     let mut events = run.events();
     let mut partial_seen = false;
     let mut error = None;

@@ -43,7 +43,10 @@ pub(crate) fn twin(item: &Item, krate: &TokenStream, serde_crate: &TokenStream) 
         return untyped(ident, generics, krate);
     }
     let twin = format_ident!("{}Partial", ident, span = ident.span());
-    let lenient = format!("{}::output::partial::lenient", krate.to_string().replace(' ', ""));
+    let lenient = format!(
+        "{}::output::partial::lenient",
+        krate.to_string().replace(' ', "")
+    );
     // What comes before the where clause, and after it.
     let (tuple, body) = match item {
         Item::Struct(item) => {
@@ -55,7 +58,10 @@ pub(crate) fn twin(item: &Item, krate: &TokenStream, serde_crate: &TokenStream) 
             }
         }
         Item::Enum(item) => {
-            let variants = item.variants.iter().filter(|variant| !skipped(&variant.attrs));
+            let variants = item
+                .variants
+                .iter()
+                .filter(|variant| !skipped(&variant.attrs));
             let variants = variants.map(|variant| {
                 let kept = serde_attrs(&variant.attrs, MEMBER_KEYS);
                 let name = &variant.ident;
@@ -117,43 +123,44 @@ fn untyped(ident: &Ident, generics: &syn::Generics, krate: &TokenStream) -> Toke
 
 /// The twin's fields: each optional, read leniently, in its partial form unless marked
 /// `#[golem(whole)]`.
-fn fields(
-    fields: &Fields,
-    krate: &TokenStream,
-    lenient: &str,
-    in_struct: bool,
-) -> TokenStream {
+fn fields(fields: &Fields, krate: &TokenStream, lenient: &str, in_struct: bool) -> TokenStream {
     let named = matches!(fields, Fields::Named(_));
-    let fields = fields.iter().filter(|field| !skipped(&field.attrs)).map(|field| {
-        let mut kept = serde_attrs(&field.attrs, MEMBER_KEYS);
-        let docs = field.attrs.iter().filter(|attr| attr.path().is_ident("doc"));
-        let ty = &field.ty;
-        let flatten = has_serde_key(&field.attrs, "flatten");
-        let ty = if is_whole(&field.attrs) {
-            quote_spanned!(ty.span()=> ::core::option::Option<#ty>)
-        } else if flatten {
-            quote_spanned!(ty.span()=> <#ty as #krate::output::PartialValue>::Partial)
-        } else {
-            let inner = option_inner(ty).unwrap_or(ty);
-            quote_spanned! {ty.span()=>
-                ::core::option::Option<<#inner as #krate::output::PartialValue>::Partial>
-            }
-        };
-        if !flatten {
-            kept.push(if named {
-                quote!(#[serde(default, deserialize_with = #lenient)])
+    let fields = fields
+        .iter()
+        .filter(|field| !skipped(&field.attrs))
+        .map(|field| {
+            let mut kept = serde_attrs(&field.attrs, MEMBER_KEYS);
+            let docs = field
+                .attrs
+                .iter()
+                .filter(|attr| attr.path().is_ident("doc"));
+            let ty = &field.ty;
+            let flatten = has_serde_key(&field.attrs, "flatten");
+            let ty = if is_whole(&field.attrs) {
+                quote_spanned!(ty.span()=> ::core::option::Option<#ty>)
+            } else if flatten {
+                quote_spanned!(ty.span()=> <#ty as #krate::output::PartialValue>::Partial)
             } else {
-                quote!(#[serde(deserialize_with = #lenient)])
-            });
-        }
-        // Fields of an enum's variants take no visibility.
-        let vis = match (&field.vis, in_struct) {
-            (Visibility::Inherited, _) | (_, false) => TokenStream::new(),
-            (vis, true) => quote!(#vis),
-        };
-        let name = field.ident.as_ref().map(|name| quote!(#name:));
-        quote!(#(#docs)* #(#kept)* #vis #name #ty)
-    });
+                let inner = option_inner(ty).unwrap_or(ty);
+                quote_spanned! {ty.span()=>
+                    ::core::option::Option<<#inner as #krate::output::PartialValue>::Partial>
+                }
+            };
+            if !flatten {
+                kept.push(if named {
+                    quote!(#[serde(default, deserialize_with = #lenient)])
+                } else {
+                    quote!(#[serde(deserialize_with = #lenient)])
+                });
+            }
+            // Fields of an enum's variants take no visibility.
+            let vis = match (&field.vis, in_struct) {
+                (Visibility::Inherited, _) | (_, false) => TokenStream::new(),
+                (vis, true) => quote!(#vis),
+            };
+            let name = field.ident.as_ref().map(|name| quote!(#name:));
+            quote!(#(#docs)* #(#kept)* #vis #name #ty)
+        });
     let fields: Vec<_> = fields.collect();
     quote!(#(#fields),*)
 }

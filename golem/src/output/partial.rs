@@ -17,12 +17,13 @@ use serde_json::{Map, Number, Value};
 ///
 /// Implemented for strings (the text so far), numbers, `bool`, `char`, `Option`, `Vec`,
 /// `Box`, maps with string-like keys, [`serde_json::Value`], and by `#[golem::output]` and
-/// `#[golem::args]` for the types they are on. A field whose type has no partial form is
-/// marked `#[golem(whole)]`: it shows up once it is complete.
+/// `#[golem::args]` for the types they are on (a generic type's partial form is its JSON,
+/// [`serde_json::Value`]). A field of an output whose type has no partial form is marked
+/// `#[golem(whole)]`: it is read as its own type from what has arrived.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no partial form for streamed output",
     label = "golem cannot tell how much of a `{Self}` has arrived",
-    note = "put `#[golem::output]` or `#[golem::args]` on `{Self}` instead of deriving `Deserialize` and `JsonSchema` by hand, or mark the field `#[golem(whole)]` to receive it only once it is complete"
+    note = "put `#[golem::output]` or `#[golem::args]` on `{Self}` instead of deriving `Deserialize` and `JsonSchema` by hand, or mark the field `#[golem(whole)]` to read it as its own type"
 )]
 pub trait PartialValue {
     /// The value so far.
@@ -43,8 +44,25 @@ macro_rules! whole {
 }
 
 whole!(
-    String, bool, char, i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32,
-    f64, (), Value,
+    String,
+    bool,
+    char,
+    i8,
+    i16,
+    i32,
+    i64,
+    i128,
+    isize,
+    u8,
+    u16,
+    u32,
+    u64,
+    u128,
+    usize,
+    f32,
+    f64,
+    (),
+    Value,
 );
 
 impl<T: PartialValue> PartialValue for Option<T> {
@@ -92,7 +110,9 @@ fn to_serde(value: jiter::JsonValue<'_>) -> Value {
         jiter::JsonValue::Null => Value::Null,
         jiter::JsonValue::Bool(bool) => Value::Bool(bool),
         jiter::JsonValue::Int(int) => Value::Number(int.into()),
-        jiter::JsonValue::Float(float) => Number::from_f64(float).map_or(Value::Null, Value::Number),
+        jiter::JsonValue::Float(float) => {
+            Number::from_f64(float).map_or(Value::Null, Value::Number)
+        }
         jiter::JsonValue::Str(text) => Value::String(text.into_owned()),
         jiter::JsonValue::Array(items) => Value::Array(
             std::sync::Arc::unwrap_or_clone(items)
@@ -133,8 +153,14 @@ mod tests {
                 r#"{"winner": "Ann", "scores": [1, 2"#,
                 serde_json::json!({"winner": "Ann", "scores": [1, 2]}),
             ),
-            (r#"{"winner": "Ann", "sco"#, serde_json::json!({"winner": "Ann"})),
-            (r#"{"a": {"b": [true, {"c": nu"#, serde_json::json!({"a": {"b": [true, {}]}})),
+            (
+                r#"{"winner": "Ann", "sco"#,
+                serde_json::json!({"winner": "Ann"}),
+            ),
+            (
+                r#"{"a": {"b": [true, {"c": nu"#,
+                serde_json::json!({"a": {"b": [true, {}]}}),
+            ),
         ];
         for (raw, expected) in cases {
             assert_eq!(parse(raw), Some(expected), "{raw}");

@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::agent::OutputSetup;
 use crate::model::{
     FinishReason, ModelResponse, ResponseDelta, ResponsePart, TextPart, ToolCallPart,
 };
-use crate::agent::OutputSetup;
 use crate::output::{NoPartial, Output, OutputMode, partial};
 use crate::usage::Usage;
 
