@@ -1,0 +1,142 @@
+//! A durable run survives its process: against a real `restate-server`, the service is
+//! killed after the first tool's side effect and restarted, and Restate's retry finishes
+//! the run without a repeated model request or side effect, with the usage and retry
+//! counters of a run that never stopped.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use golem_restate_engine_tests::agent::{Effects, OUTPUT, PROMPT, Summary, agent};
+use golem_restate_engine_tests::model_server::{Log, ModelServer};
+use golem_restate_engine_tests::restate::{RestateServer, ServiceProcess, free_port};
+use serde_json::json;
+
+const SERVICE: &str = env!("CARGO_BIN_EXE_golem-restate-test-service");
+
+/// The cargo target directory (`CARGO_TARGET_TMPDIR` is its `tmp`).
+fn target_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("CARGO_TARGET_TMPDIR is inside the target directory")
+        .to_path_buf()
+}
+
+fn effects(name: &str) -> Effects {
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "golem-restate-{name}-{}.effects",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&path);
+    Effects { path }
+}
+
+/// The same run, in process, without a journal and without a crash.
+async fn uninterrupted() -> Summary {
+    let (model, _) = ModelServer::start(None).await;
+    let effects = effects("uninterrupted");
+    let result = agent(&model.base_url())
+        .run(PROMPT, effects.clone())
+        .await
+        .expect("the run succeeds");
+    assert_eq!(effects.lines(), ["call_1 hello"]);
+    Summary::of(result)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_killed_after_its_first_tool_finishes_without_repeating_a_step() {
+    let restate = RestateServer::start(&target_dir()).await;
+    // The model server holds turn 2's first request: by then tool:1 is in Restate's journal.
+    let (model, mut held) = ModelServer::start(Some(2)).await;
+    let effects = effects("crash");
+    let port = free_port();
+    let service = ServiceProcess::start(Path::new(SERVICE), port, &model.base_url(), &effects.path);
+    restate.register(&service.uri).await;
+
+    let invocation = {
+        let (ingress, prompt) = (restate.ingress.clone(), PROMPT.to_owned());
+        tokio::spawn(async move {
+            let response = reqwest::Client::new()
+                .post(format!("{ingress}/Durable/run"))
+                .json(&prompt)
+                .timeout(Duration::from_secs(120))
+                .send()
+                .await
+                .expect("the ingress answers");
+            let id = response.headers().get("x-restate-id").cloned();
+            let status = response.status();
+            let body = response.text().await.expect("a body");
+            assert!(status.is_success(), "the invocation failed: {status}: {body}");
+            (id, serde_json::from_str::<Summary>(&body).expect("a summary"))
+        })
+    };
+
+    let turn = tokio::time::timeout(Duration::from_secs(60), held.recv())
+        .await
+        .expect("the run reaches turn 2 within 60 s");
+    assert_eq!(turn, Some(2));
+    assert_eq!(effects.lines(), ["call_1 hello"], "the tool ran before the crash");
+    service.kill();
+    let service = ServiceProcess::start(Path::new(SERVICE), port, &model.base_url(), &effects.path);
+
+    let (_, summary) = tokio::time::timeout(Duration::from_secs(90), invocation)
+        .await
+        .expect("Restate's retry finishes the run within 90 s")
+        .expect("the invocation task");
+    drop(service);
+
+    assert_eq!(summary.output, OUTPUT);
+    assert_eq!(effects.lines(), ["call_1 hello"], "the side effect happened once");
+    assert_eq!(
+        model.log(),
+        Log {
+            // Turn 2's first request died with the process; the retry sent it again.
+            received: vec![1, 2, 2, 3, 4],
+            answered: vec![1, 2, 3, 4],
+        },
+        "each journaled request reached the model once"
+    );
+    let expected = uninterrupted().await;
+    assert_eq!(summary, expected);
+    assert_eq!(summary.usage.requests, 4);
+    assert_eq!(summary.usage.input_tokens, 120 + 140 + 160 + 180);
+    assert_eq!(summary.usage.output_tokens, 11 + 12 + 13 + 14);
+    assert_eq!(summary.usage.tool_calls, 3);
+    assert_eq!(summary.rejections, 1);
+    assert_eq!(summary.usage.rejected.tools["lookup"].requests, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restate_records_the_steps_under_golems_names() {
+    let restate = RestateServer::start(&target_dir()).await;
+    let (model, _) = ModelServer::start(None).await;
+    let effects = effects("names");
+    let service = ServiceProcess::start(
+        Path::new(SERVICE),
+        free_port(),
+        &model.base_url(),
+        &effects.path,
+    );
+    restate.register(&service.uri).await;
+
+    let (id, output) = restate.invoke("Durable", "run", &json!(PROMPT)).await;
+    assert_eq!(output["output"], OUTPUT);
+    let rows = restate
+        .query(&format!(
+            "SELECT name FROM sys_journal WHERE id = '{id}' AND entry_type = 'Command: Run' \
+             ORDER BY index"
+        ))
+        .await;
+    let names: Vec<&str> = rows.iter().filter_map(|row| row["name"].as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "model:1",
+            "tool:1:call_1",
+            "model:2",
+            "tool:2:call_2",
+            "model:3",
+            "tool:3:call_3",
+            "model:4",
+        ]
+    );
+}
