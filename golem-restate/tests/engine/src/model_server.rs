@@ -33,6 +33,18 @@ impl ModelServer {
     /// Starts the server. With `hold`, the first request of that turn is never answered,
     /// and its turn is sent on the returned channel when it arrives.
     pub async fn start(hold: Option<u32>) -> (ModelServer, mpsc::UnboundedReceiver<u32>) {
+        Self::with(hold, None).await
+    }
+
+    /// Starts a server that refuses every request with HTTP `status`, and logs it.
+    pub async fn refusing(status: u16) -> ModelServer {
+        Self::with(None, Some(status)).await.0
+    }
+
+    async fn with(
+        hold: Option<u32>,
+        refuse: Option<u16>,
+    ) -> (ModelServer, mpsc::UnboundedReceiver<u32>) {
         let server = MockServer::start().await;
         let log = Arc::new(Mutex::new(Log::default()));
         let (held, held_rx) = mpsc::unbounded_channel();
@@ -41,6 +53,7 @@ impl ModelServer {
             .respond_with(Script {
                 log: Arc::clone(&log),
                 hold,
+                refuse,
                 held,
             })
             .mount(&server)
@@ -65,6 +78,7 @@ impl ModelServer {
 struct Script {
     log: Arc<Mutex<Log>>,
     hold: Option<u32>,
+    refuse: Option<u16>,
     held: mpsc::UnboundedSender<u32>,
 }
 
@@ -91,6 +105,10 @@ impl Respond for Script {
                 .set_delay(Duration::from_secs(3600));
         }
         log.answered.push(turn);
+        if let Some(status) = self.refuse {
+            return ResponseTemplate::new(status)
+                .set_body_json(json!({"error": {"message": "scripted refusal", "type": "invalid_request_error"}}));
+        }
         match turn {
             1..=TURNS => ResponseTemplate::new(200).set_body_json(completion(turn)),
             _ => ResponseTemplate::new(500).set_body_string("the script ran out"),

@@ -140,3 +140,40 @@ async fn restate_records_the_steps_under_golems_names() {
         ]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_model_request_ends_the_invocation_without_a_retry() {
+    let restate = RestateServer::start(&target_dir()).await;
+    let model = ModelServer::refusing(400).await;
+    let effects = effects("refused");
+    let service = ServiceProcess::start(
+        Path::new(SERVICE),
+        free_port(),
+        &model.base_url(),
+        &effects.path,
+    );
+    restate.register(&service.uri).await;
+
+    let response = reqwest::Client::new()
+        .post(format!("{}/Durable/run", restate.ingress))
+        .json(&PROMPT)
+        .timeout(Duration::from_secs(60))
+        .send()
+        .await
+        .expect("the ingress answers");
+    assert_eq!(response.status(), 500);
+    let body: serde_json::Value = response.json().await.expect("a JSON error");
+    assert_eq!(
+        body["message"],
+        "the model request failed: openai answered HTTP 400 after 1 attempt(s): scripted refusal"
+    );
+    // A terminal failure: neither Restate nor golem's transport sent the request again.
+    assert_eq!(
+        model.log(),
+        Log {
+            received: vec![1],
+            answered: vec![1],
+        }
+    );
+    assert!(effects.lines().is_empty());
+}
