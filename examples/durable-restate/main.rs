@@ -15,8 +15,10 @@
 //!     -H 'content-type: application/json' -d '"Remind Ann about invoice 17."'
 //! ```
 //!
-//! Without `OPENAI_API_KEY` a scripted model plays the part. `cargo test -p golem-examples`
-//! runs the same agent offline through an in-memory journal, with a crash in the middle.
+//! Without `OPENAI_API_KEY` a scripted model plays the part. Without a Restate server,
+//! `cargo run --example durable-restate -- --offline` runs the same agent through an
+//! in-memory journal, with a crash in the middle (what `cargo test -p golem-examples`
+//! checks).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -99,7 +101,8 @@ pub(crate) fn scripted_model() -> FunctionModel {
             "call_1",
         )
         .with_usage(180, 30),
-        _ => ModelResponse::text("Reminded Ann that invoice 17 is due on Friday.").with_usage(230, 12),
+        _ => ModelResponse::text("Reminded Ann that invoice 17 is due on Friday.")
+            .with_usage(230, 12),
     })
     .with_name("scripted")
 }
@@ -165,6 +168,10 @@ pub(crate) async fn run(model: impl Model + 'static) -> Result<String, RunError>
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if std::env::args().any(|arg| arg == "--offline") {
+        print!("{}", run(scripted_model()).await?);
+        return Ok(());
+    }
     let address: SocketAddr = std::env::var("BIND")
         .unwrap_or_else(|_| "127.0.0.1:9080".to_owned())
         .parse()?;

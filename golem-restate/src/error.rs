@@ -4,8 +4,8 @@ use std::error::Error as StdError;
 use std::fmt::Write as _;
 
 use golem::RunError;
-use golem::{BoxError, Stage};
 use golem::model::ModelError;
+use golem::{BoxError, Stage};
 use restate_sdk::errors::{HandlerError, TerminalError};
 
 /// The error a Restate handler returns for a failed run: retryable when retrying the

@@ -4,9 +4,9 @@ use golem::model::function::FunctionModel;
 use golem::model::{ModelError, ModelResponse};
 use golem::run::RecordedFailure;
 use golem::tool::{FunctionTool, RetryLimit};
-use restate_sdk::errors::HandlerError;
 use golem::usage::UsageLimits;
 use golem::{Agent, ModelRetry, RunContext, RunError};
+use restate_sdk::errors::HandlerError;
 
 use super::{handler_error, is_terminal, is_transient, step_error, terminal_error};
 
@@ -63,7 +63,9 @@ fn transient_model_errors_are_the_transports_and_408_429_5xx() {
     assert!(!is_transient(&invalid));
     assert!(!is_transient(&ModelError::Truncated));
     assert!(!is_transient(&ModelError::ContentFilter));
-    assert!(!is_transient(&ModelError::other("a custom model's failure")));
+    assert!(!is_transient(&ModelError::other(
+        "a custom model's failure"
+    )));
 }
 
 #[tokio::test]
@@ -71,15 +73,15 @@ async fn a_transient_model_failure_is_retryable_with_the_run_error_inside() {
     let error = model_failure(|| http(503)).await;
     assert!(!is_terminal(&error));
     let handler = handler_error(error);
-    assert_eq!(
-        text(&handler),
-        "Retryable error: the model request failed"
-    );
+    assert_eq!(text(&handler), "Retryable error: the model request failed");
     let inner: &(dyn std::error::Error + Send + Sync) = handler.as_ref();
     let run_error = std::error::Error::source(inner)
         .and_then(|error| error.downcast_ref::<RunError>())
         .expect("the run error travels with the handler error");
-    assert_eq!(run_error.model_error().and_then(ModelError::status), Some(503));
+    assert_eq!(
+        run_error.model_error().and_then(ModelError::status),
+        Some(503)
+    );
     assert_eq!(run_error.usage().requests, 0);
 
     let error = model_failure(transport).await;
@@ -161,7 +163,8 @@ fn a_step_reports_transient_model_failures_as_retryable_and_keeps_the_error() {
         "Retryable error: openai answered HTTP 502 after 3 attempt(s): scripted"
     );
     assert_eq!(
-        kept.downcast_ref::<ModelError>().and_then(ModelError::status),
+        kept.downcast_ref::<ModelError>()
+            .and_then(ModelError::status),
         Some(502)
     );
 

@@ -38,12 +38,21 @@ fn main() {
         let restate = RestateServer::start(&target_dir).await;
         let port = free_port();
         let endpoint = Endpoint::builder().bind(Bench::default()).build();
-        tokio::spawn(serve(endpoint, SocketAddr::from((Ipv4Addr::LOCALHOST, port))));
+        tokio::spawn(serve(
+            endpoint,
+            SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
+        ));
         tokio::time::sleep(Duration::from_millis(200)).await;
         restate.register(&format!("http://127.0.0.1:{port}")).await;
         // Both handlers once, so connections and the deployment are warm.
-        assert_eq!(restate.invoke("Bench", "golem", &json!(TURNS)).await.1, json!(STEPS / 2 + 1));
-        assert_eq!(restate.invoke("Bench", "bare", &json!(STEPS)).await.1, json!(STEPS));
+        assert_eq!(
+            restate.invoke("Bench", "golem", &json!(TURNS)).await.1,
+            json!(STEPS / 2 + 1)
+        );
+        assert_eq!(
+            restate.invoke("Bench", "bare", &json!(STEPS)).await.1,
+            json!(STEPS)
+        );
         restate
     });
 

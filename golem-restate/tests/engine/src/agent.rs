@@ -68,18 +68,15 @@ pub fn agent(base_url: &str) -> Agent<Effects, String> {
             Ok::<_, std::io::Error>("saved")
         },
     );
-    let lookup = FunctionTool::new(
-        "lookup",
-        |_ctx: RunContext<Effects>, key: Key| async move {
-            if key.key != "answer" {
-                return Err(ModelRetry::new(format!(
-                    "no entry for `{}`; the key is `answer`",
-                    key.key
-                )));
-            }
-            Ok(42)
-        },
-    );
+    let lookup = FunctionTool::new("lookup", |_ctx: RunContext<Effects>, key: Key| async move {
+        if key.key != "answer" {
+            return Err(ModelRetry::new(format!(
+                "no entry for `{}`; the key is `answer`",
+                key.key
+            )));
+        }
+        Ok(42)
+    });
     Agent::builder(model)
         .instructions("Use the tools.")
         .tool(save_note)

@@ -86,14 +86,12 @@ impl Respond for Script {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let body: Value = serde_json::from_slice(&request.body).unwrap_or_default();
         // A request's turn is one more than the responses in its history.
-        let responses = body["messages"]
-            .as_array()
-            .map_or(0, |messages| {
-                messages
-                    .iter()
-                    .filter(|message| message["role"] == "assistant")
-                    .count()
-            });
+        let responses = body["messages"].as_array().map_or(0, |messages| {
+            messages
+                .iter()
+                .filter(|message| message["role"] == "assistant")
+                .count()
+        });
         let turn = u32::try_from(responses).unwrap_or(u32::MAX) + 1;
         let mut log = self.log.lock().unwrap_or_else(PoisonError::into_inner);
         let first = !log.received.contains(&turn);
@@ -106,8 +104,9 @@ impl Respond for Script {
         }
         log.answered.push(turn);
         if let Some(status) = self.refuse {
-            return ResponseTemplate::new(status)
-                .set_body_json(json!({"error": {"message": "scripted refusal", "type": "invalid_request_error"}}));
+            return ResponseTemplate::new(status).set_body_json(
+                json!({"error": {"message": "scripted refusal", "type": "invalid_request_error"}}),
+            );
         }
         match turn {
             1..=TURNS => ResponseTemplate::new(200).set_body_json(completion(turn)),

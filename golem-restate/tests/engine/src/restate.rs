@@ -20,7 +20,9 @@ pub const VERSION: &str = "1.7.12";
 /// If the install fails (it needs node/npm and the npm registry) or the binary is missing.
 pub fn install(target_dir: &Path) -> PathBuf {
     static DONE: Mutex<bool> = Mutex::new(false);
-    let mut done = DONE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut done = DONE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../restate/install.sh");
     if !*done {
         let output = Command::new("bash")
@@ -117,10 +119,19 @@ impl RestateServer {
         let (ingress, admin, node) = (free_port(), free_port(), free_port());
         let log = std::fs::File::create(base_dir.join("server.log")).expect("a log file");
         let mut child = Command::new(&binary)
-            .args(["--no-logo", "--listen-mode", "tcp", "--bind-ip", "127.0.0.1"])
+            .args([
+                "--no-logo",
+                "--listen-mode",
+                "tcp",
+                "--bind-ip",
+                "127.0.0.1",
+            ])
             .args(["--advertised-host", "127.0.0.1", "--base-dir"])
             .arg(&base_dir)
-            .env("RESTATE_INGRESS__BIND_ADDRESS", format!("127.0.0.1:{ingress}"))
+            .env(
+                "RESTATE_INGRESS__BIND_ADDRESS",
+                format!("127.0.0.1:{ingress}"),
+            )
             .env("RESTATE_ADMIN__BIND_ADDRESS", format!("127.0.0.1:{admin}"))
             .env("RESTATE_BIND_ADDRESS", format!("127.0.0.1:{node}"))
             // Small and quiet: one partition, a small cache, no telemetry, no web UI.
@@ -137,7 +148,12 @@ impl RestateServer {
             .spawn()
             .unwrap_or_else(|error| panic!("cannot start {}: {error}", binary.display()));
         wait_for_port(admin, Duration::from_secs(60), "restate-server", &mut child);
-        wait_for_port(ingress, Duration::from_secs(60), "restate-server", &mut child);
+        wait_for_port(
+            ingress,
+            Duration::from_secs(60),
+            "restate-server",
+            &mut child,
+        );
         let server = RestateServer {
             child,
             base_dir,

@@ -116,8 +116,9 @@ impl Bench {
         for step in 0..steps {
             let value = ctx
                 .run(move || async move {
-                    let response = ModelResponse::tool_call("echo", json!({"n": step}).to_string(), "c")
-                        .with_usage(100, 10);
+                    let response =
+                        ModelResponse::tool_call("echo", json!({"n": step}).to_string(), "c")
+                            .with_usage(100, 10);
                     Ok(Json(serde_json::to_value(response)?))
                 })
                 .name(format!("step:{step}"))

@@ -65,8 +65,14 @@ async fn a_run_killed_after_its_first_tool_finishes_without_repeating_a_step() {
             let id = response.headers().get("x-restate-id").cloned();
             let status = response.status();
             let body = response.text().await.expect("a body");
-            assert!(status.is_success(), "the invocation failed: {status}: {body}");
-            (id, serde_json::from_str::<Summary>(&body).expect("a summary"))
+            assert!(
+                status.is_success(),
+                "the invocation failed: {status}: {body}"
+            );
+            (
+                id,
+                serde_json::from_str::<Summary>(&body).expect("a summary"),
+            )
         })
     };
 
@@ -74,7 +80,11 @@ async fn a_run_killed_after_its_first_tool_finishes_without_repeating_a_step() {
         .await
         .expect("the run reaches turn 2 within 60 s");
     assert_eq!(turn, Some(2));
-    assert_eq!(effects.lines(), ["call_1 hello"], "the tool ran before the crash");
+    assert_eq!(
+        effects.lines(),
+        ["call_1 hello"],
+        "the tool ran before the crash"
+    );
     service.kill();
     let service = ServiceProcess::start(Path::new(SERVICE), port, &model.base_url(), &effects.path);
 
@@ -85,7 +95,11 @@ async fn a_run_killed_after_its_first_tool_finishes_without_repeating_a_step() {
     drop(service);
 
     assert_eq!(summary.output, OUTPUT);
-    assert_eq!(effects.lines(), ["call_1 hello"], "the side effect happened once");
+    assert_eq!(
+        effects.lines(),
+        ["call_1 hello"],
+        "the side effect happened once"
+    );
     assert_eq!(
         model.log(),
         Log {
