@@ -38,12 +38,18 @@ impl ModelServer {
 
     /// Starts a server that refuses every request with HTTP `status`, and logs it.
     pub async fn refusing(status: u16) -> ModelServer {
-        Self::with(None, Some(status)).await.0
+        Self::with(None, Some((status, usize::MAX))).await.0
+    }
+
+    /// Starts a server that refuses its first `count` requests with HTTP `status` (asking
+    /// for a retry after 1 ms), then follows the script.
+    pub async fn failing_first(count: usize, status: u16) -> ModelServer {
+        Self::with(None, Some((status, count))).await.0
     }
 
     async fn with(
         hold: Option<u32>,
-        refuse: Option<u16>,
+        refuse: Option<(u16, usize)>,
     ) -> (ModelServer, mpsc::UnboundedReceiver<u32>) {
         let server = MockServer::start().await;
         let log = Arc::new(Mutex::new(Log::default()));
@@ -78,7 +84,7 @@ impl ModelServer {
 struct Script {
     log: Arc<Mutex<Log>>,
     hold: Option<u32>,
-    refuse: Option<u16>,
+    refuse: Option<(u16, usize)>,
     held: mpsc::UnboundedSender<u32>,
 }
 
@@ -103,8 +109,12 @@ impl Respond for Script {
                 .set_delay(Duration::from_secs(3600));
         }
         log.answered.push(turn);
-        if let Some(status) = self.refuse {
-            return ResponseTemplate::new(status).set_body_json(
+        if let Some((status, count)) = self.refuse
+            && log.received.len() <= count
+        {
+            return ResponseTemplate::new(status)
+                .insert_header("retry-after-ms", "1")
+                .set_body_json(
                 json!({"error": {"message": "scripted refusal", "type": "invalid_request_error"}}),
             );
         }

@@ -13,6 +13,17 @@ use serde_json::json;
 
 const SERVICE: &str = env!("CARGO_BIN_EXE_golem-restate-test-service");
 
+/// The steps of the scripted run, as golem names them (a compatibility promise).
+const NAMES: [&str; 7] = [
+    "model:1",
+    "tool:1:call_1",
+    "model:2",
+    "tool:2:call_2",
+    "model:3",
+    "tool:3:call_3",
+    "model:4",
+];
+
 /// The cargo target directory (`CARGO_TARGET_TMPDIR` is its `tmp`).
 fn target_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR"))
@@ -134,25 +145,8 @@ async fn restate_records_the_steps_under_golems_names() {
 
     let (id, output) = restate.invoke("Durable", "run", &json!(PROMPT)).await;
     assert_eq!(output["output"], OUTPUT);
-    let rows = restate
-        .query(&format!(
-            "SELECT name FROM sys_journal WHERE id = '{id}' AND entry_type = 'Command: Run' \
-             ORDER BY index"
-        ))
-        .await;
-    let names: Vec<&str> = rows.iter().filter_map(|row| row["name"].as_str()).collect();
-    assert_eq!(
-        names,
-        [
-            "model:1",
-            "tool:1:call_1",
-            "model:2",
-            "tool:2:call_2",
-            "model:3",
-            "tool:3:call_3",
-            "model:4",
-        ]
-    );
+    let names = step_names(&restate, &id).await;
+    assert_eq!(names, NAMES);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -190,4 +184,85 @@ async fn a_refused_model_request_ends_the_invocation_without_a_retry() {
         }
     );
     assert!(effects.lines().is_empty());
+}
+
+/// The names of the `ctx.run` steps Restate recorded for invocation `id`, in order.
+async fn step_names(restate: &RestateServer, id: &str) -> Vec<String> {
+    restate
+        .query(&format!(
+            "SELECT name FROM sys_journal WHERE id = '{id}' AND entry_type = 'Command: Run' \
+             ORDER BY index"
+        ))
+        .await
+        .iter()
+        .filter_map(|row| row["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_outage_past_golems_retries_is_retried_by_restate_then_recorded_once() {
+    let restate = RestateServer::start(&target_dir()).await;
+    // golem's transport sends each attempt of the step 4 times (3 retries): the first step
+    // attempt fails with HTTP 503 after 4 requests, Restate's retry of the step succeeds.
+    let model = ModelServer::failing_first(4, 503).await;
+    let effects = effects("outage");
+    let service = ServiceProcess::start(
+        Path::new(SERVICE),
+        free_port(),
+        &model.base_url(),
+        &effects.path,
+    );
+    restate.register(&service.uri).await;
+
+    let (id, output) = restate.invoke("Durable", "run", &json!(PROMPT)).await;
+    assert_eq!(output["output"], OUTPUT);
+    assert_eq!(
+        output["usage"]["requests"], 4,
+        "failed attempts are not usage"
+    );
+    assert_eq!(
+        model.log(),
+        Log {
+            received: vec![1, 1, 1, 1, 1, 2, 3, 4],
+            answered: vec![1, 1, 1, 1, 1, 2, 3, 4],
+        }
+    );
+    assert_eq!(effects.lines(), ["call_1 hello"]);
+    assert_eq!(
+        step_names(&restate, &id).await,
+        NAMES,
+        "model:1 is recorded once"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_outage_that_outlasts_restates_retries_ends_the_invocation() {
+    let restate = RestateServer::start(&target_dir()).await;
+    let model = ModelServer::refusing(503).await;
+    let effects = effects("long-outage");
+    let service = ServiceProcess::start(
+        Path::new(SERVICE),
+        free_port(),
+        &model.base_url(),
+        &effects.path,
+    );
+    restate.register(&service.uri).await;
+
+    let response = reqwest::Client::new()
+        .post(format!("{}/Durable/run", restate.ingress))
+        .json(&PROMPT)
+        .timeout(Duration::from_secs(60))
+        .send()
+        .await
+        .expect("the invocation ends within 60 s");
+    assert_eq!(response.status(), 500);
+    let body: serde_json::Value = response.json().await.expect("a JSON error");
+    assert_eq!(
+        body["message"],
+        "the model request failed: openai answered HTTP 503 after 4 attempt(s): scripted refusal"
+    );
+    // DEFAULT_RETRY_ATTEMPTS step attempts, each golem's 4 transport attempts.
+    let received = model.log().received;
+    assert_eq!(received.len(), 4 * 4, "{received:?}");
+    assert!(received.iter().all(|turn| *turn == 1));
 }
