@@ -24,6 +24,9 @@ mod mcp;
 #[path = "../durable-restate/main.rs"]
 mod durable_restate;
 
+#[path = "../streaming/main.rs"]
+mod streaming;
+
 #[path = "../../tests/mcp/servers.rs"]
 mod mcp_servers;
 
@@ -164,6 +167,26 @@ model    │ Reminded Ann that invoice 17 is due on Friday.
 usage    │ 2 requests, 410 input + 42 output tokens, 1 tool calls; rounds that ended in a rejection: 0 requests, 0 tokens
 journal  │ model:1, tool:1:call_1, model:2 (replayed 2)
 sent     │ inv_1/call_1: to ann@example.com: Invoice 17 is due on Friday.
+"
+    );
+}
+
+#[tokio::test]
+async fn streaming_prints_text_as_it_arrives_then_the_plan_field_by_field() {
+    let output = streaming::run(streaming::scripted_model()).await.unwrap();
+    assert_eq!(
+        output,
+        "\
+model    │ Checking the forecast first.
+tool     │ forecast({\"city\": \"Lisbon\"}) → Lisbon: sunny, then rain on day 2
+partial  │ \"Two days in Lis\", 0 day(s): []
+partial  │ \"Two days in Lisbon\", 1 day(s): [\"Walk Alfama and\"]
+partial  │ \"Two days in Lisbon\", 2 day(s): [\"Walk Alfama and the castle\", \"Museums while it r\"]
+partial  │ \"Two days in Lisbon\", 2 day(s): [\"Walk Alfama and the castle\", \"Museums while it rains\"]
+usage    │ 2 requests, 230 input + 65 output tokens, 1 tool calls; rounds that ended in a rejection: 0 requests, 0 tokens
+plan: Two days in Lisbon
+  day 1: Walk Alfama and the castle
+  day 2: Museums while it rains
 "
     );
 }
