@@ -21,6 +21,9 @@ mod human_in_the_loop;
 #[path = "../mcp/main.rs"]
 mod mcp;
 
+#[path = "../durable-restate/main.rs"]
+mod durable_restate;
+
 #[path = "../streaming/main.rs"]
 mod streaming;
 
@@ -143,6 +146,27 @@ tool     │ get-sum → The sum of 2 and 3 is 5.
 model    │ 2 + 3 = 5.
 usage    │ 3 requests, 825 input + 52 output tokens, 2 tool calls; rounds that ended in a rejection: 1 requests, 232 tokens
 answer: 2 + 3 = 5.
+"
+    );
+}
+
+#[tokio::test]
+async fn durable_restate_replays_the_email_instead_of_sending_it_again() {
+    let output = durable_restate::run(durable_restate::scripted_model())
+        .await
+        .unwrap();
+
+    assert_eq!(
+        output,
+        "\
+system   │ You send reminders by email, then confirm in one line.
+user     │ Remind Ann about invoice 17.
+model    │ calls send_email({\"to\": \"ann@example.com\", \"body\": \"Invoice 17 is due on Friday.\"})
+tool     │ send_email → sent to ann@example.com
+model    │ Reminded Ann that invoice 17 is due on Friday.
+usage    │ 2 requests, 410 input + 42 output tokens, 1 tool calls; rounds that ended in a rejection: 0 requests, 0 tokens
+journal  │ model:1, tool:1:call_1, model:2 (replayed 2)
+sent     │ inv_1/call_1: to ann@example.com: Invoice 17 is due on Friday.
 "
     );
 }
