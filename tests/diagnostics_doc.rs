@@ -98,6 +98,14 @@ const OUTPUT: &[(&str, &str)] = &[
         "field_not_deserialize",
         "A field type without `Deserialize`/`JsonSchema`",
     ),
+    (
+        "field_without_partial",
+        "A field type with no partial form for streamed output",
+    ),
+    (
+        "field_attr",
+        "A field attribute other than `#[golem(whole)]`",
+    ),
     ("args_validate_key", "`#[golem::args]` takes no `validate`"),
 ];
 

@@ -21,6 +21,12 @@ mod human_in_the_loop;
 #[path = "../mcp/main.rs"]
 mod mcp;
 
+#[path = "../durable-restate/main.rs"]
+mod durable_restate;
+
+#[path = "../streaming/main.rs"]
+mod streaming;
+
 #[path = "../../tests/mcp/servers.rs"]
 mod mcp_servers;
 
@@ -140,6 +146,47 @@ tool     │ get-sum → The sum of 2 and 3 is 5.
 model    │ 2 + 3 = 5.
 usage    │ 3 requests, 825 input + 52 output tokens, 2 tool calls; rounds that ended in a rejection: 1 requests, 232 tokens
 answer: 2 + 3 = 5.
+"
+    );
+}
+
+#[tokio::test]
+async fn durable_restate_replays_the_email_instead_of_sending_it_again() {
+    let output = durable_restate::run(durable_restate::scripted_model())
+        .await
+        .unwrap();
+
+    assert_eq!(
+        output,
+        "\
+system   │ You send reminders by email, then confirm in one line.
+user     │ Remind Ann about invoice 17.
+model    │ calls send_email({\"to\": \"ann@example.com\", \"body\": \"Invoice 17 is due on Friday.\"})
+tool     │ send_email → sent to ann@example.com
+model    │ Reminded Ann that invoice 17 is due on Friday.
+usage    │ 2 requests, 410 input + 42 output tokens, 1 tool calls; rounds that ended in a rejection: 0 requests, 0 tokens
+journal  │ model:1, tool:1:call_1, model:2 (replayed 2)
+sent     │ inv_1/call_1: to ann@example.com: Invoice 17 is due on Friday.
+"
+    );
+}
+
+#[tokio::test]
+async fn streaming_prints_text_as_it_arrives_then_the_plan_field_by_field() {
+    let output = streaming::run(streaming::scripted_model()).await.unwrap();
+    assert_eq!(
+        output,
+        "\
+model    │ Checking the forecast first.
+tool     │ forecast({\"city\": \"Lisbon\"}) → Lisbon: sunny, then rain on day 2
+partial  │ \"Two days in Lis\", 0 day(s): []
+partial  │ \"Two days in Lisbon\", 1 day(s): [\"Walk Alfama and\"]
+partial  │ \"Two days in Lisbon\", 2 day(s): [\"Walk Alfama and the castle\", \"Museums while it r\"]
+partial  │ \"Two days in Lisbon\", 2 day(s): [\"Walk Alfama and the castle\", \"Museums while it rains\"]
+usage    │ 2 requests, 230 input + 65 output tokens, 1 tool calls; rounds that ended in a rejection: 0 requests, 0 tokens
+plan: Two days in Lisbon
+  day 1: Walk Alfama and the castle
+  day 2: Museums while it rains
 "
     );
 }

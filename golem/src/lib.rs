@@ -63,6 +63,10 @@ pub mod guide {
     #[doc = include_str!("../../docs/runs.md")]
     pub mod runs {}
 
+    /// Streaming: deltas, typed partial output, stopping mid-stream, faults.
+    #[doc = include_str!("../../docs/streaming.md")]
+    pub mod streaming {}
+
     /// Durable runs: the journal, what is journaled, and tools' side effects.
     #[doc = include_str!("../../docs/durability.md")]
     pub mod durability {}

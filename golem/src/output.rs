@@ -15,6 +15,10 @@ use serde_json::Value;
 use crate::error::BoxError;
 use crate::model::retry::ModelRetry;
 
+pub mod partial;
+
+pub use partial::{NoPartial, PartialValue};
+
 /// How structured output reaches the model.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -67,7 +71,7 @@ impl StructuredOutput {
 /// `#[golem::output]` implements it for structs and enums. By hand:
 ///
 /// ```
-/// use golem::output::{decode_json, Output, OutputKind, StructuredOutput};
+/// use golem::output::{decode_json, NoPartial, Output, OutputKind, StructuredOutput};
 /// use golem::{BoxError, ModelRetry};
 ///
 /// #[golem::args] // `Deserialize` and `JsonSchema`, without `impl Output`
@@ -80,6 +84,9 @@ impl StructuredOutput {
 ///     fn kind() -> OutputKind {
 ///         OutputKind::Structured(StructuredOutput::of::<Self>())
 ///     }
+///
+///     // Streamed answers report nothing typed until they are complete.
+///     type Partial = NoPartial;
 ///
 ///     fn decode(raw: &str) -> Result<Self, BoxError> {
 ///         let verdict: Verdict = decode_json(raw)?;
@@ -99,6 +106,12 @@ pub trait Output: Sized + Send + 'static {
     /// Text or structured, with the schema. Called once, when the agent is built.
     fn kind() -> OutputKind;
 
+    /// What of a structured answer has arrived while it streams, reported as
+    /// [`RunEvent::PartialOutput`](crate::run::RunEvent::PartialOutput). `#[golem::output]`
+    /// makes it a twin of the type with every field optional; [`NoPartial`] reports
+    /// nothing.
+    type Partial: std::fmt::Debug + Send + 'static;
+
     /// Decodes the model's answer: the response text for [`OutputKind::Text`], the JSON
     /// arguments of the output call (or the native JSON response) otherwise.
     ///
@@ -106,9 +119,23 @@ pub trait Output: Sized + Send + 'static {
     /// An error wrapping [`ModelRetry`] rejects the answer with feedback for the model; any
     /// other error fails the run at the decode stage.
     fn decode(raw: &str) -> Result<Self, BoxError>;
+
+    /// Reads an answer that is still streaming: `json` is what has arrived, with open
+    /// strings, lists and objects closed where they stop (unwrapped from `{"response": ...}`
+    /// when golem wrapped the schema). `None` reports nothing for now; the default.
+    ///
+    /// Nothing is validated here: the whole answer is decoded and validated by
+    /// [`decode`](Self::decode), under the output budget, once it is complete.
+    fn decode_partial(json: Value) -> Option<Self::Partial> {
+        let _ = json;
+        None
+    }
 }
 
 impl Output for String {
+    /// Text streams as text, in [`RunEvent::Delta`](crate::run::RunEvent::Delta)s.
+    type Partial = NoPartial;
+
     fn kind() -> OutputKind {
         OutputKind::Text
     }
@@ -162,12 +189,19 @@ impl<T> DerefMut for Json<T> {
 }
 
 impl<T: DeserializeOwned + JsonSchema + Send + 'static> Output for Json<T> {
+    /// The JSON that has arrived, untyped: `T` says nothing of its partial form.
+    type Partial = Value;
+
     fn kind() -> OutputKind {
         OutputKind::Structured(StructuredOutput::of::<T>())
     }
 
     fn decode(raw: &str) -> Result<Self, BoxError> {
         Ok(Json(decode_json(raw)?))
+    }
+
+    fn decode_partial(json: Value) -> Option<Value> {
+        Some(json)
     }
 }
 

@@ -590,6 +590,8 @@ async fn only_the_first_output_call_is_considered() {
 struct YesNo(bool);
 
 impl Output for YesNo {
+    type Partial = golem::output::NoPartial;
+
     fn kind() -> OutputKind {
         OutputKind::Text
     }

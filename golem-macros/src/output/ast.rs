@@ -6,13 +6,19 @@ use syn::spanned::Spanned;
 use syn::{Attribute, Generics, Ident, Item, Path, Token};
 
 use super::attr::{Kind, OutputAttr};
+use super::partial;
+use crate::ctxt::Errors;
 
 /// `#[golem::output]` and the type it is on.
 pub(crate) struct Output {
     /// The attribute's keys, or why they don't parse.
     pub(crate) attr: syn::Result<OutputAttr>,
-    /// The struct or enum, as written.
+    /// The struct or enum, as written, less the `#[golem(...)]` attributes of its fields.
     pub(crate) item: Item,
+    /// The struct or enum exactly as written, for its partial twin.
+    pub(crate) source: Item,
+    /// What is wrong with the `#[golem(...)]` attributes of its fields.
+    pub(crate) field_errors: Errors,
     pub(crate) ident: Ident,
     pub(crate) generics: Generics,
     /// Whether the item already derives `Serialize` / `Deserialize` / `JsonSchema` itself.
@@ -27,7 +33,10 @@ impl Output {
         item: TokenStream,
         kind: Kind,
     ) -> syn::Result<Self> {
-        let item = syn::parse2::<Item>(item)?;
+        let source = syn::parse2::<Item>(item)?;
+        let mut item = source.clone();
+        let mut field_errors = Errors::default();
+        partial::strip_field_attrs(&mut item, &mut field_errors);
         let (ident, generics, attrs) = match &item {
             Item::Struct(item) => (&item.ident, &item.generics, &item.attrs),
             Item::Enum(item) => (&item.ident, &item.generics, &item.attrs),
@@ -43,6 +52,8 @@ impl Output {
             generics: generics.clone(),
             attr,
             item,
+            source,
+            field_errors,
         })
     }
 }

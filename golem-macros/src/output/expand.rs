@@ -5,6 +5,7 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use super::ast::Output;
+use super::partial;
 use super::valid::Checked;
 
 /// The derives of `Serialize`, `Deserialize` and `JsonSchema` through golem's private paths, the item as
@@ -25,6 +26,7 @@ pub(crate) fn output(output: &Output, checked: &Checked) -> TokenStream {
                 #(#predicates,)*
                 Self: #krate::__private::serde::de::DeserializeOwned
                     + #krate::__private::schemars::JsonSchema
+                    + #krate::output::PartialValue
                     + ::core::marker::Send
                     + 'static,
         }
@@ -39,12 +41,18 @@ pub(crate) fn output(output: &Output, checked: &Checked) -> TokenStream {
         }
     });
 
+    let (serde_crate, _) = checked.krate.derive_crate_attrs();
+    let twin = partial::twin(&output.source, krate, &serde_crate);
+
     quote! {
         #derives
         #item
+        #twin
 
         const _: () = {
             impl #impl_generics #krate::output::Output for #ident #ty_generics #where_clause {
+                type Partial = <Self as #krate::output::PartialValue>::Partial;
+
                 fn kind() -> #krate::output::OutputKind {
                     #krate::output::OutputKind::Structured(
                         #krate::output::StructuredOutput::of::<Self>(),
@@ -57,6 +65,12 @@ pub(crate) fn output(output: &Output, checked: &Checked) -> TokenStream {
                     let __golem_output: Self = #krate::output::decode_json(__golem_raw)?;
                     #validate
                     ::core::result::Result::Ok(__golem_output)
+                }
+
+                fn decode_partial(
+                    __golem_json: #krate::__private::serde_json::Value,
+                ) -> ::core::option::Option<Self::Partial> {
+                    #krate::__private::serde::Deserialize::deserialize(__golem_json).ok()
                 }
             }
         };
@@ -95,7 +109,9 @@ fn derives(output: &Output, checked: &Checked, serialize: bool) -> TokenStream {
 pub(crate) fn args(output: &Output, checked: &Checked) -> TokenStream {
     let derives = derives(output, checked, false);
     let item = &output.item;
-    quote!(#derives #item)
+    let (serde_crate, _) = checked.krate.derive_crate_attrs();
+    let twin = partial::twin(&output.source, checked.krate.tokens(), &serde_crate);
+    quote!(#derives #item #twin)
 }
 
 /// The item as written and the errors.

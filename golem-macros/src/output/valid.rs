@@ -11,7 +11,7 @@ pub(crate) struct Checked {
 }
 
 pub(crate) fn check(output: &Output) -> (Checked, Errors) {
-    let mut errors = Errors::default();
+    let mut errors = output.field_errors.clone();
     let checked = match &output.attr {
         Ok(attr) => {
             errors.append(attr.errors.clone());

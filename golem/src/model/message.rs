@@ -301,6 +301,9 @@ pub enum FinishReason {
     ToolCall,
     /// Something else.
     Error,
+    /// The response is not all there: the run stopped while it streamed, and this is what
+    /// had arrived. Its tool calls were not run, and its arguments may be cut off.
+    Incomplete,
 }
 
 /// One part of a [`ModelResponse`].

@@ -7,6 +7,7 @@ use serde_json::Value;
 use crate::RunResult;
 use crate::error::Stage;
 use crate::model::{ModelResponse, ResponseDelta, ToolCallPart};
+use crate::output::Output;
 use crate::usage::RoundCost;
 
 /// Something that happened in a run, in the order it happened.
@@ -18,7 +19,7 @@ use crate::usage::RoundCost;
 /// `ResponseReceived`. More kinds of event will be added: match with a `_` arm.
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum RunEvent<O> {
+pub enum RunEvent<O: Output> {
     /// A model request is on its way.
     RequestSent {
         /// The model turn, from 1.
@@ -32,6 +33,17 @@ pub enum RunEvent<O> {
         turn: u32,
         /// What arrived.
         delta: ResponseDelta,
+    },
+    /// What of a structured answer has arrived while it streams: the output's typed
+    /// [`Partial`](Output::Partial) form, read again after each delta of the output call's
+    /// arguments (or of the native JSON text). Nothing here is validated: the answer is
+    /// decoded and validated once it is complete, and may still be rejected (a
+    /// [`Rejected`](Self::Rejected) event of the same turn follows then).
+    PartialOutput {
+        /// The model turn.
+        turn: u32,
+        /// The answer so far.
+        partial: O::Partial,
     },
     /// The model answered; the response is now the last message.
     ResponseReceived {
@@ -131,9 +143,9 @@ impl Rejection {
 }
 
 /// Where a run being streamed puts its events; absent when nobody listens.
-pub(crate) struct EventSink<O>(Arc<Mutex<Vec<RunEvent<O>>>>);
+pub(crate) struct EventSink<O: Output>(Arc<Mutex<Vec<RunEvent<O>>>>);
 
-impl<O> EventSink<O> {
+impl<O: Output> EventSink<O> {
     pub(crate) fn new() -> Self {
         EventSink(Arc::new(Mutex::new(Vec::new())))
     }
@@ -161,7 +173,7 @@ impl<O> EventSink<O> {
 }
 
 /// Pushes the event `make` builds, when someone listens.
-pub(crate) fn emit<O>(events: Option<&EventSink<O>>, make: impl FnOnce() -> RunEvent<O>) {
+pub(crate) fn emit<O: Output>(events: Option<&EventSink<O>>, make: impl FnOnce() -> RunEvent<O>) {
     if let Some(events) = events {
         events.push(make());
     }

@@ -21,6 +21,7 @@ mod event;
 mod failure;
 mod journal;
 mod output;
+mod received;
 mod request;
 mod state;
 mod stop;

@@ -9,6 +9,8 @@ use tracing::{Instrument, field};
 use super::event::{EventSink, RunEvent, emit};
 use super::failure::{Failure, NOT_RUN};
 use super::journal::{self, Journal};
+use super::received::{PartialAnswer, Received};
+use super::state::RunState;
 use super::{AgentRun, Step};
 use crate::error::Stage;
 use crate::model::{
@@ -64,17 +66,35 @@ where
             serde_json::from_value(recorded)
                 .map_err(|error| Failure::new(Stage::Model, ModelError::other(error)))?
         } else {
-            let deltas = events.map(|events| (events, turn));
-            self.stop
+            let mut received = Received::default();
+            let answer = events.and_then(|_| inner.output.partial_answer());
+            let streaming = events.map(|events| Streaming {
+                events,
+                turn,
+                received: &mut received,
+                answer: answer.as_ref(),
+            });
+            let requested = self
+                .stop
                 .race(request_model(
                     &*inner.model,
                     &state.messages,
                     &tools.params,
-                    deltas,
+                    streaming,
                 ))
-                .await
-                .map_err(Failure::stopped)?
-                .map_err(|error| Failure::new(Stage::Model, error))?
+                .await;
+            match requested {
+                Ok(response) => response.map_err(|error| Failure::new(Stage::Model, error))?,
+                Err(stopped) => {
+                    // What streamed in before the stop is kept, marked incomplete.
+                    if !received.is_empty() {
+                        let response = received.into_incomplete();
+                        state.usage += &response.usage;
+                        keep_unacted(state, response);
+                    }
+                    return Err(Failure::stopped(stopped));
+                }
+            }
         };
         name_unnamed_calls(&mut response, state.messages.len());
         state.usage += &response.usage;
@@ -97,14 +117,7 @@ where
             });
         }
         if let Some(failure) = unusable {
-            let answers: Vec<RequestPart> = response
-                .tool_calls()
-                .map(|call| call.answer(NOT_RUN))
-                .collect();
-            state.messages.push(Message::Response(response));
-            if !answers.is_empty() {
-                state.pending = Some(ModelRequest::new(answers));
-            }
+            keep_unacted(state, response);
             return Err(failure);
         }
         state.messages.push(Message::Response(response));
@@ -112,14 +125,37 @@ where
     }
 }
 
-/// One model request, in its `chat` span (transport retries included). With `deltas`, the
-/// response is streamed and each delta pushed as a [`RunEvent::Delta`] of that turn.
-async fn request_model<O>(
+/// Keeps a response the run will not act on, its calls answered as not run.
+fn keep_unacted(state: &mut RunState, response: ModelResponse) {
+    let answers: Vec<RequestPart> = response
+        .tool_calls()
+        .map(|call| call.answer(NOT_RUN))
+        .collect();
+    state.messages.push(Message::Response(response));
+    if !answers.is_empty() {
+        state.pending = Some(ModelRequest::new(answers));
+    }
+}
+
+/// Where a streamed response goes as it arrives.
+struct Streaming<'a, O: Output> {
+    events: &'a EventSink<O>,
+    turn: u32,
+    received: &'a mut Received,
+    /// Where the structured answer arrives, when there is one.
+    answer: Option<&'a PartialAnswer>,
+}
+
+/// One model request, in its `chat` span (transport retries included). With `streaming`,
+/// the response is streamed: each delta is pushed as a [`RunEvent::Delta`] of that turn,
+/// followed by the answer's [`RunEvent::PartialOutput`] when it changed.
+async fn request_model<O: Output>(
     model: &dyn Model,
     messages: &[Message],
     params: &RequestParams,
-    deltas: Option<(&EventSink<O>, u32)>,
+    streaming: Option<Streaming<'_, O>>,
 ) -> Result<ModelResponse, ModelError> {
+    let deltas = streaming.as_ref().map(|streaming| streaming.turn);
     let span = tracing::info_span!(
         "chat",
         otel.name = format!("chat {}", model.name()),
@@ -134,15 +170,15 @@ async fn request_model<O>(
         "gen_ai.usage.output_tokens" = field::Empty,
         "error.type" = field::Empty,
     );
-    let result = match deltas {
+    let result = match streaming {
         None => {
             model
                 .request(messages, params)
                 .instrument(span.clone())
                 .await
         }
-        Some((events, turn)) => {
-            stream_response(model, messages, params, events, turn)
+        Some(streaming) => {
+            stream_response(model, messages, params, streaming)
                 .instrument(span.clone())
                 .await
         }
@@ -170,18 +206,30 @@ async fn request_model<O>(
 }
 
 /// Streams a response, passing its deltas on, until the whole response arrives.
-async fn stream_response<O>(
+async fn stream_response<O: Output>(
     model: &dyn Model,
     messages: &[Message],
     params: &RequestParams,
-    events: &EventSink<O>,
-    turn: u32,
+    streaming: Streaming<'_, O>,
 ) -> Result<ModelResponse, ModelError> {
+    let Streaming {
+        events,
+        turn,
+        received,
+        answer,
+    } = streaming;
     let mut stream = model.request_stream(messages, params);
     while let Some(item) = stream.next().await {
         match item? {
             StreamEvent::Done(response) => return Ok(response),
-            StreamEvent::Delta(delta) => events.push(RunEvent::Delta { turn, delta }),
+            StreamEvent::Delta(delta) => {
+                received.apply(&delta);
+                let partial = answer.and_then(|answer| received.partial::<O>(answer, &delta));
+                events.push(RunEvent::Delta { turn, delta });
+                if let Some(partial) = partial {
+                    events.push(RunEvent::PartialOutput { turn, partial });
+                }
+            }
         }
     }
     Err(ModelError::InvalidResponse {

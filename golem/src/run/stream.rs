@@ -73,7 +73,7 @@ type StepFuture<'r, Deps, O> = BoxFuture<'r, (Slot<'r, Deps, O>, Result<Step<O>,
 /// # })?;
 /// # Ok::<_, Box<dyn std::error::Error>>(())
 /// ```
-pub struct RunEvents<'r, Deps, O> {
+pub struct RunEvents<'r, Deps, O: Output> {
     run: Option<Slot<'r, Deps, O>>,
     step: Option<StepFuture<'r, Deps, O>>,
     sink: EventSink<O>,
@@ -82,7 +82,7 @@ pub struct RunEvents<'r, Deps, O> {
     done: bool,
 }
 
-impl<Deps, O> fmt::Debug for RunEvents<'_, Deps, O> {
+impl<Deps, O: Output> fmt::Debug for RunEvents<'_, Deps, O> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RunEvents")
             .field("stepping", &self.step.is_some())
@@ -93,7 +93,7 @@ impl<Deps, O> fmt::Debug for RunEvents<'_, Deps, O> {
 }
 
 // The stream never pins its fields: the step in flight is boxed.
-impl<Deps, O> Unpin for RunEvents<'_, Deps, O> {}
+impl<Deps, O: Output> Unpin for RunEvents<'_, Deps, O> {}
 
 impl<Deps, O> AgentRun<Deps, O>
 where

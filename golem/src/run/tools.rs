@@ -30,7 +30,7 @@ const TOOL_FAILED: &str = "The tool failed; the run stopped.";
 const STOPPED_DURING_CALL: &str = "Not finished: the run was stopped during this call.";
 
 /// What a turn's handling sees of the run besides the counters it changes.
-pub(crate) struct TurnScope<'a, Deps, O, J> {
+pub(crate) struct TurnScope<'a, Deps, O: Output, J> {
     pub(crate) ctx: &'a RunContext<Deps>,
     pub(crate) tools: &'a Toolbox<Deps>,
     pub(crate) journal: &'a J,

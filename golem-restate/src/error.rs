@@ -1,0 +1,133 @@
+//! Which golem failures Restate retries and which end the invocation ([`TerminalError`]).
+
+use std::error::Error as StdError;
+use std::fmt::Write as _;
+
+use golem::RunError;
+use golem::model::ModelError;
+use golem::{BoxError, Stage};
+use restate_sdk::errors::{HandlerError, TerminalError};
+
+/// The error a Restate handler returns for a failed run: retryable when retrying the
+/// invocation may succeed, a [`TerminalError`] otherwise.
+///
+/// Only a model request that failed for a transient reason is retryable
+/// ([`is_transient`]: the transport's failure or timeout, HTTP 408, 429 or 5xx, after
+/// golem's own retries). Everything else is terminal, because a retried invocation replays
+/// the journal and would fail the same way: a retry budget that ran out, a tool's failure,
+/// a limit reached (turns, requests, tokens, tool calls), a refused request (HTTP 4xx,
+/// credentials), an unreadable or cut-off response, a stopped run, a run paused for
+/// approval. Under a [`RestateJournal`](crate::RestateJournal) a transient model failure is
+/// already retried inside its step and then recorded, so a run that fails there fails
+/// terminally.
+///
+/// Do not turn a `RunError` into a `HandlerError` with `?`: that makes every failure
+/// retryable, and an exhausted retry budget would be retried until Restate gives up.
+///
+/// ```
+/// use golem::model::function::FunctionModel;
+/// use golem::model::ModelResponse;
+/// use golem::{Agent, ModelRetry};
+/// use golem_restate::{handler_error, is_terminal};
+///
+/// // A model that never gets the output right, and an agent with output retries off.
+/// let model = FunctionModel::new(|_, _| ModelResponse::text("maybe"));
+/// let agent = Agent::<(), String>::builder(model)
+///     .output_validator(|_ctx, _text: String| async move {
+///         Err::<String, _>(ModelRetry::new("answer yes or no"))
+///     })
+///     .build()?;
+/// # tokio::runtime::Runtime::new()?.block_on(async {
+/// let error = agent.run("Is it raining?", ()).await.unwrap_err();
+/// assert!(is_terminal(&error));
+/// let error = handler_error(error);
+/// let error: &(dyn std::error::Error + Send + Sync) = error.as_ref();
+/// assert_eq!(
+///     error.to_string(),
+///     "Terminal error [500]: the output was rejected and output retries are off: answer yes or no"
+/// );
+/// # Ok::<_, Box<dyn std::error::Error>>(())
+/// # })?;
+/// # Ok::<_, Box<dyn std::error::Error>>(())
+/// ```
+pub fn handler_error(error: RunError) -> HandlerError {
+    if is_terminal(&error) {
+        terminal_error(&error).into()
+    } else {
+        error.into()
+    }
+}
+
+/// Whether retrying the invocation cannot help: everything but a transient model failure
+/// ([`handler_error`] gives the reasons).
+pub fn is_terminal(error: &RunError) -> bool {
+    !(error.stage() == Stage::Model && error.model_error().is_some_and(is_transient))
+}
+
+/// The [`TerminalError`] for a failed run: code 500, and the run's error with its causes
+/// as the message (`the model request failed: openai answered HTTP 400 after 1 attempt(s):
+/// …`).
+pub fn terminal_error(error: &RunError) -> TerminalError {
+    TerminalError::new_with_code(500, chain(error))
+}
+
+/// Whether a failed model request may succeed when sent again later: the transport failed
+/// or timed out, or the provider answered HTTP 408, 429 or 5xx (golem's transport has
+/// retried these already, within its own policy). A refused request (another 4xx, the
+/// credentials), an unreadable or cut-off response, a content filter and any other error
+/// are not.
+///
+/// ```
+/// use golem::model::ModelError;
+/// use golem_restate::is_transient;
+///
+/// let overloaded = ModelError::Http {
+///     provider: "openai".into(),
+///     status: 529,
+///     message: "overloaded".into(),
+///     attempts: 3,
+/// };
+/// let refused = ModelError::Http {
+///     provider: "openai".into(),
+///     status: 400,
+///     message: "bad request".into(),
+///     attempts: 1,
+/// };
+/// assert!(is_transient(&overloaded));
+/// assert!(!is_transient(&refused));
+/// assert!(!is_transient(&ModelError::Truncated));
+/// ```
+pub fn is_transient(error: &ModelError) -> bool {
+    match error {
+        ModelError::Transport { .. } => true,
+        ModelError::Http { status, .. } => matches!(status, 408 | 429 | 500..=599),
+        _ => false,
+    }
+}
+
+/// How a step's failure is reported to Restate, and the failure itself (kept for the live
+/// run): retryable for a transient model failure, terminal otherwise.
+pub(crate) fn step_error(error: BoxError) -> (HandlerError, BoxError) {
+    let message = chain(&*error);
+    let transient = error.downcast_ref::<ModelError>().is_some_and(is_transient);
+    let reported = if transient {
+        HandlerError::from(message)
+    } else {
+        TerminalError::new_with_code(500, message).into()
+    };
+    (reported, error)
+}
+
+/// `error` and its causes, `: `-separated.
+fn chain(error: &(dyn StdError + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(error) = cause {
+        let _ = write!(text, ": {error}");
+        cause = error.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,123 @@
+//! The agent under test: two tools, one with a side effect (a line appended to a file), one
+//! that rejects its first call with [`ModelRetry`], over golem's `openai` provider.
+
+use std::fs::OpenOptions;
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use golem::model::openai::OpenAiModel;
+use golem::model::{Message, RequestPart};
+use golem::tool::FunctionTool;
+use golem::usage::Usage;
+use golem::{Agent, ModelRetry, RunContext};
+use serde::{Deserialize, Serialize};
+
+/// The prompt the tests send.
+pub const PROMPT: &str = "Save a note, then look up the answer.";
+
+/// The run's final output, with the scripted model.
+pub const OUTPUT: &str = "The answer is 42.";
+
+/// What the tools need: the file `save_note` appends to, one line per call.
+#[derive(Debug, Clone)]
+pub struct Effects {
+    /// The side-effect file.
+    pub path: PathBuf,
+}
+
+impl Effects {
+    /// The lines `save_note` wrote, one per side effect.
+    pub fn lines(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.path)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Note {
+    text: String,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Key {
+    key: String,
+}
+
+/// The agent, on an OpenAI-compatible server at `base_url` (`http://127.0.0.1:PORT/v1`).
+///
+/// # Panics
+/// If the model or the agent cannot be built.
+pub fn agent(base_url: &str) -> Agent<Effects, String> {
+    let model = OpenAiModel::builder("scripted")
+        .base_url(base_url)
+        .api_key("test-key")
+        .build()
+        .expect("a valid model");
+    let save_note = FunctionTool::new(
+        "save_note",
+        |ctx: RunContext<Effects>, note: Note| async move {
+            let mut file = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&ctx.deps().path)?;
+            let call = ctx.tool_call_id().unwrap_or("?");
+            writeln!(file, "{call} {}", note.text)?;
+            Ok::<_, std::io::Error>("saved")
+        },
+    );
+    let lookup = FunctionTool::new("lookup", |_ctx: RunContext<Effects>, key: Key| async move {
+        if key.key != "answer" {
+            return Err(ModelRetry::new(format!(
+                "no entry for `{}`; the key is `answer`",
+                key.key
+            )));
+        }
+        Ok(42)
+    });
+    Agent::builder(model)
+        .instructions("Use the tools.")
+        .tool(save_note)
+        .tool(lookup)
+        .tool_retries(1)
+        .build()
+        .expect("a valid agent")
+}
+
+/// What a run produced, as the service returns it: compared between a crashed and an
+/// uninterrupted run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// The output.
+    pub output: String,
+    /// The usage, rejected rounds included.
+    pub usage: Usage,
+    /// Rejections sent back to the model (the retry counters' sum).
+    pub rejections: usize,
+    /// The whole history.
+    pub messages: Vec<Message>,
+}
+
+impl Summary {
+    /// The summary of a finished run.
+    pub fn of(result: golem::RunResult<String>) -> Self {
+        let rejections = result
+            .messages
+            .iter()
+            .filter_map(|message| match message {
+                Message::Request(request) => Some(request),
+                Message::Response(_) => None,
+            })
+            .flat_map(|request| &request.parts)
+            .filter(|part| matches!(part, RequestPart::RetryPrompt(_)))
+            .count();
+        Summary {
+            output: result.output,
+            usage: result.usage,
+            rejections,
+            messages: result.messages,
+        }
+    }
+}

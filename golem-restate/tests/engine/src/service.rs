@@ -1,0 +1,135 @@
+//! The Restate services: `Durable` runs the agent under test through a
+//! [`RestateJournal`]; `Bench` runs a golem run against the same number of bare `ctx.run`
+//! steps, for the bench.
+
+use std::net::SocketAddr;
+
+use golem::Agent;
+use golem::model::function::FunctionModel;
+use golem::model::{Message, ModelResponse};
+use golem::tool::FunctionTool;
+use golem::{ModelRetry, RunContext};
+use golem_restate::{RestateJournal, handler_error};
+use restate_sdk::prelude::*;
+use serde_json::{Value, json};
+
+use crate::agent::{Effects, Summary, agent};
+
+/// The service under test: one handler that runs the agent durably.
+#[derive(Debug)]
+pub struct Durable {
+    agent: Agent<Effects, String>,
+    effects: Effects,
+}
+
+impl Durable {
+    /// The service, its agent on the model server at `base_url`, its tools' side effects in
+    /// `effects`.
+    pub fn new(base_url: &str, effects: Effects) -> Self {
+        Durable {
+            agent: agent(base_url),
+            effects,
+        }
+    }
+}
+
+#[restate_sdk::service]
+impl Durable {
+    /// Runs the agent on `prompt` through Restate's journal.
+    #[handler]
+    async fn run(&self, ctx: Context<'_>, prompt: String) -> Result<Json<Summary>, HandlerError> {
+        let result = self
+            .agent
+            .start(prompt, self.effects.clone())
+            .finish_in(&RestateJournal::new(&ctx))
+            .await
+            .map_err(handler_error)?;
+        Ok(Json(Summary::of(result)))
+    }
+}
+
+/// The bench's service: the same number of journaled steps, through golem or bare.
+#[derive(Debug)]
+pub struct Bench {
+    agent: Agent<(), String>,
+}
+
+impl Default for Bench {
+    fn default() -> Self {
+        Bench {
+            agent: bench_agent(),
+        }
+    }
+}
+
+/// A model that calls `echo` once per turn until `turns` tool calls were made, then answers.
+/// The prompt is the number of tool turns.
+fn bench_agent() -> Agent<(), String> {
+    let model = FunctionModel::new(|messages: &[Message], _| {
+        let turns: usize = match messages.first() {
+            Some(Message::Request(request)) => request
+                .parts
+                .iter()
+                .find_map(|part| match part {
+                    golem::model::RequestPart::UserPrompt(prompt) => prompt.content.parse().ok(),
+                    _ => None,
+                })
+                .unwrap_or(0),
+            _ => 0,
+        };
+        let turn = messages.len() / 2 + 1;
+        if turn <= turns {
+            ModelResponse::tool_call("echo", json!({"n": turn}).to_string(), format!("c{turn}"))
+                .with_usage(100, 10)
+        } else {
+            ModelResponse::text("done").with_usage(100, 10)
+        }
+    });
+    let echo = FunctionTool::new("echo", |_ctx: RunContext<()>, args: Value| async move {
+        Ok::<_, ModelRetry>(args)
+    });
+    Agent::builder(model)
+        .tool(echo)
+        .max_turns(10_000)
+        .build()
+        .expect("a valid agent")
+}
+
+#[restate_sdk::service]
+impl Bench {
+    /// A golem run with `turns` tool turns: `2 * turns + 1` journaled steps.
+    #[handler]
+    async fn golem(&self, ctx: Context<'_>, turns: u32) -> Result<u64, HandlerError> {
+        let result = self
+            .agent
+            .start(turns.to_string(), ())
+            .finish_in(&RestateJournal::new(&ctx))
+            .await
+            .map_err(handler_error)?;
+        Ok(result.usage.requests)
+    }
+
+    /// `steps` bare `ctx.run` steps, each recording a JSON value of a model response's size.
+    #[handler]
+    async fn bare(&self, ctx: Context<'_>, steps: u32) -> Result<u64, HandlerError> {
+        let mut recorded = 0;
+        for step in 0..steps {
+            let value = ctx
+                .run(move || async move {
+                    let response =
+                        ModelResponse::tool_call("echo", json!({"n": step}).to_string(), "c")
+                            .with_usage(100, 10);
+                    Ok(Json(serde_json::to_value(response)?))
+                })
+                .name(format!("step:{step}"))
+                .await?;
+            recorded += u64::from(!value.0.is_null());
+        }
+        Ok(recorded)
+    }
+}
+
+/// Serves `services` on `address` until the process ends.
+pub async fn serve(endpoint: Endpoint, address: SocketAddr) {
+    HttpServer::new(endpoint).listen_and_serve(address).await;
+}

@@ -1,0 +1,268 @@
+//! A durable run survives its process: against a real `restate-server`, the service is
+//! killed after the first tool's side effect and restarted, and Restate's retry finishes
+//! the run without a repeated model request or side effect, with the usage and retry
+//! counters of a run that never stopped.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use golem_restate_engine_tests::agent::{Effects, OUTPUT, PROMPT, Summary, agent};
+use golem_restate_engine_tests::model_server::{Log, ModelServer};
+use golem_restate_engine_tests::restate::{RestateServer, ServiceProcess, free_port};
+use serde_json::json;
+
+const SERVICE: &str = env!("CARGO_BIN_EXE_golem-restate-test-service");
+
+/// The steps of the scripted run, as golem names them (a compatibility promise).
+const NAMES: [&str; 7] = [
+    "model:1",
+    "tool:1:call_1",
+    "model:2",
+    "tool:2:call_2",
+    "model:3",
+    "tool:3:call_3",
+    "model:4",
+];
+
+/// The cargo target directory (`CARGO_TARGET_TMPDIR` is its `tmp`).
+fn target_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("CARGO_TARGET_TMPDIR is inside the target directory")
+        .to_path_buf()
+}
+
+fn effects(name: &str) -> Effects {
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "golem-restate-{name}-{}.effects",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&path);
+    Effects { path }
+}
+
+/// The same run, in process, without a journal and without a crash.
+async fn uninterrupted() -> Summary {
+    let (model, _) = ModelServer::start(None).await;
+    let effects = effects("uninterrupted");
+    let result = agent(&model.base_url())
+        .run(PROMPT, effects.clone())
+        .await
+        .expect("the run succeeds");
+    assert_eq!(effects.lines(), ["call_1 hello"]);
+    Summary::of(result)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_killed_after_its_first_tool_finishes_without_repeating_a_step() {
+    let restate = RestateServer::start(&target_dir()).await;
+    // The model server holds turn 2's first request: by then tool:1 is in Restate's journal.
+    let (model, mut held) = ModelServer::start(Some(2)).await;
+    let effects = effects("crash");
+    let port = free_port();
+    let service = ServiceProcess::start(Path::new(SERVICE), port, &model.base_url(), &effects.path);
+    restate.register(&service.uri).await;
+
+    let invocation = {
+        let (ingress, prompt) = (restate.ingress.clone(), PROMPT.to_owned());
+        tokio::spawn(async move {
+            let response = reqwest::Client::new()
+                .post(format!("{ingress}/Durable/run"))
+                .json(&prompt)
+                .timeout(Duration::from_secs(120))
+                .send()
+                .await
+                .expect("the ingress answers");
+            let id = response.headers().get("x-restate-id").cloned();
+            let status = response.status();
+            let body = response.text().await.expect("a body");
+            assert!(
+                status.is_success(),
+                "the invocation failed: {status}: {body}"
+            );
+            (
+                id,
+                serde_json::from_str::<Summary>(&body).expect("a summary"),
+            )
+        })
+    };
+
+    let turn = tokio::time::timeout(Duration::from_secs(60), held.recv())
+        .await
+        .expect("the run reaches turn 2 within 60 s");
+    assert_eq!(turn, Some(2));
+    assert_eq!(
+        effects.lines(),
+        ["call_1 hello"],
+        "the tool ran before the crash"
+    );
+    service.kill();
+    let service = ServiceProcess::start(Path::new(SERVICE), port, &model.base_url(), &effects.path);
+
+    let (_, summary) = tokio::time::timeout(Duration::from_secs(90), invocation)
+        .await
+        .expect("Restate's retry finishes the run within 90 s")
+        .expect("the invocation task");
+    drop(service);
+
+    assert_eq!(summary.output, OUTPUT);
+    assert_eq!(
+        effects.lines(),
+        ["call_1 hello"],
+        "the side effect happened once"
+    );
+    assert_eq!(
+        model.log(),
+        Log {
+            // Turn 2's first request died with the process; the retry sent it again.
+            received: vec![1, 2, 2, 3, 4],
+            answered: vec![1, 2, 3, 4],
+        },
+        "each journaled request reached the model once"
+    );
+    let expected = uninterrupted().await;
+    assert_eq!(summary, expected);
+    assert_eq!(summary.usage.requests, 4);
+    assert_eq!(summary.usage.input_tokens, 120 + 140 + 160 + 180);
+    assert_eq!(summary.usage.output_tokens, 11 + 12 + 13 + 14);
+    assert_eq!(summary.usage.tool_calls, 3);
+    assert_eq!(summary.rejections, 1);
+    assert_eq!(summary.usage.rejected.tools["lookup"].requests, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restate_records_the_steps_under_golems_names() {
+    let restate = RestateServer::start(&target_dir()).await;
+    let (model, _) = ModelServer::start(None).await;
+    let effects = effects("names");
+    let service = ServiceProcess::start(
+        Path::new(SERVICE),
+        free_port(),
+        &model.base_url(),
+        &effects.path,
+    );
+    restate.register(&service.uri).await;
+
+    let (id, output) = restate.invoke("Durable", "run", &json!(PROMPT)).await;
+    assert_eq!(output["output"], OUTPUT);
+    let names = step_names(&restate, &id).await;
+    assert_eq!(names, NAMES);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_model_request_ends_the_invocation_without_a_retry() {
+    let restate = RestateServer::start(&target_dir()).await;
+    let model = ModelServer::refusing(400).await;
+    let effects = effects("refused");
+    let service = ServiceProcess::start(
+        Path::new(SERVICE),
+        free_port(),
+        &model.base_url(),
+        &effects.path,
+    );
+    restate.register(&service.uri).await;
+
+    let response = reqwest::Client::new()
+        .post(format!("{}/Durable/run", restate.ingress))
+        .json(&PROMPT)
+        .timeout(Duration::from_secs(60))
+        .send()
+        .await
+        .expect("the ingress answers");
+    assert_eq!(response.status(), 500);
+    let body: serde_json::Value = response.json().await.expect("a JSON error");
+    assert_eq!(
+        body["message"],
+        "the model request failed: openai answered HTTP 400 after 1 attempt(s): scripted refusal"
+    );
+    // A terminal failure: neither Restate nor golem's transport sent the request again.
+    assert_eq!(
+        model.log(),
+        Log {
+            received: vec![1],
+            answered: vec![1],
+        }
+    );
+    assert!(effects.lines().is_empty());
+}
+
+/// The names of the `ctx.run` steps Restate recorded for invocation `id`, in order.
+async fn step_names(restate: &RestateServer, id: &str) -> Vec<String> {
+    restate
+        .query(&format!(
+            "SELECT name FROM sys_journal WHERE id = '{id}' AND entry_type = 'Command: Run' \
+             ORDER BY index"
+        ))
+        .await
+        .iter()
+        .filter_map(|row| row["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_outage_past_golems_retries_is_retried_by_restate_then_recorded_once() {
+    let restate = RestateServer::start(&target_dir()).await;
+    // golem's transport sends each attempt of the step 4 times (3 retries): the first step
+    // attempt fails with HTTP 503 after 4 requests, Restate's retry of the step succeeds.
+    let model = ModelServer::failing_first(4, 503).await;
+    let effects = effects("outage");
+    let service = ServiceProcess::start(
+        Path::new(SERVICE),
+        free_port(),
+        &model.base_url(),
+        &effects.path,
+    );
+    restate.register(&service.uri).await;
+
+    let (id, output) = restate.invoke("Durable", "run", &json!(PROMPT)).await;
+    assert_eq!(output["output"], OUTPUT);
+    assert_eq!(
+        output["usage"]["requests"], 4,
+        "failed attempts are not usage"
+    );
+    assert_eq!(
+        model.log(),
+        Log {
+            received: vec![1, 1, 1, 1, 1, 2, 3, 4],
+            answered: vec![1, 1, 1, 1, 1, 2, 3, 4],
+        }
+    );
+    assert_eq!(effects.lines(), ["call_1 hello"]);
+    assert_eq!(
+        step_names(&restate, &id).await,
+        NAMES,
+        "model:1 is recorded once"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_outage_that_outlasts_restates_retries_ends_the_invocation() {
+    let restate = RestateServer::start(&target_dir()).await;
+    let model = ModelServer::refusing(503).await;
+    let effects = effects("long-outage");
+    let service = ServiceProcess::start(
+        Path::new(SERVICE),
+        free_port(),
+        &model.base_url(),
+        &effects.path,
+    );
+    restate.register(&service.uri).await;
+
+    let response = reqwest::Client::new()
+        .post(format!("{}/Durable/run", restate.ingress))
+        .json(&PROMPT)
+        .timeout(Duration::from_secs(60))
+        .send()
+        .await
+        .expect("the invocation ends within 60 s");
+    assert_eq!(response.status(), 500);
+    let body: serde_json::Value = response.json().await.expect("a JSON error");
+    assert_eq!(
+        body["message"],
+        "the model request failed: openai answered HTTP 503 after 4 attempt(s): scripted refusal"
+    );
+    // DEFAULT_RETRY_ATTEMPTS step attempts, each golem's 4 transport attempts.
+    let received = model.log().received;
+    assert_eq!(received.len(), 4 * 4, "{received:?}");
+    assert!(received.iter().all(|turn| *turn == 1));
+}

@@ -1,0 +1,171 @@
+//! Typed partial output: what a structured answer holds while it streams.
+//!
+//! `#[golem::output]` gives each output type a partial twin (`VerdictPartial` for
+//! `Verdict`): the same fields, each an `Option` that is `None` until it arrives; strings
+//! grow as their text streams, lists as their items do, nested outputs fill in field by
+//! field. [`PartialValue`] maps a field's type to its partial form.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::hash::Hash;
+
+use serde::de::{Deserialize, DeserializeOwned, Deserializer};
+use serde_json::{Map, Number, Value};
+
+/// A type whose incomplete JSON has a typed form, [`Partial`](Self::Partial): what of a
+/// value has arrived while it streams.
+///
+/// Implemented for strings (the text so far), numbers, `bool`, `char`, `Option`, `Vec`,
+/// `Box`, maps with string-like keys, [`serde_json::Value`], and by `#[golem::output]` and
+/// `#[golem::args]` for the types they are on (a generic type's partial form is its JSON,
+/// [`serde_json::Value`]). A field of an output whose type has no partial form is marked
+/// `#[golem(whole)]`: it is read as its own type from what has arrived.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no partial form for streamed output",
+    label = "golem cannot tell how much of a `{Self}` has arrived",
+    note = "put `#[golem::output]` or `#[golem::args]` on `{Self}` instead of deriving `Deserialize` and `JsonSchema` by hand, or mark the field `#[golem(whole)]` to read it as its own type"
+)]
+pub trait PartialValue {
+    /// The value so far.
+    type Partial: DeserializeOwned + fmt::Debug + Clone + PartialEq + Send + 'static;
+}
+
+/// The partial output of an output that has none: plain text streams as
+/// [`RunEvent::Delta`](crate::run::RunEvent::Delta)s instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NoPartial {}
+
+macro_rules! whole {
+    ($($ty:ty),* $(,)?) => {
+        $(impl PartialValue for $ty {
+            type Partial = $ty;
+        })*
+    };
+}
+
+whole!(
+    String,
+    bool,
+    char,
+    i8,
+    i16,
+    i32,
+    i64,
+    i128,
+    isize,
+    u8,
+    u16,
+    u32,
+    u64,
+    u128,
+    usize,
+    f32,
+    f64,
+    (),
+    Value,
+);
+
+impl<T: PartialValue> PartialValue for Option<T> {
+    type Partial = Option<T::Partial>;
+}
+
+impl<T: PartialValue> PartialValue for Vec<T> {
+    type Partial = Vec<T::Partial>;
+}
+
+impl<T: PartialValue> PartialValue for Box<T> {
+    type Partial = Box<T::Partial>;
+}
+
+impl<K, V> PartialValue for BTreeMap<K, V>
+where
+    K: DeserializeOwned + fmt::Debug + Clone + Ord + Send + 'static,
+    V: PartialValue,
+{
+    type Partial = BTreeMap<K, V::Partial>;
+}
+
+impl<K, V> PartialValue for HashMap<K, V>
+where
+    K: DeserializeOwned + fmt::Debug + Clone + Eq + Hash + Send + 'static,
+    V: PartialValue,
+{
+    type Partial = HashMap<K, V::Partial>;
+}
+
+/// Reads incomplete JSON text: what has arrived, with open strings, lists and objects
+/// closed where they stop (jiter's partial mode); `None` when nothing has.
+pub(crate) fn parse(raw: &str) -> Option<Value> {
+    let value = jiter::JsonValue::parse_with_config(
+        raw.as_bytes(),
+        false,
+        jiter::PartialMode::TrailingStrings,
+    )
+    .ok()?;
+    Some(to_serde(value))
+}
+
+fn to_serde(value: jiter::JsonValue<'_>) -> Value {
+    match value {
+        jiter::JsonValue::Null => Value::Null,
+        jiter::JsonValue::Bool(bool) => Value::Bool(bool),
+        jiter::JsonValue::Int(int) => Value::Number(int.into()),
+        jiter::JsonValue::Float(float) => {
+            Number::from_f64(float).map_or(Value::Null, Value::Number)
+        }
+        jiter::JsonValue::Str(text) => Value::String(text.into_owned()),
+        jiter::JsonValue::Array(items) => Value::Array(
+            std::sync::Arc::unwrap_or_clone(items)
+                .into_iter()
+                .map(to_serde)
+                .collect(),
+        ),
+        jiter::JsonValue::Object(fields) => Value::Object(
+            std::sync::Arc::unwrap_or_clone(fields)
+                .into_iter()
+                .map(|(key, value)| (key.into_owned(), to_serde(value)))
+                .collect::<Map<String, Value>>(),
+        ),
+    }
+}
+
+/// A field of a partial twin: the value if it reads as `T` so far, else `None` (it has not
+/// arrived, or too little of it has), so one unreadable field never hides the others.
+#[doc(hidden)]
+pub fn lenient<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: DeserializeOwned,
+{
+    let value = Value::deserialize(deserializer)?;
+    Ok(T::deserialize(value).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn incomplete_json_reads_as_far_as_it_goes() {
+        let cases = [
+            (r#"{"winner": "An"#, serde_json::json!({"winner": "An"})),
+            (
+                r#"{"winner": "Ann", "scores": [1, 2"#,
+                serde_json::json!({"winner": "Ann", "scores": [1, 2]}),
+            ),
+            (
+                r#"{"winner": "Ann", "sco"#,
+                serde_json::json!({"winner": "Ann"}),
+            ),
+            (
+                r#"{"a": {"b": [true, {"c": nu"#,
+                serde_json::json!({"a": {"b": [true, {}]}}),
+            ),
+        ];
+        for (raw, expected) in cases {
+            assert_eq!(parse(raw), Some(expected), "{raw}");
+        }
+        assert_eq!(parse(""), None);
+        assert_eq!(parse("   "), None);
+    }
+}

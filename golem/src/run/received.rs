@@ -1,0 +1,199 @@
+//! What has arrived of a response while it streams: read for the output's partial form
+//! after each delta, and kept as an incomplete response when the run stops mid-stream.
+
+use std::any::TypeId;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::agent::OutputSetup;
+use crate::model::{
+    FinishReason, ModelResponse, ResponseDelta, ResponsePart, TextPart, ToolCallPart,
+};
+use crate::output::{NoPartial, Output, OutputMode, partial};
+use crate::usage::Usage;
+
+/// Where a structured answer arrives, for its partial form.
+#[derive(Debug, Clone)]
+pub(crate) enum AnswerChannel {
+    /// The arguments of the first call of this output tool.
+    Tool(Arc<str>),
+    /// The response's text (native structured output).
+    Text,
+}
+
+/// The answer's channel and whether golem wrapped its schema as `{"response": ...}`.
+#[derive(Debug, Clone)]
+pub(crate) struct PartialAnswer {
+    pub(crate) channel: AnswerChannel,
+    pub(crate) wrapped: bool,
+}
+
+impl<Deps, O> OutputSetup<Deps, O> {
+    /// Where the structured answer arrives; `None` for text output.
+    pub(crate) fn partial_answer(&self) -> Option<PartialAnswer> {
+        let wrapped = self.structured?;
+        let channel = match self.mode {
+            OutputMode::Tool => AnswerChannel::Tool(Arc::clone(&self.tool_name)),
+            OutputMode::Native => AnswerChannel::Text,
+        };
+        Some(PartialAnswer { channel, wrapped })
+    }
+}
+
+/// The parts received so far, by their index in the final response.
+#[derive(Debug, Default)]
+pub(crate) struct Received {
+    parts: Vec<Option<ResponsePart>>,
+}
+
+impl Received {
+    /// Adds `delta` to the part it belongs to.
+    pub(crate) fn apply(&mut self, delta: &ResponseDelta) {
+        let index = match delta {
+            ResponseDelta::Text { part, .. }
+            | ResponseDelta::ToolCallStart { part, .. }
+            | ResponseDelta::ToolCallArgs { part, .. } => *part,
+        };
+        if self.parts.len() <= index {
+            self.parts.resize_with(index + 1, || None);
+        }
+        let slot = &mut self.parts[index];
+        match delta {
+            ResponseDelta::Text { text, .. } => match slot {
+                Some(ResponsePart::Text(part)) => part.content.push_str(text),
+                _ => {
+                    *slot = Some(ResponsePart::Text(TextPart {
+                        content: text.clone(),
+                    }));
+                }
+            },
+            ResponseDelta::ToolCallStart {
+                tool_name,
+                tool_call_id,
+                ..
+            } => {
+                *slot = Some(ResponsePart::ToolCall(ToolCallPart {
+                    tool_name: tool_name.clone(),
+                    args: String::new(),
+                    tool_call_id: tool_call_id.clone(),
+                }));
+            }
+            ResponseDelta::ToolCallArgs { args, .. } => {
+                if let Some(ResponsePart::ToolCall(call)) = slot {
+                    call.args.push_str(args);
+                }
+            }
+        }
+    }
+
+    /// Whether nothing has arrived.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.parts.iter().all(Option::is_none)
+    }
+
+    /// What arrived, as a response marked [`FinishReason::Incomplete`]. Its usage counts
+    /// the request; the provider reports tokens only at the end of a stream.
+    pub(crate) fn into_incomplete(self) -> ModelResponse {
+        let mut response = ModelResponse::new(self.parts.into_iter().flatten().collect::<Vec<_>>());
+        response.usage = Usage {
+            requests: 1,
+            ..Usage::default()
+        };
+        response.finish_reason = Some(FinishReason::Incomplete);
+        response
+    }
+
+    /// The answer's partial form after `delta`, if `delta` added to the answer and what has
+    /// arrived of it reads as anything yet.
+    pub(crate) fn partial<O: Output>(
+        &self,
+        answer: &PartialAnswer,
+        delta: &ResponseDelta,
+    ) -> Option<O::Partial> {
+        if TypeId::of::<O::Partial>() == TypeId::of::<NoPartial>() {
+            return None;
+        }
+        let raw: Cow<'_, str> = match (&answer.channel, delta) {
+            (AnswerChannel::Tool(name), ResponseDelta::ToolCallArgs { part, .. }) => {
+                // Only the first call of the output tool is the answer.
+                let first = self.parts.iter().position(|part| {
+                    matches!(part, Some(ResponsePart::ToolCall(call)) if *call.tool_name == **name)
+                })?;
+                match &self.parts[first] {
+                    Some(ResponsePart::ToolCall(call)) if first == *part => {
+                        Cow::Borrowed(call.args.as_str())
+                    }
+                    _ => return None,
+                }
+            }
+            (AnswerChannel::Text, ResponseDelta::Text { .. }) => Cow::Owned(
+                self.parts
+                    .iter()
+                    .flatten()
+                    .filter_map(|part| match part {
+                        ResponsePart::Text(text) => Some(text.content.as_str()),
+                        _ => None,
+                    })
+                    .collect(),
+            ),
+            _ => return None,
+        };
+        let mut json = partial::parse(&raw)?;
+        if answer.wrapped {
+            json = match json {
+                Value::Object(mut fields) => fields.remove("response")?,
+                _ => return None,
+            };
+        }
+        O::decode_partial(json)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(part: usize, text: &str) -> ResponseDelta {
+        ResponseDelta::Text {
+            part,
+            text: text.to_owned(),
+        }
+    }
+
+    #[test]
+    fn deltas_add_up_to_an_incomplete_response() {
+        let mut received = Received::default();
+        assert!(received.is_empty());
+        for delta in [
+            text(0, "Let me "),
+            text(0, "look."),
+            ResponseDelta::ToolCallStart {
+                part: 1,
+                tool_name: "search".to_owned(),
+                tool_call_id: "c1".to_owned(),
+            },
+            ResponseDelta::ToolCallArgs {
+                part: 1,
+                args: r#"{"q": "ru"#.to_owned(),
+            },
+        ] {
+            received.apply(&delta);
+        }
+        let response = received.into_incomplete();
+        let mut expected = ModelResponse::new(vec![
+            ResponsePart::Text(TextPart {
+                content: "Let me look.".to_owned(),
+            }),
+            ResponsePart::ToolCall(ToolCallPart {
+                tool_name: "search".to_owned(),
+                args: r#"{"q": "ru"#.to_owned(),
+                tool_call_id: "c1".to_owned(),
+            }),
+        ]);
+        expected.usage.requests = 1;
+        expected.finish_reason = Some(FinishReason::Incomplete);
+        assert_eq!(response, expected);
+    }
+}

@@ -1,0 +1,435 @@
+//! Typed partial output (DESIGN §7 "Streaming"): while a structured answer streams, the run
+//! reports what of it has arrived as the output's `Partial` twin; the complete answer is
+//! decoded and validated as before, and a stop mid-stream keeps what arrived.
+
+use futures_util::StreamExt;
+use futures_util::stream::BoxStream;
+use golem::model::function::FunctionModel;
+use golem::model::{
+    FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, ModelStream,
+    RequestParams, RequestPart, ResponseDelta, ResponsePart, StreamEvent, TextPart, ToolCallPart,
+};
+use golem::output::{Output, OutputMode};
+use golem::run::{CancellationToken, Stopped};
+use golem::{Agent, ModelRetry, RunEvent, Stage};
+
+/// A report the model writes, with a nested output, a list, an enum and a whole field.
+#[golem::output(validate = check_report)]
+#[derive(Debug, PartialEq)]
+struct Report {
+    title: String,
+    tags: Vec<String>,
+    author: Option<Person>,
+    mood: Mood,
+    #[golem(whole)]
+    score: Score,
+}
+
+#[golem::output]
+#[derive(Debug, PartialEq)]
+struct Person {
+    name: String,
+    age: u32,
+}
+
+#[golem::output]
+#[derive(Debug, PartialEq)]
+#[serde(rename_all = "snake_case")]
+enum Mood {
+    Calm,
+    Angry,
+}
+
+/// A type with no partial form of its own: `#[golem(whole)]` reads it as itself.
+#[derive(
+    Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, golem::schema::JsonSchema,
+)]
+struct Score {
+    points: u32,
+}
+
+fn check_report(report: &Report) -> Result<(), ModelRetry> {
+    if report.title.len() < 5 {
+        return Err(ModelRetry::new("the title is too short"));
+    }
+    Ok(())
+}
+
+const REPORT: &str = r#"{"title": "Moon landing", "tags": ["space", "history"], "author": {"name": "Ann", "age": 41}, "mood": "calm", "score": {"points": 95}}"#;
+
+/// The report's arguments, in the fragments the model streams them in.
+const FRAGMENTS: [&str; 6] = [
+    r#"{"title": "Moon"#,
+    r#" landing", "tags": ["space", "hist"#,
+    r#"ory"], "author": {"name": "Ann", "a"#,
+    r#"ge": 41}, "mood": "ca"#,
+    r#"lm", "score": {"points": 9"#,
+    r#"5}}"#,
+];
+
+fn call_stream(args: &[&str], id: &str) -> Vec<StreamEvent> {
+    let mut items = vec![StreamEvent::Delta(ResponseDelta::ToolCallStart {
+        part: 0,
+        tool_name: "final_result".into(),
+        tool_call_id: id.into(),
+    })];
+    items.extend(args.iter().map(|args| {
+        StreamEvent::Delta(ResponseDelta::ToolCallArgs {
+            part: 0,
+            args: (*args).to_owned(),
+        })
+    }));
+    let whole: String = args.concat();
+    items.push(StreamEvent::Done(
+        ModelResponse::tool_call("final_result", whole, id).with_usage(12, 30),
+    ));
+    items
+}
+
+fn partials<O: Output>(events: &[RunEvent<O>]) -> Vec<&O::Partial> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            RunEvent::PartialOutput { partial, .. } => Some(partial),
+            _ => None,
+        })
+        .collect()
+}
+
+async fn drain<O: Output>(
+    mut events: impl futures_util::Stream<Item = Result<RunEvent<O>, golem::RunError>> + Unpin,
+) -> (Vec<RunEvent<O>>, Option<golem::RunError>) {
+    let mut seen = Vec::new();
+    while let Some(event) = events.next().await {
+        match event {
+            Ok(event) => seen.push(event),
+            Err(error) => return (seen, Some(error)),
+        }
+    }
+    (seen, None)
+}
+
+#[tokio::test]
+async fn a_streamed_answer_is_reported_field_by_field_as_it_arrives() {
+    let model = FunctionModel::new_stream(|_, _| call_stream(&FRAGMENTS, "c1"));
+    let agent = Agent::<(), Report>::builder(model).build().unwrap();
+    let (events, error) = drain(agent.run_stream("Report on 1969", ())).await;
+    assert!(error.is_none());
+
+    let person = |name: Option<&str>, age| PersonPartial {
+        name: name.map(str::to_owned),
+        age,
+    };
+    let tags = |tags: &[&str]| Some(tags.iter().map(|tag| (*tag).to_owned()).collect());
+    let title = Some("Moon landing".to_owned());
+    assert_eq!(
+        partials(&events),
+        [
+            &ReportPartial {
+                title: Some("Moon".to_owned()),
+                ..ReportPartial::default()
+            },
+            &ReportPartial {
+                title: title.clone(),
+                tags: tags(&["space", "hist"]),
+                ..ReportPartial::default()
+            },
+            &ReportPartial {
+                title: title.clone(),
+                tags: tags(&["space", "history"]),
+                author: Some(person(Some("Ann"), None)),
+                ..ReportPartial::default()
+            },
+            // "ca" is no `Mood` yet: the field waits, the others stay.
+            &ReportPartial {
+                title: title.clone(),
+                tags: tags(&["space", "history"]),
+                author: Some(person(Some("Ann"), Some(41))),
+                ..ReportPartial::default()
+            },
+            &ReportPartial {
+                title: title.clone(),
+                tags: tags(&["space", "history"]),
+                author: Some(person(Some("Ann"), Some(41))),
+                mood: Some(MoodPartial::Calm),
+                score: Some(Score { points: 9 }),
+            },
+            &ReportPartial {
+                title: title.clone(),
+                tags: tags(&["space", "history"]),
+                author: Some(person(Some("Ann"), Some(41))),
+                mood: Some(MoodPartial::Calm),
+                score: Some(Score { points: 95 }),
+            },
+        ]
+    );
+
+    // Each partial follows the delta it was read after, all before the response.
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|event| match event {
+            RunEvent::RequestSent { .. } => "request",
+            RunEvent::Delta { .. } => "delta",
+            RunEvent::PartialOutput { turn: 1, .. } => "partial",
+            RunEvent::ResponseReceived { .. } => "response",
+            RunEvent::OutputAccepted { .. } => "accepted",
+            RunEvent::Finished(_) => "finished",
+            _ => "other",
+        })
+        .collect();
+    let mut expected = vec!["request", "delta"];
+    expected.extend(["delta", "partial"].repeat(6));
+    expected.extend(["response", "accepted", "finished"]);
+    assert_eq!(kinds, expected);
+
+    // The answer itself is decoded as the real type, and the run is the one `run()` gives.
+    let Some(RunEvent::Finished(result)) = events.last() else {
+        panic!("the run finished")
+    };
+    let model = FunctionModel::new(|_, _| {
+        ModelResponse::tool_call("final_result", REPORT, "c1").with_usage(12, 30)
+    });
+    let plain = Agent::<(), Report>::builder(model)
+        .build()
+        .unwrap()
+        .run("Report on 1969", ())
+        .await
+        .unwrap();
+    assert_eq!(result.output, plain.output);
+    assert_eq!(result.messages, plain.messages);
+    assert_eq!(result.usage, plain.usage);
+}
+
+/// A verdict: an enum, so golem wraps its schema as `{"response": ...}` for the model.
+#[golem::output]
+#[derive(Debug, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Verdict {
+    Win { margin: u32, note: Option<String> },
+    Draw,
+}
+
+#[tokio::test]
+async fn native_output_streams_as_text_and_is_unwrapped_before_it_is_read() {
+    let model = FunctionModel::new_stream(|_, _| {
+        let fragments = [
+            r#"{"response": {"kind": "wi"#,
+            r#"n", "margin": 3"#,
+            r#", "note": "close"}}"#,
+        ];
+        let mut items: Vec<StreamEvent> = fragments
+            .iter()
+            .map(|text| {
+                StreamEvent::Delta(ResponseDelta::Text {
+                    part: 0,
+                    text: (*text).to_owned(),
+                })
+            })
+            .collect();
+        items.push(StreamEvent::Done(ModelResponse::text(fragments.concat())));
+        items
+    });
+    let agent = Agent::<(), Verdict>::builder(model)
+        .output_mode(OutputMode::Native)
+        .build()
+        .unwrap();
+    let (events, error) = drain(agent.run_stream("Who won?", ())).await;
+    assert!(error.is_none());
+    // `"wi"` is no variant yet, so the first fragment reports nothing.
+    assert_eq!(
+        partials(&events),
+        [
+            &VerdictPartial::Win {
+                margin: Some(3),
+                note: None
+            },
+            &VerdictPartial::Win {
+                margin: Some(3),
+                note: Some("close".to_owned())
+            },
+        ]
+    );
+    let Some(RunEvent::Finished(result)) = events.last() else {
+        panic!("the run finished")
+    };
+    assert_eq!(
+        result.output,
+        Verdict::Win {
+            margin: 3,
+            note: Some("close".to_owned())
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_rejected_answer_is_marked_after_its_partials_and_the_retry_streams_on() {
+    let model = FunctionModel::new_stream(|messages: &[Message], _| match messages.len() {
+        1 => call_stream(
+            &[
+                r#"{"title": "Mo"#,
+                r#"on", "tags": [], "mood": "calm", "score": {"points": 1}}"#,
+            ],
+            "c1",
+        ),
+        _ => call_stream(&FRAGMENTS, "c2"),
+    });
+    let agent = Agent::<(), Report>::builder(model)
+        .output_retries(1)
+        .build()
+        .unwrap();
+    let (events, error) = drain(agent.run_stream("Report on 1969", ())).await;
+    assert!(error.is_none());
+    let seen: Vec<String> = events
+        .iter()
+        .filter_map(|event| match event {
+            RunEvent::PartialOutput { turn, partial } => {
+                Some(format!("partial {turn}: {:?}", partial.title))
+            }
+            RunEvent::Rejected(rejection) => Some(format!(
+                "rejected {}: {} ({} of {})",
+                rejection.turn, rejection.feedback, rejection.retry, rejection.max_retries
+            )),
+            RunEvent::OutputAccepted { turn } => Some(format!("accepted {turn}")),
+            _ => None,
+        })
+        .collect();
+    let mut expected = vec![
+        r#"partial 1: Some("Mo")"#.to_owned(),
+        r#"partial 1: Some("Moon")"#.to_owned(),
+        "rejected 1: the title is too short (1 of 1)".to_owned(),
+        r#"partial 2: Some("Moon")"#.to_owned(),
+    ];
+    expected.extend(std::iter::repeat_n(
+        r#"partial 2: Some("Moon landing")"#.to_owned(),
+        5,
+    ));
+    expected.push("accepted 2".to_owned());
+    assert_eq!(seen, expected);
+}
+
+#[tokio::test]
+async fn text_output_streams_as_text_without_partials() {
+    let model = FunctionModel::new_stream(|_, _| {
+        vec![
+            StreamEvent::Delta(ResponseDelta::Text {
+                part: 0,
+                text: "{\"a\": 1}".into(),
+            }),
+            StreamEvent::Done(ModelResponse::text("{\"a\": 1}")),
+        ]
+    });
+    let agent = Agent::<(), String>::builder(model).build().unwrap();
+    let (events, error) = drain(agent.run_stream("Hi", ())).await;
+    assert!(error.is_none());
+    assert!(partials(&events).is_empty());
+}
+
+/// A model that streams `items`, then waits forever for the rest.
+#[derive(Debug)]
+struct Stalling {
+    items: Vec<StreamEvent>,
+}
+
+impl Model for Stalling {
+    fn name(&self) -> &str {
+        "stalling"
+    }
+
+    fn system(&self) -> &str {
+        "test"
+    }
+
+    fn request<'a>(
+        &'a self,
+        _messages: &'a [Message],
+        _params: &'a RequestParams,
+    ) -> futures_util::future::BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        Box::pin(std::future::pending())
+    }
+
+    fn request_stream<'a>(
+        &'a self,
+        _messages: &'a [Message],
+        _params: &'a RequestParams,
+    ) -> ModelStream<'a> {
+        let items = futures_util::stream::iter(self.items.clone().into_iter().map(Ok));
+        let stream: BoxStream<'a, _> = Box::pin(items.chain(futures_util::stream::pending()));
+        stream
+    }
+}
+
+#[tokio::test]
+async fn a_stop_mid_stream_keeps_what_arrived_as_an_incomplete_response() {
+    let items = vec![
+        StreamEvent::Delta(ResponseDelta::Text {
+            part: 0,
+            text: "Writing it".into(),
+        }),
+        StreamEvent::Delta(ResponseDelta::ToolCallStart {
+            part: 1,
+            tool_name: "final_result".into(),
+            tool_call_id: "c1".into(),
+        }),
+        StreamEvent::Delta(ResponseDelta::ToolCallArgs {
+            part: 1,
+            args: r#"{"title": "Moon"#.into(),
+        }),
+    ];
+    let agent = Agent::<(), Report>::builder(Stalling { items })
+        .build()
+        .unwrap();
+    let token = CancellationToken::new();
+    let mut run = agent
+        .start("Report on 1969", ())
+        .with_cancellation(token.clone());
+    let mut events = run.events();
+    let mut partial_seen = false;
+    let mut error = None;
+    while let Some(event) = events.next().await {
+        match event {
+            Ok(RunEvent::PartialOutput { partial, .. }) => {
+                assert_eq!(partial.title.as_deref(), Some("Moon"));
+                partial_seen = true;
+                token.cancel();
+            }
+            Ok(_) => {}
+            Err(stopped) => {
+                error = Some(stopped);
+                break;
+            }
+        }
+    }
+    drop(events);
+    assert!(partial_seen);
+    let error = error.expect("the run stopped");
+    assert_eq!(error.stage(), Stage::Stopped);
+    assert_eq!(error.stopped(), Some(&Stopped::Cancelled), "{error}");
+
+    let mut incomplete = ModelResponse::new(vec![
+        ResponsePart::Text(TextPart {
+            content: "Writing it".into(),
+        }),
+        ResponsePart::ToolCall(ToolCallPart {
+            tool_name: "final_result".into(),
+            args: r#"{"title": "Moon"#.into(),
+            tool_call_id: "c1".into(),
+        }),
+    ]);
+    incomplete.usage.requests = 1;
+    incomplete.finish_reason = Some(FinishReason::Incomplete);
+    // The cut-off call is answered as not run, so the history stays valid to resume.
+    assert_eq!(
+        error.messages(),
+        [
+            Message::Request(ModelRequest::user_prompt("Report on 1969")),
+            Message::Response(incomplete),
+            Message::Request(ModelRequest::new(vec![RequestPart::tool_return(
+                "final_result",
+                "c1",
+                "Not run: the run stopped before this call.",
+            )])),
+        ]
+    );
+    assert_eq!(error.usage().requests, 1);
+    assert_eq!(error.usage().input_tokens + error.usage().output_tokens, 0);
+}

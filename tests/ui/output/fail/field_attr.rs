@@ -1,0 +1,7 @@
+#[golem::output]
+struct Verdict {
+    #[golem(hole)]
+    winner: String,
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+#[golem::output]
+struct Verdict {
+    winner: String,
+    host: std::net::Ipv4Addr,
+}
+
+fn main() {}
