@@ -6,16 +6,15 @@ use golem::{ModelRetry, RunContext};
 /// The game's dependencies: none, every die shows 3.
 pub struct Game;
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "golem::__private::schemars")]
+#[golem::args]
 pub struct Dice {
     /// How many dice to roll.
     pub n: i64,
 }
 
 /// A verdict on the game.
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "golem::__private::schemars")]
+#[golem::args]
+#[derive(Debug)]
 pub struct Verdict {
     pub winner: String,
     pub score: u32,
