@@ -137,6 +137,11 @@ impl<Deps: 'static> Tool<Deps> for McpTool {
         self.max_retries
     }
 
+    /// The server runs the call: an `"extension"` in OpenTelemetry's terms.
+    fn tool_type(&self) -> &'static str {
+        "extension"
+    }
+
     fn call<'a>(
         &'a self,
         _ctx: &'a RunContext<Deps>,

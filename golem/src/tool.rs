@@ -145,6 +145,13 @@ pub trait Tool<Deps>: Send + Sync + 'static {
         false
     }
 
+    /// What kind of tool this is, as OpenTelemetry's `gen_ai.tool.type` names it on the
+    /// call's `execute_tool` span: `"function"` (the default) for code the agent runs,
+    /// `"extension"` for a tool an external service runs (an MCP server's).
+    fn tool_type(&self) -> &'static str {
+        "function"
+    }
+
     /// Runs one call with the model's raw JSON `args`.
     ///
     /// # Errors
@@ -173,6 +180,10 @@ where
 
     fn requires_approval(&self) -> bool {
         (**self).requires_approval()
+    }
+
+    fn tool_type(&self) -> &'static str {
+        (**self).tool_type()
     }
 
     fn call<'a>(
@@ -215,6 +226,10 @@ where
 
     fn requires_approval(&self) -> bool {
         (**self).requires_approval()
+    }
+
+    fn tool_type(&self) -> &'static str {
+        (**self).tool_type()
     }
 
     fn call<'a>(

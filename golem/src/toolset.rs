@@ -589,6 +589,10 @@ impl<Deps: 'static> Tool<Deps> for Wrapped<Deps> {
         self.inner.requires_approval()
     }
 
+    fn tool_type(&self) -> &'static str {
+        self.inner.tool_type()
+    }
+
     fn call<'a>(
         &'a self,
         ctx: &'a RunContext<Deps>,

@@ -9,13 +9,39 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use common::*;
+use futures_util::future::BoxFuture;
 use golem::model::ModelResponse;
-use golem::tool::FunctionTool;
+use golem::tool::{FunctionTool, Tool, ToolDefinition};
 use golem::{Agent, ModelRetry, RunContext};
 
 #[golem::args]
 struct Dice {
     n: i64,
+}
+
+/// A tool a remote service runs, as an MCP server's tools are.
+struct Lookup;
+
+impl Tool<()> for Lookup {
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: "lookup".into(),
+            description: None,
+            parameters: serde_json::json!({"type": "object", "properties": {}}),
+        }
+    }
+
+    fn tool_type(&self) -> &'static str {
+        "extension"
+    }
+
+    fn call<'a>(
+        &'a self,
+        _ctx: &'a RunContext<()>,
+        _args: &'a str,
+    ) -> BoxFuture<'a, Result<serde_json::Value, golem::BoxError>> {
+        Box::pin(async { Ok(serde_json::json!("found")) })
+    }
 }
 
 mod tracing_capture {
@@ -92,7 +118,14 @@ fn runs_emit_gen_ai_spans_and_an_event_for_every_rejection() {
         tracing_subscriber::registry().with(tracing_capture::Capture(Arc::clone(&captured)));
     let script = script(vec![
         reply(vec![call("roll", r#"{"n": 0}"#, "c1")], 10, 2),
-        reply(vec![call("roll", r#"{"n": 2}"#, "c2")], 20, 2),
+        reply(
+            vec![
+                call("roll", r#"{"n": 2}"#, "c2"),
+                call("lookup", "{}", "c3"),
+            ],
+            20,
+            2,
+        ),
         reply(vec![text("maybe")], 30, 1),
         ModelResponse::text("2").with_usage(40, 1),
     ]);
@@ -105,6 +138,7 @@ fn runs_emit_gen_ai_spans_and_an_event_for_every_rejection() {
     let agent = Agent::<(), String>::builder(script.model.with_name("scripted"))
         .name("referee")
         .tool(roll)
+        .tool(Lookup)
         .tool_retries(1)
         .output_retries(1)
         .output_validator(|_ctx, text: String| async move {
@@ -137,6 +171,7 @@ fn runs_emit_gen_ai_spans_and_an_event_for_every_rejection() {
             "execute_tool",
             "chat",
             "execute_tool",
+            "execute_tool",
             "chat",
             "chat"
         ]
@@ -167,6 +202,10 @@ fn runs_emit_gen_ai_spans_and_an_event_for_every_rejection() {
     assert_eq!(tool["gen_ai.tool.call.id"], "c1");
     assert_eq!(tool["gen_ai.tool.type"], "function");
     assert_eq!(tool["otel.name"], "execute_tool roll");
+    // A tool some other service runs says so.
+    let lookup = &captured.spans[5].1;
+    assert_eq!(lookup["gen_ai.tool.name"], "lookup");
+    assert_eq!(lookup["gen_ai.tool.type"], "extension");
 
     let rejections: Vec<_> = captured
         .events

@@ -390,7 +390,7 @@ async fn invoke<Deps: Send + Sync + 'static>(
         otel.name = format!("execute_tool {}", call.tool_name),
         otel.kind = "internal",
         "gen_ai.operation.name" = "execute_tool",
-        "gen_ai.tool.type" = "function",
+        "gen_ai.tool.type" = tool.tool_type(),
         "gen_ai.tool.name" = call.tool_name.as_str(),
         "gen_ai.tool.call.id" = call.tool_call_id.as_str(),
     );
