@@ -31,11 +31,13 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, RETRY_AF
 use reqwest::{Client, StatusCode};
 use tokio::time::Instant;
 
-use super::ModelError;
+use super::{ModelError, StreamFault};
 
 mod model;
+mod sse;
 
 pub(crate) use model::sealed::Wire;
+pub(crate) use sse::{Assemble, Fault};
 pub use model::{HttpBuilder, HttpModel, WireFormat};
 
 /// `retry-after-ms`: OpenAI's and Anthropic's millisecond form of `Retry-After`.
@@ -70,6 +72,11 @@ pub struct HttpSettings {
     /// and the retry policy. An attempt never outlives the deadline, and no retry starts
     /// whose wait would end past it: the last failure is returned instead.
     pub deadline: Option<Duration>,
+    /// How long a response stream may go without a byte before it fails as
+    /// [`StreamFault::Idle`](crate::model::StreamFault::Idle); `None` waits as long as
+    /// the [`timeout`](Self::timeout) and the deadline allow. Two minutes by default:
+    /// providers send keep-alive events (Anthropic's `ping`) well within it.
+    pub idle_timeout: Option<Duration>,
 }
 
 impl Default for HttpSettings {
@@ -80,9 +87,13 @@ impl Default for HttpSettings {
             retry: RetryPolicy::default(),
             max_response_bytes: 16 * 1024 * 1024,
             deadline: None,
+            idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
         }
     }
 }
+
+/// [`HttpSettings::idle_timeout`]'s default.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 
 impl HttpSettings {
     /// Sets the connect timeout.
@@ -125,6 +136,24 @@ impl HttpSettings {
     #[must_use]
     pub fn deadline(mut self, deadline: Duration) -> Self {
         self.deadline = Some(deadline);
+        self
+    }
+
+    /// Sets how long a response stream may go without a byte; `None` turns the idle
+    /// timeout off.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use golem::model::http::{DEFAULT_IDLE_TIMEOUT, HttpSettings};
+    ///
+    /// assert_eq!(HttpSettings::default().idle_timeout, Some(DEFAULT_IDLE_TIMEOUT));
+    /// let settings = HttpSettings::default().idle_timeout(Some(Duration::from_secs(20)));
+    /// assert_eq!(settings.idle_timeout, Some(Duration::from_secs(20)));
+    /// assert_eq!(HttpSettings::default().idle_timeout(None).idle_timeout, None);
+    /// ```
+    #[must_use]
+    pub fn idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.idle_timeout = timeout;
         self
     }
 
@@ -448,11 +477,53 @@ impl Transport {
         url: &reqwest::Url,
         body: Vec<u8>,
     ) -> Result<Vec<u8>, ModelError> {
-        let policy = &self.settings.retry;
-        let deadline = self
-            .settings
+        let deadline = self.deadline();
+        match self.post(url, body, deadline, Answer::Json).await? {
+            Answered::Json(body) => Ok(self.redactor.redact_bytes(body)),
+            Answered::Stream(_) => Err(self.invalid("expected a JSON body")),
+        }
+    }
+
+    /// POSTs `body` to `url` and returns the response once its status says success and its
+    /// content type says an event stream; statuses before that are retried as for
+    /// [`post_json`](Self::post_json), within the deadline. The stream itself is never
+    /// retried. The deadline is returned with it, for the stream to keep.
+    pub(crate) async fn post_stream(
+        &self,
+        url: &reqwest::Url,
+        body: Vec<u8>,
+    ) -> Result<(reqwest::Response, Option<Instant>), ModelError> {
+        let deadline = self.deadline();
+        match self.post(url, body, deadline, Answer::Stream).await? {
+            Answered::Stream(response) => Ok((response, deadline)),
+            Answered::Json(_) => Err(self.invalid("expected an event stream")),
+        }
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        self.settings
             .deadline
-            .and_then(|deadline| Instant::now().checked_add(deadline));
+            .and_then(|deadline| Instant::now().checked_add(deadline))
+    }
+
+    /// The settings.
+    pub(crate) fn settings(&self) -> &HttpSettings {
+        &self.settings
+    }
+
+    /// The redactor.
+    pub(crate) fn redactor(&self) -> &Redactor {
+        &self.redactor
+    }
+
+    async fn post(
+        &self,
+        url: &reqwest::Url,
+        body: Vec<u8>,
+        deadline: Option<Instant>,
+        answer: Answer,
+    ) -> Result<Answered, ModelError> {
+        let policy = &self.settings.retry;
         // Built once; an attempt with retries left keeps a clone that shares the body's
         // buffer for the next one. The body is never copied.
         let mut request = self
@@ -470,9 +541,9 @@ impl Transport {
             }
             let retries_left = attempt <= policy.max_retries;
             let spare = retries_left.then(|| request.try_clone()).flatten();
-            let outcome = self.send_once(request, attempt).await;
+            let outcome = self.send_once(request, attempt, answer).await;
             let (asked, error) = match outcome {
-                Ok(body) => return Ok(self.redactor.redact_bytes(body)),
+                Ok(answered) => return Ok(answered),
                 Err(Attempt::Final(error)) => return Err(error),
                 Err(Attempt::Retryable { asked, error }) => (asked, error),
             };
@@ -496,7 +567,12 @@ impl Transport {
         }
     }
 
-    async fn send_once(&self, request: reqwest::Request, attempt: u32) -> Result<Vec<u8>, Attempt> {
+    async fn send_once(
+        &self,
+        request: reqwest::Request,
+        attempt: u32,
+        answer: Answer,
+    ) -> Result<Answered, Attempt> {
         let response = self
             .client
             .execute(request)
@@ -511,8 +587,15 @@ impl Transport {
                 .and_then(|value: &HeaderValue| value.to_str().ok())
         };
         let content_type = header(CONTENT_TYPE).unwrap_or("");
-        let not_json = (status.is_success() && !content_type.contains("json"))
+        let expected = match answer {
+            Answer::Json => "json",
+            Answer::Stream => "text/event-stream",
+        };
+        let unexpected = (status.is_success() && !content_type.contains(expected))
             .then(|| content_type.to_owned());
+        if status.is_success() && unexpected.is_none() && answer == Answer::Stream {
+            return Ok(Answered::Stream(response));
+        }
         let retryable = !status.is_success()
             && match header(SHOULD_RETRY).map(str::trim) {
                 Some("true") => true,
@@ -531,13 +614,23 @@ impl Transport {
         };
         let bytes = self.read_body(response, attempt).await?;
         if status.is_success() {
-            if let Some(content_type) = not_json {
-                return Err(Attempt::Final(self.invalid(format!(
-                    "expected a JSON body, got content type `{content_type}`: {}",
-                    self.snippet(&bytes)
-                ))));
+            if let Some(content_type) = unexpected {
+                return Err(Attempt::Final(match answer {
+                    Answer::Json => self.invalid(format!(
+                        "expected a JSON body, got content type `{content_type}`: {}",
+                        self.snippet(&bytes)
+                    )),
+                    Answer::Stream => self.stream_error(
+                        StreamFault::NotEventStream,
+                        format!(
+                            "expected an event stream, got content type `{content_type}`: {}",
+                            self.snippet(&bytes)
+                        ),
+                        None,
+                    ),
+                }));
             }
-            return Ok(bytes);
+            return Ok(Answered::Json(bytes));
         }
         let failure = Failure::Status {
             status,
@@ -577,7 +670,23 @@ impl Transport {
         Ok(body)
     }
 
-    fn too_large(&self, limit: usize) -> ModelError {
+    /// A [`Stream`](ModelError::Stream) error, its message redacted.
+    pub(crate) fn stream_error(
+        &self,
+        fault: StreamFault,
+        message: impl AsRef<str>,
+        source: Option<reqwest::Error>,
+    ) -> ModelError {
+        ModelError::Stream {
+            provider: self.provider.to_owned(),
+            fault,
+            message: self.redactor.redact(message.as_ref()).into_owned(),
+            // The URL stays out, as for every transport error.
+            source: source.map(|error| Box::new(error.without_url()) as crate::error::BoxError),
+        }
+    }
+
+    pub(crate) fn too_large(&self, limit: usize) -> ModelError {
         self.invalid(format!(
             "the response body exceeds the limit of {limit} bytes"
         ))
@@ -667,6 +776,18 @@ impl Transport {
             },
         }
     }
+}
+
+/// What a request's answer must be.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    Json,
+    Stream,
+}
+
+enum Answered {
+    Json(Vec<u8>),
+    Stream(reqwest::Response),
 }
 
 enum Failure {

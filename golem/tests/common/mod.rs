@@ -4,6 +4,8 @@
 
 pub mod dice;
 pub mod http;
+pub mod sse;
+pub mod streams;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
