@@ -4,6 +4,7 @@
 
 pub mod dice;
 pub mod http;
+pub mod logs;
 pub mod sse;
 pub mod streams;
 
