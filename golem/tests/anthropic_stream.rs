@@ -27,7 +27,11 @@ fn model(server: &SseServer) -> AnthropicModel {
         .expect("valid model")
 }
 
-async fn streamed_and_whole(name: &str, split: usize, pause: Duration) -> (Streamed, ModelResponse) {
+async fn streamed_and_whole(
+    name: &str,
+    split: usize,
+    pause: Duration,
+) -> (Streamed, ModelResponse) {
     let sse = fixture(&format!("anthropic-stream/{name}.sse"));
     let whole = json_fixture(&format!("anthropic-stream/{name}.json"));
     let server = serve(vec![Reply::sse(&sse, split, pause), Reply::json(&whole)]).await;
@@ -35,7 +39,10 @@ async fn streamed_and_whole(name: &str, split: usize, pause: Duration) -> (Strea
     let messages = [request(vec![user("What is the weather in Paris?")])];
     let params = RequestParams::text(Vec::new());
     let streamed = drive(&model, &messages, &params).await;
-    let whole = model.request(&messages, &params).await.unwrap();
+    let whole = model
+        .request(&messages, &params)
+        .await
+        .expect("as scripted");
     let bodies = server.bodies();
     assert_eq!(bodies[0]["stream"], json!(true));
     assert_eq!(bodies[1].get("stream"), None);
@@ -133,15 +140,20 @@ async fn a_tool_use_without_arguments_keeps_its_empty_input() {
     ]
     .iter()
     .map(|data| {
-        let kind = serde_json::from_str::<serde_json::Value>(data).unwrap()["type"]
+        let kind = serde_json::from_str::<serde_json::Value>(data).expect("as scripted")["type"]
             .as_str()
-            .unwrap()
+            .expect("as scripted")
             .to_owned();
         format!("event: {kind}\ndata: {data}\n\n")
     })
     .collect::<String>();
     let server = serve(vec![Reply::sse_whole(&sse)]).await;
-    let streamed = drive(&model(&server), &[request(vec![user("Time?")])], &RequestParams::text(vec![])).await;
+    let streamed = drive(
+        &model(&server),
+        &[request(vec![user("Time?")])],
+        &RequestParams::text(vec![]),
+    )
+    .await;
     assert_eq!(streamed.deltas, [call_start(0, "now", "toolu_1")]);
     let response = streamed.response();
     assert_eq!(response.parts, [call("now", "{}", "toolu_1")]);

@@ -35,16 +35,15 @@ async fn streamed_and_whole(
 ) -> (Streamed, golem::model::ModelResponse) {
     let sse = fixture(&format!("openai-stream/{name}.sse"));
     let whole = json_fixture(&format!("openai-stream/{name}.json"));
-    let server = serve(vec![
-        Reply::sse(&sse, split, pause),
-        Reply::json(&whole),
-    ])
-    .await;
+    let server = serve(vec![Reply::sse(&sse, split, pause), Reply::json(&whole)]).await;
     let model = model(&server);
     let messages = [request(vec![user("Hi")])];
     let params = RequestParams::text(Vec::new());
     let streamed = drive(&model, &messages, &params).await;
-    let whole = model.request(&messages, &params).await.unwrap();
+    let whole = model
+        .request(&messages, &params)
+        .await
+        .expect("as scripted");
     let bodies = server.bodies();
     assert_eq!(bodies[0]["stream"], json!(true));
     assert_eq!(bodies[0]["stream_options"], json!({"include_usage": true}));
@@ -166,8 +165,13 @@ async fn stream_usage_can_be_turned_off_for_servers_that_refuse_it() {
         .base_url(format!("{}/v1", server.uri()))
         .stream_usage(false)
         .build()
-        .unwrap();
-    let streamed = drive(&model, &[request(vec![user("Hi")])], &RequestParams::text(vec![])).await;
+        .expect("as scripted");
+    let streamed = drive(
+        &model,
+        &[request(vec![user("Hi")])],
+        &RequestParams::text(vec![]),
+    )
+    .await;
     assert!(streamed.end.is_ok());
     let body = &server.bodies()[0];
     assert_eq!(body["stream"], json!(true));
@@ -244,7 +248,7 @@ fn dice_agent(server: &SseServer) -> Agent<Game, String> {
     Agent::<Game, String>::builder(model(server))
         .tool(roll_dice())
         .build()
-        .unwrap()
+        .expect("as scripted")
 }
 
 #[tokio::test]
@@ -264,14 +268,17 @@ async fn an_agent_run_streams_with_the_history_and_usage_of_a_run_that_does_not(
     let mut deltas = Vec::new();
     let mut finished = None;
     while let Some(event) = events.next().await {
-        match event.unwrap() {
+        match event.expect("as scripted") {
             RunEvent::Delta { turn, delta } => deltas.push((turn, delta)),
             RunEvent::Finished(result) => finished = Some(result),
             _ => {}
         }
     }
     let streamed = finished.expect("the run finishes");
-    let plain = dice_agent(&whole).run("Roll two", Game).await.unwrap();
+    let plain = dice_agent(&whole)
+        .run("Roll two", Game)
+        .await
+        .expect("as scripted");
 
     assert_eq!(
         deltas,

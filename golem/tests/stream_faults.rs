@@ -32,9 +32,9 @@ enum Provider {
 const BOTH: [Provider; 2] = [Provider::OpenAi, Provider::Anthropic];
 
 fn anthropic_event(data: &str) -> String {
-    let kind = serde_json::from_str::<serde_json::Value>(data).unwrap()["type"]
+    let kind = serde_json::from_str::<serde_json::Value>(data).expect("as scripted")["type"]
         .as_str()
-        .unwrap()
+        .expect("as scripted")
         .to_owned();
     format!("event: {kind}\ndata: {data}\n\n")
 }
@@ -62,7 +62,7 @@ impl Provider {
                     .base_url(base)
                     .http(http)
                     .build()
-                    .unwrap(),
+                    .expect("as scripted"),
             ),
             Provider::Anthropic => Arc::new(
                 AnthropicModel::builder("claude")
@@ -70,7 +70,7 @@ impl Provider {
                     .base_url(base)
                     .http(http)
                     .build()
-                    .unwrap(),
+                    .expect("as scripted"),
             ),
         }
     }
@@ -188,8 +188,15 @@ async fn a_connection_cut_mid_stream_is_a_disconnect_after_the_deltas_that_arriv
             StreamFault::Disconnected,
             "the connection broke before the response was complete",
         );
-        assert!(streamed.error().source().is_some(), "the transport error is the source");
-        assert_eq!(server.requests(), 1, "{provider:?}: a started stream is never retried");
+        assert!(
+            streamed.error().source().is_some(),
+            "the transport error is the source"
+        );
+        assert_eq!(
+            server.requests(),
+            1,
+            "{provider:?}: a started stream is never retried"
+        );
     }
 }
 
@@ -219,7 +226,8 @@ async fn a_stream_that_ends_cleanly_before_its_end_event_ended_early() {
 #[tokio::test]
 async fn an_openai_stream_done_without_a_finish_reason_ended_early() {
     let body = Provider::OpenAi.head() + "data: [DONE]\n\n";
-    let (streamed, _server) = run(Provider::OpenAi, vec![Reply::sse_whole(&body)], settings()).await;
+    let (streamed, _server) =
+        run(Provider::OpenAi, vec![Reply::sse_whole(&body)], settings()).await;
     assert_eq!(streamed.deltas, [text_delta(0, "Hel")]);
     assert_fault(
         Provider::OpenAi,
@@ -231,8 +239,15 @@ async fn an_openai_stream_done_without_a_finish_reason_ended_early() {
 
 #[tokio::test]
 async fn an_anthropic_stream_cut_after_message_start_is_not_a_message() {
-    let body = anthropic_event(r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#);
-    let (streamed, _server) = run(Provider::Anthropic, vec![Reply::sse_whole(&body)], settings()).await;
+    let body = anthropic_event(
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+    );
+    let (streamed, _server) = run(
+        Provider::Anthropic,
+        vec![Reply::sse_whole(&body)],
+        settings(),
+    )
+    .await;
     assert_fault(
         Provider::Anthropic,
         &streamed,
@@ -301,7 +316,11 @@ async fn the_deadline_ends_a_stream_that_keeps_going() {
         .await;
         assert!(started.elapsed() < Duration::from_secs(5), "{provider:?}");
         let error = streamed.error();
-        assert_eq!(error.stream_fault(), Some(StreamFault::TimedOut), "{provider:?}: {error}");
+        assert_eq!(
+            error.stream_fault(),
+            Some(StreamFault::TimedOut),
+            "{provider:?}: {error}"
+        );
         assert!(error.is_timeout());
     }
 }
@@ -310,10 +329,19 @@ async fn the_deadline_ends_a_stream_that_keeps_going() {
 async fn a_corrupt_chunk_is_a_corrupt_stream() {
     for provider in BOTH {
         let body = provider.head() + "data: {\"type\": \"content_block_delta\", \"index\": \n\n";
-        let (streamed, _server) = run(provider, vec![Reply::sse(&body, 17, Duration::ZERO)], settings()).await;
+        let (streamed, _server) = run(
+            provider,
+            vec![Reply::sse(&body, 17, Duration::ZERO)],
+            settings(),
+        )
+        .await;
         assert_eq!(streamed.deltas, [text_delta(0, "Hel")], "{provider:?}");
         let error = streamed.error();
-        assert_eq!(error.stream_fault(), Some(StreamFault::Corrupt), "{provider:?}: {error}");
+        assert_eq!(
+            error.stream_fault(),
+            Some(StreamFault::Corrupt),
+            "{provider:?}: {error}"
+        );
         let prefix = match provider {
             Provider::OpenAi => "a chunk is not a chat completion chunk: ",
             Provider::Anthropic => "an event cannot be read: ",
@@ -335,7 +363,12 @@ async fn bytes_that_are_not_utf8_are_a_corrupt_stream() {
             .then(Piece::Chunk(b"data: \xff\xfe\n\n".to_vec()))
             .then(Piece::End);
         let (streamed, _server) = run(provider, vec![reply], settings()).await;
-        assert_fault(provider, &streamed, StreamFault::Corrupt, "the stream is not UTF-8");
+        assert_fault(
+            provider,
+            &streamed,
+            StreamFault::Corrupt,
+            "the stream is not UTF-8",
+        );
     }
 }
 
@@ -343,9 +376,19 @@ async fn bytes_that_are_not_utf8_are_a_corrupt_stream() {
 async fn an_error_event_in_the_stream_is_the_providers_error() {
     for provider in BOTH {
         let body = provider.head() + &provider.error_event();
-        let (streamed, server) = run(provider, vec![Reply::sse(&body, 21, Duration::ZERO)], settings()).await;
+        let (streamed, server) = run(
+            provider,
+            vec![Reply::sse(&body, 21, Duration::ZERO)],
+            settings(),
+        )
+        .await;
         assert_eq!(streamed.deltas, [text_delta(0, "Hel")], "{provider:?}");
-        assert_fault(provider, &streamed, StreamFault::Provider, provider.error_message());
+        assert_fault(
+            provider,
+            &streamed,
+            StreamFault::Provider,
+            provider.error_message(),
+        );
         assert_eq!(server.requests(), 1);
     }
 }
@@ -368,14 +411,21 @@ async fn an_answer_that_is_no_event_stream_is_refused() {
     for provider in BOTH {
         let replies = vec![
             Reply::whole(200, "application/json", r#"{"id":"x","choices":[]}"#),
-            Reply::whole(200, "text/html; charset=utf-8", "<html><body>Gateway login</body></html>"),
+            Reply::whole(
+                200,
+                "text/html; charset=utf-8",
+                "<html><body>Gateway login</body></html>",
+            ),
         ];
         let server = serve(replies).await;
         let model = provider.model(&server, settings());
         let (messages, params) = ([request(vec![user("Hi")])], RequestParams::text(vec![]));
         for (content_type, body) in [
             ("application/json", r#"{"id":"x","choices":[]}"#),
-            ("text/html; charset=utf-8", "<html><body>Gateway login</body></html>"),
+            (
+                "text/html; charset=utf-8",
+                "<html><body>Gateway login</body></html>",
+            ),
         ] {
             let streamed = drive(model.as_ref(), &messages, &params).await;
             assert!(streamed.deltas.is_empty());
@@ -394,7 +444,11 @@ async fn an_answer_that_is_no_event_stream_is_refused() {
 async fn statuses_before_the_stream_are_retried_under_the_policy() {
     for provider in BOTH {
         let replies = vec![
-            Reply::whole(429, "application/json", r#"{"error":{"message":"Rate limit reached"}}"#),
+            Reply::whole(
+                429,
+                "application/json",
+                r#"{"error":{"message":"Rate limit reached"}}"#,
+            ),
             Reply::whole(503, "text/plain", "upstream unavailable"),
             Reply::sse(&provider.full(), 8, Duration::ZERO),
         ];
@@ -408,7 +462,13 @@ async fn statuses_before_the_stream_are_retried_under_the_policy() {
 #[tokio::test]
 async fn retries_run_out_as_an_http_error_and_client_errors_are_not_retried() {
     for provider in BOTH {
-        let busy = || Reply::whole(529, "application/json", r#"{"error":{"message":"Overloaded"}}"#);
+        let busy = || {
+            Reply::whole(
+                529,
+                "application/json",
+                r#"{"error":{"message":"Overloaded"}}"#,
+            )
+        };
         let (streamed, server) = run(provider, vec![busy(), busy(), busy()], settings()).await;
         assert!(streamed.deltas.is_empty());
         assert!(
@@ -418,10 +478,21 @@ async fn retries_run_out_as_an_http_error_and_client_errors_are_not_retried() {
         );
         assert_eq!(server.requests(), 3);
 
-        let bad = Reply::whole(400, "application/json", r#"{"error":{"message":"stream_options is unsupported"}}"#);
+        let bad = Reply::whole(
+            400,
+            "application/json",
+            r#"{"error":{"message":"stream_options is unsupported"}}"#,
+        );
         let (streamed, server) = run(provider, vec![bad], settings()).await;
         assert!(
-            matches!(streamed.error(), ModelError::Http { status: 400, attempts: 1, .. }),
+            matches!(
+                streamed.error(),
+                ModelError::Http {
+                    status: 400,
+                    attempts: 1,
+                    ..
+                }
+            ),
             "{provider:?}: {}",
             streamed.error()
         );
@@ -439,8 +510,15 @@ async fn a_stream_that_began_is_not_retried_even_with_retries_left() {
         ];
         let (streamed, server) = run(provider, replies, settings()).await;
         assert_eq!(streamed.deltas, [text_delta(0, "Hel")]);
-        assert_eq!(streamed.error().stream_fault(), Some(StreamFault::Disconnected));
-        assert_eq!(server.requests(), 2, "{provider:?}: the 503 was retried, the stream not");
+        assert_eq!(
+            streamed.error().stream_fault(),
+            Some(StreamFault::Disconnected)
+        );
+        assert_eq!(
+            server.requests(),
+            2,
+            "{provider:?}: the 503 was retried, the stream not"
+        );
     }
 }
 
@@ -455,7 +533,10 @@ async fn dropping_the_stream_closes_the_connection() {
         let first = tokio::time::timeout(Duration::from_secs(10), stream.next())
             .await
             .expect("a delta arrives");
-        assert!(matches!(first, Some(Ok(StreamEvent::Delta(_)))), "{first:?}");
+        assert!(
+            matches!(first, Some(Ok(StreamEvent::Delta(_)))),
+            "{first:?}"
+        );
         drop(stream);
         assert!(
             server.wait_closed(Duration::from_secs(5)).await,
@@ -472,16 +553,20 @@ async fn a_stream_fault_ends_an_agent_run_with_the_history_so_far() {
         let agent = Agent::<Game, String>::builder(provider.model(&server, settings()))
             .tool(roll_dice())
             .build()
-            .unwrap();
+            .expect("as scripted");
         let items: Vec<_> = agent.run_stream("Roll", Game).collect().await;
-        let error = items.last().unwrap().as_ref().unwrap_err();
+        let error = items.last().expect("as scripted").as_ref().unwrap_err();
         assert_eq!(error.stage(), Stage::Model);
         let model_error = error
             .source()
             .and_then(|source| source.downcast_ref::<ModelError>())
             .expect("the model error is the source");
         assert_eq!(model_error.stream_fault(), Some(StreamFault::Disconnected));
-        assert_eq!(error.messages(), [request(vec![user("Roll")])], "{provider:?}");
+        assert_eq!(
+            error.messages(),
+            [request(vec![user("Roll")])],
+            "{provider:?}"
+        );
         assert_eq!(error.usage().requests, 0);
         assert_eq!(server.requests(), 1);
     }

@@ -78,7 +78,7 @@ fn openai(server: &SseServer) -> Arc<dyn Model> {
             .base_url(format!("{}/v1", server.uri()))
             .http(http())
             .build()
-            .unwrap(),
+            .expect("as scripted"),
     )
 }
 
@@ -90,7 +90,7 @@ fn anthropic(server: &SseServer) -> Arc<dyn Model> {
             .base_url(format!("{}/v1", server.uri()))
             .http(http())
             .build()
-            .unwrap(),
+            .expect("as scripted"),
     )
 }
 
@@ -102,11 +102,16 @@ fn chunk(choices: serde_json::Value, usage: serde_json::Value) -> String {
 }
 
 fn event(data: serde_json::Value) -> String {
-    format!("event: {}\ndata: {data}\n\n", data["type"].as_str().unwrap())
+    format!(
+        "event: {}\ndata: {data}\n\n",
+        data["type"].as_str().expect("as scripted")
+    )
 }
 
 fn anthropic_start() -> String {
-    event(json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude", "content": [], "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 3, "output_tokens": 1}}}))
+    event(
+        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude", "content": [], "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 3, "output_tokens": 1}}}),
+    )
 }
 
 /// Streams that end in an error, each echoing the credentials somewhere.
@@ -114,11 +119,38 @@ fn failing(anthropic: bool) -> Vec<(&'static str, Reply)> {
     let echo = echo();
     let split = |body: String| Reply::sse(&body, 3, Duration::ZERO);
     let mut shapes = vec![
-        ("a JSON 200", Reply::whole(200, "application/json", &json!({"echo": echo}).to_string())),
-        ("HTML cut inside the key", Reply::whole(200, "text/html", &format!("<html>{}{echo}</html>", "x".repeat(280)))),
-        ("a 400 before the stream", Reply::whole(400, "application/json", &json!({"error": {"message": echo}}).to_string())),
-        ("a 401", Reply::whole(401, "application/json", &json!({"error": {"message": echo}}).to_string())),
-        ("a corrupt chunk", split(format!("data: {{\"echo\": \"{echo}\n\n"))),
+        (
+            "a JSON 200",
+            Reply::whole(200, "application/json", &json!({"echo": echo}).to_string()),
+        ),
+        (
+            "HTML cut inside the key",
+            Reply::whole(
+                200,
+                "text/html",
+                &format!("<html>{}{echo}</html>", "x".repeat(280)),
+            ),
+        ),
+        (
+            "a 400 before the stream",
+            Reply::whole(
+                400,
+                "application/json",
+                &json!({"error": {"message": echo}}).to_string(),
+            ),
+        ),
+        (
+            "a 401",
+            Reply::whole(
+                401,
+                "application/json",
+                &json!({"error": {"message": echo}}).to_string(),
+            ),
+        ),
+        (
+            "a corrupt chunk",
+            split(format!("data: {{\"echo\": \"{echo}\n\n")),
+        ),
     ];
     if anthropic {
         shapes.extend([
@@ -130,9 +162,32 @@ fn failing(anthropic: bool) -> Vec<(&'static str, Reply)> {
         ]);
     } else {
         shapes.extend([
-            ("an error chunk", split(chunk(json!([{"index": 0, "delta": {"content": "Hi"}}]), json!(null)) + &format!("data: {}\n\n", json!({"error": {"message": echo, "type": echo}})))),
-            ("a vLLM error chunk", split(format!("data: {}\n\n", json!({"object": "error", "message": echo})))),
-            ("an early end after echoed text", split(chunk(json!([{"index": 0, "delta": {"content": echo}}]), json!(null)))),
+            (
+                "an error chunk",
+                split(
+                    chunk(
+                        json!([{"index": 0, "delta": {"content": "Hi"}}]),
+                        json!(null),
+                    ) + &format!(
+                        "data: {}\n\n",
+                        json!({"error": {"message": echo, "type": echo}})
+                    ),
+                ),
+            ),
+            (
+                "a vLLM error chunk",
+                split(format!(
+                    "data: {}\n\n",
+                    json!({"object": "error", "message": echo})
+                )),
+            ),
+            (
+                "an early end after echoed text",
+                split(chunk(
+                    json!([{"index": 0, "delta": {"content": echo}}]),
+                    json!(null),
+                )),
+            ),
         ]);
     }
     shapes
@@ -143,16 +198,28 @@ fn echoing(anthropic: bool) -> String {
     let echo = echo();
     if anthropic {
         anthropic_start()
-            + &event(json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}))
-            + &event(json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": format!("Your headers: {echo}")}}))
+            + &event(
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            )
+            + &event(
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": format!("Your headers: {echo}")}}),
+            )
             + &event(json!({"type": "content_block_stop", "index": 0}))
-            + &event(json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 5}}))
+            + &event(
+                json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 5}}),
+            )
             + &event(json!({"type": "message_stop"}))
     } else {
-        chunk(json!([{"index": 0, "delta": {"role": "assistant", "content": format!("Your headers: {echo}")}}]), json!(null))
-            + &chunk(json!([{"index": 0, "delta": {}, "finish_reason": "stop"}]), json!(null))
-            + &chunk(json!([]), json!({"prompt_tokens": 3, "completion_tokens": 5}))
-            + "data: [DONE]\n\n"
+        chunk(
+            json!([{"index": 0, "delta": {"role": "assistant", "content": format!("Your headers: {echo}")}}]),
+            json!(null),
+        ) + &chunk(
+            json!([{"index": 0, "delta": {}, "finish_reason": "stop"}]),
+            json!(null),
+        ) + &chunk(
+            json!([]),
+            json!({"prompt_tokens": 3, "completion_tokens": 5}),
+        ) + "data: [DONE]\n\n"
     }
 }
 
@@ -160,8 +227,14 @@ async fn never_shows_a_credential(anthropic_wire: bool) {
     logs();
     for (name, reply) in failing(anthropic_wire) {
         let server = serve(vec![reply.clone(), reply]).await;
-        let model = if anthropic_wire { anthropic(&server) } else { openai(&server) };
-        let agent = Agent::<(), String>::builder(model).build().unwrap();
+        let model = if anthropic_wire {
+            anthropic(&server)
+        } else {
+            openai(&server)
+        };
+        let agent = Agent::<(), String>::builder(model)
+            .build()
+            .expect("as scripted");
         let mut events = agent.run_stream("Hi", ());
         let mut error = None;
         while let Some(event) = events.next().await {
@@ -191,22 +264,36 @@ async fn an_anthropic_stream_never_shows_a_credential_a_server_echoes() {
 async fn echoed_credentials_reach_deltas_and_history_redacted_even_split_across_chunks() {
     logs();
     for anthropic_wire in [false, true] {
-        let server = serve(vec![Reply::sse(&echoing(anthropic_wire), 2, Duration::ZERO)]).await;
-        let model = if anthropic_wire { anthropic(&server) } else { openai(&server) };
-        let agent = Agent::<(), String>::builder(model).build().unwrap();
+        let server = serve(vec![Reply::sse(
+            &echoing(anthropic_wire),
+            2,
+            Duration::ZERO,
+        )])
+        .await;
+        let model = if anthropic_wire {
+            anthropic(&server)
+        } else {
+            openai(&server)
+        };
+        let agent = Agent::<(), String>::builder(model)
+            .build()
+            .expect("as scripted");
         let mut events = agent.run_stream("Hi", ());
         let mut text = String::new();
         let mut finished = None;
         while let Some(event) = events.next().await {
-            match event.unwrap() {
-                RunEvent::Delta { delta: golem::model::ResponseDelta::Text { text: more, .. }, .. } => {
+            match event.expect("as scripted") {
+                RunEvent::Delta {
+                    delta: golem::model::ResponseDelta::Text { text: more, .. },
+                    ..
+                } => {
                     text.push_str(&more);
                 }
                 RunEvent::Finished(result) => finished = Some(result),
                 _ => {}
             }
         }
-        let result = finished.unwrap();
+        let result = finished.expect("as scripted");
         let expected = "Your headers: key=[redacted] token=[redacted]";
         assert_eq!(text, expected);
         assert_eq!(result.output, expected);

@@ -37,8 +37,8 @@ mod model;
 mod sse;
 
 pub(crate) use model::sealed::Wire;
-pub(crate) use sse::{Assemble, Fault};
 pub use model::{HttpBuilder, HttpModel, WireFormat};
+pub(crate) use sse::{Assemble, Fault};
 
 /// `retry-after-ms`: OpenAI's and Anthropic's millisecond form of `Retry-After`.
 const RETRY_AFTER_MS: HeaderName = HeaderName::from_static("retry-after-ms");

@@ -145,8 +145,11 @@ pub async fn serve(replies: Vec<Reply>) -> SseServer {
                 let Ok((stream, _)) = listener.accept().await else {
                     return;
                 };
-                let (bodies, closed, replies) =
-                    (Arc::clone(&bodies), Arc::clone(&closed), Arc::clone(&replies));
+                let (bodies, closed, replies) = (
+                    Arc::clone(&bodies),
+                    Arc::clone(&closed),
+                    Arc::clone(&replies),
+                );
                 tokio::spawn(async move {
                     let _ = answer(stream, &bodies, &closed, &replies).await;
                 });
@@ -191,7 +194,11 @@ async fn answer(
     let body = serde_json::from_slice(&buf[head_len..head_len + length]).unwrap_or(Value::Null);
     bodies.lock().unwrap().push(body);
     let reply = replies.lock().unwrap().pop_front().unwrap_or_else(|| {
-        Reply::whole(500, "application/json", r#"{"error":{"message":"the script ran out"}}"#)
+        Reply::whole(
+            500,
+            "application/json",
+            r#"{"error":{"message":"the script ran out"}}"#,
+        )
     });
     for piece in reply.0 {
         match piece {

@@ -25,11 +25,7 @@ pub struct Streamed {
     pub end: Result<ModelResponse, ModelError>,
 }
 
-pub async fn drive(
-    model: &dyn Model,
-    messages: &[Message],
-    params: &RequestParams,
-) -> Streamed {
+pub async fn drive(model: &dyn Model, messages: &[Message], params: &RequestParams) -> Streamed {
     tokio::time::timeout(Duration::from_secs(20), async {
         let mut stream = model.request_stream(messages, params);
         let mut deltas = Vec::new();

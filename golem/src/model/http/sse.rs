@@ -14,7 +14,9 @@ use futures_util::stream::{self, BoxStream, StreamExt};
 use tokio::time::Instant;
 
 use super::Transport;
-use crate::model::{ModelError, ModelResponse, ModelStream, ResponseDelta, StreamEvent, StreamFault};
+use crate::model::{
+    ModelError, ModelResponse, ModelStream, ResponseDelta, StreamEvent, StreamFault,
+};
 
 /// What a wire format does with the events of its stream: a state machine with no I/O.
 pub trait Assemble: Send + 'static {
@@ -140,7 +142,7 @@ enum State<'a, A, D> {
     /// The response is complete; its deltas are passed on before it.
     Finishing {
         deltas: VecDeque<ResponseDelta>,
-        response: ModelResponse,
+        response: Box<ModelResponse>,
     },
     Ended,
 }
@@ -219,7 +221,9 @@ where
                 }
                 let event = match events.next().await {
                     Some(Ok(event)) => event,
-                    Some(Err(error)) => return Some((Err(read_error(transport, error)), State::Ended)),
+                    Some(Err(error)) => {
+                        return Some((Err(read_error(transport, error)), State::Ended));
+                    }
                     None => {
                         let error = transport.stream_error(
                             StreamFault::EndedEarly,
@@ -249,7 +253,10 @@ where
                         }
                     };
                     match decode(&body) {
-                        Ok(response) => State::Finishing { deltas, response },
+                        Ok(response) => State::Finishing {
+                            deltas,
+                            response: Box::new(response),
+                        },
                         Err(error) => return Some((Err(error), State::Ended)),
                     }
                 } else {
@@ -271,7 +278,7 @@ where
                         State::Finishing { deltas, response },
                     ));
                 }
-                None => return Some((Ok(StreamEvent::Done(response)), State::Ended)),
+                None => return Some((Ok(StreamEvent::Done(*response)), State::Ended)),
             },
             State::Ended => return None,
         };

@@ -96,7 +96,9 @@ impl Assemble for Chunks {
                 });
             }
             if let Some(refusal) = delta.refusal {
-                self.refusal.get_or_insert_with(String::new).push_str(&refusal);
+                self.refusal
+                    .get_or_insert_with(String::new)
+                    .push_str(&refusal);
             }
             for call in delta.tool_calls {
                 self.call(call, deltas);
@@ -356,8 +358,9 @@ mod tests {
                 },
             ]
         );
-        assert_eq!(feed(&mut chunks, "[DONE]").0, true);
-        let body: Value = serde_json::from_slice(&chunks.finish().expect("complete")).expect("JSON");
+        assert!(feed(&mut chunks, "[DONE]").0);
+        let body: Value =
+            serde_json::from_slice(&chunks.finish().expect("complete")).expect("JSON");
         assert_eq!(
             body["choices"][0]["message"]["tool_calls"],
             serde_json::json!([
@@ -370,7 +373,10 @@ mod tests {
     #[test]
     fn done_without_a_finish_reason_is_early() {
         let mut chunks = Chunks::default();
-        feed(&mut chunks, r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#);
+        feed(
+            &mut chunks,
+            r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#,
+        );
         assert!(feed(&mut chunks, "[DONE]").0);
         assert_eq!(
             chunks.finish().map(|_| ()).expect_err("early").fault,
