@@ -487,15 +487,16 @@ impl Transport {
     /// POSTs `body` to `url` and returns the response once its status says success and its
     /// content type says an event stream; statuses before that are retried as for
     /// [`post_json`](Self::post_json), within the deadline. The stream itself is never
-    /// retried. The deadline is returned with it, for the stream to keep.
+    /// retried. The last attempt's timeout (the deadline's rest, at most
+    /// [`HttpSettings::timeout`]) bounds the whole stream.
     pub(crate) async fn post_stream(
         &self,
         url: &reqwest::Url,
         body: Vec<u8>,
-    ) -> Result<(reqwest::Response, Option<Instant>), ModelError> {
+    ) -> Result<reqwest::Response, ModelError> {
         let deadline = self.deadline();
         match self.post(url, body, deadline, Answer::Stream).await? {
-            Answered::Stream(response) => Ok((response, deadline)),
+            Answered::Stream(response) => Ok(response),
             Answered::Json(_) => Err(self.invalid("expected an event stream")),
         }
     }

@@ -5,13 +5,15 @@
 //! wire's own decoder.
 
 use std::collections::VecDeque;
+use std::pin::{Pin, pin};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use bytes::Bytes;
 use eventsource_stream::{Event, EventStreamError, Eventsource};
-use futures_util::future::BoxFuture;
+use futures_util::future::{self, BoxFuture, Either, FutureExt};
 use futures_util::stream::{self, BoxStream, StreamExt};
-use tokio::time::Instant;
+use tokio::time::{Instant, Sleep};
 
 use super::Transport;
 use crate::model::{
@@ -19,7 +21,7 @@ use crate::model::{
 };
 
 /// What a wire format does with the events of its stream: a state machine with no I/O.
-pub trait Assemble: Send + 'static {
+pub trait Assemble: Send + Unpin + 'static {
     /// Reads one event (its `event:` name and its `data:`, redacted), pushing the deltas it
     /// carries. `Ok(true)` when the response is complete: no event is read after it.
     fn event(
@@ -57,7 +59,6 @@ impl Fault {
 #[derive(Debug)]
 enum ReadError {
     Idle(Duration),
-    Deadline,
     TooLarge(usize),
     Transport(reqwest::Error),
 }
@@ -66,7 +67,6 @@ impl std::fmt::Display for ReadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ReadError::Idle(idle) => write!(f, "no byte arrived for {} ms", idle.as_millis()),
-            ReadError::Deadline => f.write_str("the request's deadline passed"),
             ReadError::TooLarge(limit) => {
                 write!(f, "the stream exceeds the limit of {limit} bytes")
             }
@@ -75,213 +75,220 @@ impl std::fmt::Display for ReadError {
     }
 }
 
-/// The body's chunks, each awaited for at most the idle timeout (and never past the
-/// deadline), until `limit` bytes in all.
+/// The idle timeout of one stream: one timer, armed once and moved on only when it fires
+/// early, so a chunk costs a clock read rather than a timer registration.
+struct Idle {
+    idle: Duration,
+    timer: Pin<Box<Sleep>>,
+    last: Instant,
+}
+
+/// A response body being read.
+struct Body {
+    response: reqwest::Response,
+    idle: Option<Idle>,
+    read: usize,
+    limit: usize,
+}
+
+impl Body {
+    async fn next(&mut self) -> Option<Result<Bytes, ReadError>> {
+        let next = match &mut self.idle {
+            None => self.response.chunk().await,
+            Some(idle) => {
+                let mut chunk = pin!(self.response.chunk());
+                loop {
+                    match future::select(chunk.as_mut(), idle.timer.as_mut()).await {
+                        Either::Left((next, _)) => break next,
+                        Either::Right(((), _)) => {
+                            let due = idle.last + idle.idle;
+                            if Instant::now() >= due {
+                                return Some(Err(ReadError::Idle(idle.idle)));
+                            }
+                            idle.timer.as_mut().reset(due);
+                        }
+                    }
+                }
+            }
+        };
+        if let Some(idle) = &mut self.idle {
+            idle.last = Instant::now();
+        }
+        match next {
+            Ok(Some(chunk)) if self.read + chunk.len() > self.limit => {
+                Some(Err(ReadError::TooLarge(self.limit)))
+            }
+            Ok(Some(chunk)) => {
+                self.read += chunk.len();
+                Some(Ok(chunk))
+            }
+            Ok(None) => None,
+            Err(error) => Some(Err(ReadError::Transport(error))),
+        }
+    }
+}
+
+/// The body's chunks, each awaited for at most the idle timeout, until `limit` bytes in
+/// all. The request's own timeout (the deadline's rest, at most
+/// [`HttpSettings::timeout`](super::HttpSettings::timeout)) bounds the whole body.
 fn chunks(
     response: reqwest::Response,
     idle: Option<Duration>,
-    deadline: Option<Instant>,
     limit: usize,
 ) -> impl futures_util::Stream<Item = Result<Bytes, ReadError>> + Send {
-    stream::unfold(Some((response, 0_usize)), move |state| async move {
-        let (mut response, read) = state?;
-        let wait = match (idle, deadline) {
-            (Some(idle), Some(deadline)) => {
-                Some(idle.min(deadline.saturating_duration_since(Instant::now())))
-            }
-            (Some(idle), None) => Some(idle),
-            (None, Some(deadline)) => Some(deadline.saturating_duration_since(Instant::now())),
-            (None, None) => None,
-        };
-        let next = match wait {
-            None => response.chunk().await,
-            Some(wait) => match tokio::time::timeout(wait, response.chunk()).await {
-                Ok(next) => next,
-                Err(_) => {
-                    let error = match (idle, deadline) {
-                        (Some(_), Some(deadline)) if Instant::now() >= deadline => {
-                            ReadError::Deadline
-                        }
-                        (Some(idle), _) => ReadError::Idle(idle),
-                        (None, _) => ReadError::Deadline,
-                    };
-                    return Some((Err(error), None));
-                }
-            },
-        };
-        match next {
-            Ok(Some(chunk)) if read + chunk.len() > limit => {
-                Some((Err(ReadError::TooLarge(limit)), None))
-            }
-            Ok(Some(chunk)) => {
-                let read = read + chunk.len();
-                Some((Ok(chunk), Some((response, read))))
-            }
-            Ok(None) => None,
-            Err(error) => Some((Err(ReadError::Transport(error)), None)),
+    let body = Body {
+        response,
+        idle: idle.map(|idle| Idle {
+            idle,
+            timer: Box::pin(tokio::time::sleep(idle)),
+            last: Instant::now(),
+        }),
+        read: 0,
+        limit,
+    };
+    stream::unfold(Some(body), |body| async move {
+        let mut body = body?;
+        match body.next().await? {
+            Ok(chunk) => Some((Ok(chunk), Some(body))),
+            Err(error) => Some((Err(error), None)),
         }
     })
 }
 
 type Events = BoxStream<'static, Result<Event, EventStreamError<ReadError>>>;
+type Open<'a> = BoxFuture<'a, Result<reqwest::Response, ModelError>>;
 
-/// Where a stream is.
-enum State<'a, A, D> {
-    /// The request, not sent yet.
-    Opening {
-        open: BoxFuture<'a, Result<(reqwest::Response, Option<Instant>), ModelError>>,
-        assembler: A,
-        decode: D,
-    },
-    Streaming {
-        events: Events,
-        assembler: A,
-        deltas: VecDeque<ResponseDelta>,
-        decode: D,
-    },
-    /// The response is complete; its deltas are passed on before it.
-    Finishing {
-        deltas: VecDeque<ResponseDelta>,
-        response: Box<ModelResponse>,
-    },
-    Ended,
+/// One streamed response: the request being sent, then its events being read.
+struct SseStream<'a, A, D> {
+    transport: &'a Transport,
+    open: Option<Open<'a>>,
+    events: Option<Events>,
+    /// `None` once the response is complete or failed.
+    assembler: Option<A>,
+    deltas: VecDeque<ResponseDelta>,
+    /// The complete response, passed on after the last deltas.
+    done: Option<Box<ModelResponse>>,
+    decode: D,
 }
 
 /// The stream of one request: `open` sends it (with the transport's retries), `assembler`
 /// reads its events, `decode` reads the body they add up to.
 pub(crate) fn stream<'a, A, D>(
     transport: &'a Transport,
-    open: BoxFuture<'a, Result<(reqwest::Response, Option<Instant>), ModelError>>,
+    open: Open<'a>,
     assembler: A,
     decode: D,
 ) -> ModelStream<'a>
 where
     A: Assemble,
-    D: Fn(&[u8]) -> Result<ModelResponse, ModelError> + Send + Sync + 'a,
+    D: Fn(&[u8]) -> Result<ModelResponse, ModelError> + Send + Sync + Unpin + 'a,
 {
-    let state = State::Opening {
-        open,
-        assembler,
+    Box::pin(SseStream {
+        transport,
+        open: Some(open),
+        events: None,
+        assembler: Some(assembler),
+        deltas: VecDeque::new(),
+        done: None,
         decode,
-    };
-    stream::unfold(state, move |state| step(transport, state)).boxed()
+    })
 }
 
-async fn step<'a, A, D>(
-    transport: &'a Transport,
-    mut state: State<'a, A, D>,
-) -> Option<(Result<StreamEvent, ModelError>, State<'a, A, D>)>
+impl<A, D> SseStream<'_, A, D>
 where
     A: Assemble,
-    D: Fn(&[u8]) -> Result<ModelResponse, ModelError> + Send + Sync + 'a,
+    D: Fn(&[u8]) -> Result<ModelResponse, ModelError>,
 {
-    loop {
-        state = match state {
-            State::Opening {
-                open,
-                assembler,
-                decode,
-            } => match open.await {
-                Ok((response, deadline)) => {
-                    let settings = transport.settings();
-                    let events = chunks(
-                        response,
-                        settings.idle_timeout,
-                        deadline,
-                        settings.max_response_bytes,
-                    )
-                    .eventsource()
-                    .boxed();
-                    State::Streaming {
-                        events,
-                        assembler,
-                        deltas: VecDeque::new(),
-                        decode,
+    /// Ends the stream with `error`.
+    fn fail(&mut self, error: ModelError) -> Poll<Option<Result<StreamEvent, ModelError>>> {
+        self.events = None;
+        self.assembler = None;
+        self.deltas.clear();
+        Poll::Ready(Some(Err(error)))
+    }
+
+    fn fault(&self, fault: Fault) -> ModelError {
+        self.transport
+            .stream_error(fault.fault, fault.message, None)
+    }
+
+    /// Reads one event into the assembler; a complete response is decoded.
+    fn read(&mut self, event: &Event) -> Result<(), ModelError> {
+        let Some(assembler) = &mut self.assembler else {
+            return Ok(());
+        };
+        let data = self.transport.redactor().redact(&event.data);
+        let complete = assembler
+            .event(&event.event, &data, &mut self.deltas)
+            .map_err(|fault| self.fault(fault))?;
+        if !complete {
+            return Ok(());
+        }
+        // Dropping the events closes the connection: nothing after the end is read.
+        self.events = None;
+        let Some(assembler) = self.assembler.take() else {
+            return Ok(());
+        };
+        let body = assembler.finish().map_err(|fault| self.fault(fault))?;
+        self.done = Some(Box::new((self.decode)(&body)?));
+        Ok(())
+    }
+}
+
+impl<A, D> futures_util::Stream for SseStream<'_, A, D>
+where
+    A: Assemble + Unpin,
+    D: Fn(&[u8]) -> Result<ModelResponse, ModelError> + Unpin,
+{
+    type Item = Result<StreamEvent, ModelError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        loop {
+            if let Some(delta) = this.deltas.pop_front() {
+                return Poll::Ready(Some(Ok(StreamEvent::Delta(delta))));
+            }
+            if let Some(response) = this.done.take() {
+                return Poll::Ready(Some(Ok(StreamEvent::Done(*response))));
+            }
+            if let Some(open) = &mut this.open {
+                let opened = ready!(open.poll_unpin(cx));
+                this.open = None;
+                match opened {
+                    Ok(response) => {
+                        let settings = this.transport.settings();
+                        let events =
+                            chunks(response, settings.idle_timeout, settings.max_response_bytes)
+                                .eventsource()
+                                .boxed();
+                        this.events = Some(events);
                     }
-                }
-                Err(error) => return Some((Err(error), State::Ended)),
-            },
-            State::Streaming {
-                mut events,
-                mut assembler,
-                mut deltas,
-                decode,
-            } => {
-                if let Some(delta) = deltas.pop_front() {
-                    let item = Ok(StreamEvent::Delta(delta));
-                    return Some((
-                        item,
-                        State::Streaming {
-                            events,
-                            assembler,
-                            deltas,
-                            decode,
-                        },
-                    ));
-                }
-                let event = match events.next().await {
-                    Some(Ok(event)) => event,
-                    Some(Err(error)) => {
-                        return Some((Err(read_error(transport, error)), State::Ended));
-                    }
-                    None => {
-                        let error = transport.stream_error(
-                            StreamFault::EndedEarly,
-                            "the stream ended before the response was complete",
-                            None,
-                        );
-                        return Some((Err(error), State::Ended));
-                    }
-                };
-                let data = transport.redactor().redact(&event.data);
-                let complete = match assembler.event(&event.event, &data, &mut deltas) {
-                    Ok(complete) => complete,
-                    Err(fault) => {
-                        let error = transport.stream_error(fault.fault, fault.message, None);
-                        return Some((Err(error), State::Ended));
-                    }
-                };
-                if complete {
-                    // Dropping the events closes the connection; nothing after the end
-                    // is read.
-                    drop(events);
-                    let body = match assembler.finish() {
-                        Ok(body) => body,
-                        Err(fault) => {
-                            let error = transport.stream_error(fault.fault, fault.message, None);
-                            return Some((Err(error), State::Ended));
-                        }
-                    };
-                    match decode(&body) {
-                        Ok(response) => State::Finishing {
-                            deltas,
-                            response: Box::new(response),
-                        },
-                        Err(error) => return Some((Err(error), State::Ended)),
-                    }
-                } else {
-                    State::Streaming {
-                        events,
-                        assembler,
-                        deltas,
-                        decode,
-                    }
+                    Err(error) => return this.fail(error),
                 }
             }
-            State::Finishing {
-                mut deltas,
-                response,
-            } => match deltas.pop_front() {
-                Some(delta) => {
-                    return Some((
-                        Ok(StreamEvent::Delta(delta)),
-                        State::Finishing { deltas, response },
-                    ));
+            let Some(events) = &mut this.events else {
+                return Poll::Ready(None);
+            };
+            match ready!(events.poll_next_unpin(cx)) {
+                Some(Ok(event)) => {
+                    if let Err(error) = this.read(&event) {
+                        return this.fail(error);
+                    }
                 }
-                None => return Some((Ok(StreamEvent::Done(*response)), State::Ended)),
-            },
-            State::Ended => return None,
-        };
+                Some(Err(error)) => {
+                    let error = read_error(this.transport, error);
+                    return this.fail(error);
+                }
+                None => {
+                    let error = this.transport.stream_error(
+                        StreamFault::EndedEarly,
+                        "the stream ended before the response was complete",
+                        None,
+                    );
+                    return this.fail(error);
+                }
+            }
+        }
     }
 }
 
@@ -303,9 +310,6 @@ fn read_error(transport: &Transport, error: EventStreamError<ReadError>) -> Mode
         }
         EventStreamError::Transport(error @ ReadError::Idle(_)) => {
             transport.stream_error(StreamFault::Idle, error.to_string(), None)
-        }
-        EventStreamError::Transport(error @ ReadError::Deadline) => {
-            transport.stream_error(StreamFault::TimedOut, error.to_string(), None)
         }
         EventStreamError::Transport(error @ ReadError::TooLarge(_)) => {
             transport.stream_error(StreamFault::Corrupt, error.to_string(), None)
