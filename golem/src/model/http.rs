@@ -350,11 +350,21 @@ pub const REDACTED: &str = "[redacted]";
 /// );
 /// assert_eq!(redactor.redact("nothing here"), "nothing here");
 /// ```
-#[derive(Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default)]
 pub struct Redactor {
     /// The forms looked for, longest first, so an escaped form is replaced whole.
     needles: Vec<String>,
+    /// A searcher per needle, built once: every streamed event is searched.
+    finders: Vec<memchr::memmem::Finder<'static>>,
 }
+
+impl PartialEq for Redactor {
+    fn eq(&self, other: &Self) -> bool {
+        self.needles == other.needles
+    }
+}
+
+impl Eq for Redactor {}
 
 impl fmt::Debug for Redactor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -388,6 +398,11 @@ impl Redactor {
         }
         self.needles
             .sort_by_key(|needle| std::cmp::Reverse(needle.len()));
+        self.finders = self
+            .needles
+            .iter()
+            .map(|needle| memchr::memmem::Finder::new(needle.as_bytes()).into_owned())
+            .collect();
     }
 
     /// Whether no secret is looked for.
@@ -398,8 +413,8 @@ impl Redactor {
     /// `text` with every secret replaced by [`REDACTED`]; borrowed when there was none.
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let mut text = Cow::Borrowed(text);
-        for needle in &self.needles {
-            if text.contains(needle.as_str()) {
+        for (needle, finder) in self.needles.iter().zip(&self.finders) {
+            if finder.find(text.as_bytes()).is_some() {
                 text = Cow::Owned(text.replace(needle.as_str(), REDACTED));
             }
         }
