@@ -9,6 +9,7 @@
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -24,6 +25,7 @@ pub fn chunk_text(index: usize) -> String {
 #[derive(Debug)]
 pub struct SseServer {
     addr: SocketAddr,
+    connections: Arc<AtomicUsize>,
     shutdown: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -36,6 +38,8 @@ impl SseServer {
     pub fn start(chunks: usize) -> SseServer {
         let (shutdown, stop) = oneshot::channel();
         let (ready, addr) = std::sync::mpsc::channel();
+        let connections = Arc::new(AtomicUsize::new(0));
+        let accepted = Arc::clone(&connections);
         let thread = std::thread::Builder::new()
             .name("sse-server".into())
             .spawn(move || {
@@ -43,15 +47,22 @@ impl SseServer {
                     .enable_all()
                     .build()
                     .expect("the server's runtime starts");
-                runtime.block_on(serve(ready, stop, chunks));
+                runtime.block_on(serve(ready, stop, chunks, &accepted));
             })
             .expect("the server's thread starts");
         let addr = addr.recv().expect("the server binds");
         SseServer {
             addr,
+            connections,
             shutdown: Some(shutdown),
             thread: Some(thread),
         }
+    }
+
+    /// How many connections the server accepted: one per client when connections are
+    /// reused.
+    pub fn connections(&self) -> usize {
+        self.connections.load(Ordering::Relaxed)
     }
 
     /// The base URL a client is configured with: `http://127.0.0.1:PORT/v1`.
@@ -116,6 +127,7 @@ async fn serve(
     ready: std::sync::mpsc::Sender<SocketAddr>,
     mut stop: oneshot::Receiver<()>,
     chunks: usize,
+    counter: &AtomicUsize,
 ) {
     let listener = TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
         .await
@@ -129,6 +141,7 @@ async fn serve(
             _ = &mut stop => return,
             accepted = listener.accept() => {
                 let Ok((stream, _)) = accepted else { continue };
+                counter.fetch_add(1, Ordering::Relaxed);
                 let answer = Arc::clone(&answer);
                 tokio::spawn(async move {
                     let _ = connection(stream, &answer).await;

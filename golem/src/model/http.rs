@@ -8,6 +8,20 @@
 //! self-correction budgets: a run sees either a response or, once retries run out, a
 //! [`ModelError`] with the status and the provider's message.
 //!
+//! # Streaming
+//!
+//! [`HttpModel::request_stream`] reads the provider's server-sent events (parsed by
+//! `eventsource-stream`) into deltas and, at the end, into the body the non-streamed API
+//! would have sent, decoded by the same decoder as a whole response. Retries follow one
+//! rule: **only before the stream**. A status, timeout or reset before the response
+//! headers is retried under the [`RetryPolicy`] within the deadline; once a 200 event
+//! stream has begun, nothing is retried, even before its first delta reached the caller.
+//! A stream that breaks, ends early, stays silent past [`HttpSettings::idle_timeout`],
+//! outlives the attempt's timeout or the deadline, carries a corrupt chunk or an error
+//! event, or is not an event stream at all ends in a
+//! [`ModelError::Stream`] naming its [`StreamFault`]. Every event's data is redacted before
+//! it is read. Dropping the stream closes the connection.
+//!
 //! # Credentials never leave
 //!
 //! Every string that leaves the transport — the response body handed to a provider's

@@ -224,8 +224,6 @@ where
         if !complete {
             return Ok(());
         }
-        // Dropping the events closes the connection: nothing after the end is read.
-        self.events = None;
         let Some(assembler) = self.assembler.take() else {
             return Ok(());
         };
@@ -249,6 +247,12 @@ where
                 return Poll::Ready(Some(Ok(StreamEvent::Delta(delta))));
             }
             if let Some(response) = this.done.take() {
+                // Nothing after the end is read, but a body end already on its way is
+                // taken (one poll, never a wait), so the connection can be reused; else
+                // dropping the events closes it.
+                if let Some(mut events) = this.events.take() {
+                    let _ = events.poll_next_unpin(cx);
+                }
                 return Poll::Ready(Some(Ok(StreamEvent::Done(*response))));
             }
             if let Some(open) = &mut this.open {
