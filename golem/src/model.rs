@@ -190,7 +190,7 @@ pub enum ModelError {
     /// A response stream that had started failed before the response was complete: the
     /// connection broke, the stream ended early or stalled, a chunk was corrupt, the
     /// provider sent an error event, or the answer was no event stream at all. Never
-    /// retried by the transport (see [`http`](crate::model::http)'s "Streaming"); what had
+    /// retried by the transport (see the "Streaming" section of `golem::model::http`); what had
     /// arrived reached the caller as deltas only, never as a response.
     #[error("the response stream from {provider} failed ({fault}): {message}")]
     Stream {

@@ -10,9 +10,10 @@
 //!
 //! # Streaming
 //!
-//! [`HttpModel::request_stream`] reads the provider's server-sent events (parsed by
-//! `eventsource-stream`) into deltas and, at the end, into the body the non-streamed API
-//! would have sent, decoded by the same decoder as a whole response. Retries follow one
+//! [`HttpModel`]'s [`request_stream`](crate::model::Model::request_stream) reads the
+//! provider's server-sent events (parsed by `eventsource-stream`) into deltas and, at the
+//! end, into the body the non-streamed API would have sent, decoded by the same decoder as
+//! a whole response. Retries follow one
 //! rule: **only before the stream**. A status, timeout or reset before the response
 //! headers is retried under the [`RetryPolicy`] within the deadline; once a 200 event
 //! stream has begun, nothing is retried, even before its first delta reached the caller.
@@ -87,7 +88,7 @@ pub struct HttpSettings {
     /// whose wait would end past it: the last failure is returned instead.
     pub deadline: Option<Duration>,
     /// How long a response stream may go without a byte before it fails as
-    /// [`StreamFault::Idle`](crate::model::StreamFault::Idle); `None` waits as long as
+    /// [`StreamFault::Idle`]; `None` waits as long as
     /// the [`timeout`](Self::timeout) and the deadline allow. Two minutes by default:
     /// providers send keep-alive events (Anthropic's `ping`) well within it.
     pub idle_timeout: Option<Duration>,

@@ -89,8 +89,7 @@ pub enum StreamFault {
     /// The stream ended cleanly before the response was complete: OpenAI's without a
     /// `finish_reason` or `[DONE]`, Anthropic's without `message_stop`.
     EndedEarly,
-    /// Nothing arrived for longer than the idle timeout
-    /// ([`HttpSettings::idle_timeout`](crate::model::http::HttpSettings::idle_timeout)).
+    /// Nothing arrived for longer than the idle timeout (`HttpSettings::idle_timeout`).
     Idle,
     /// The request's timeout or overall deadline passed while the response streamed.
     TimedOut,

@@ -1,5 +1,6 @@
-//! A response stream: the bytes of an HTTP response read under the idle timeout, the
-//! deadline and the size limit, cut into server-sent events by `eventsource-stream`,
+//! A response stream: the bytes of an HTTP response read under the idle timeout and the
+//! size limit (the request's timeout, which carries the deadline, bounds the whole body),
+//! cut into server-sent events by `eventsource-stream`,
 //! redacted, and handed to a wire format's [`Assemble`]r, which turns each event into
 //! deltas and, at the end, into the body the non-streamed API would have sent, for the
 //! wire's own decoder.
