@@ -13,15 +13,14 @@
 //! [`HttpModel`]'s [`request_stream`](crate::model::Model::request_stream) reads the
 //! provider's server-sent events (parsed by `eventsource-stream`) into deltas and, at the
 //! end, into the body the non-streamed API would have sent, decoded by the same decoder as
-//! a whole response. Retries follow one
-//! rule: **only before the stream**. A status, timeout or reset before the response
-//! headers is retried under the [`RetryPolicy`] within the deadline; once a 200 event
-//! stream has begun, nothing is retried, even before its first delta reached the caller.
-//! A stream that breaks, ends early, stays silent past [`HttpSettings::idle_timeout`],
-//! outlives the attempt's timeout or the deadline, carries a corrupt chunk or an error
-//! event, or is not an event stream at all ends in a
-//! [`ModelError::Stream`] naming its [`StreamFault`]. Every event's data is redacted before
-//! it is read. Dropping the stream closes the connection.
+//! a whole response. Retries follow one rule: **only before the stream**. A status,
+//! timeout or reset before the response headers is retried under the [`RetryPolicy`]
+//! within the deadline; once a 200 event stream has begun, nothing is retried, even before
+//! its first delta reached the caller. A stream that breaks, ends early, stays silent past
+//! [`HttpSettings::idle_timeout`], outlives the attempt's timeout or the deadline, carries
+//! a corrupt chunk or an error event, or is not an event stream at all ends in a
+//! [`ModelError::Stream`] naming its [`StreamFault`]. Every event's data is redacted
+//! before it is read. Dropping the stream closes the connection.
 //!
 //! # Credentials never leave
 //!
@@ -507,8 +506,7 @@ impl Transport {
         url: &reqwest::Url,
         body: Vec<u8>,
     ) -> Result<Vec<u8>, ModelError> {
-        let deadline = self.deadline();
-        match self.post(url, body, deadline, Answer::Json).await? {
+        match self.post(url, body, Answer::Json).await? {
             Answered::Json(body) => Ok(self.redactor.redact_bytes(body)),
             Answered::Stream(_) => Err(self.invalid("expected a JSON body")),
         }
@@ -524,17 +522,10 @@ impl Transport {
         url: &reqwest::Url,
         body: Vec<u8>,
     ) -> Result<reqwest::Response, ModelError> {
-        let deadline = self.deadline();
-        match self.post(url, body, deadline, Answer::Stream).await? {
+        match self.post(url, body, Answer::Stream).await? {
             Answered::Stream(response) => Ok(response),
             Answered::Json(_) => Err(self.invalid("expected an event stream")),
         }
-    }
-
-    fn deadline(&self) -> Option<Instant> {
-        self.settings
-            .deadline
-            .and_then(|deadline| Instant::now().checked_add(deadline))
     }
 
     /// The settings.
@@ -551,10 +542,13 @@ impl Transport {
         &self,
         url: &reqwest::Url,
         body: Vec<u8>,
-        deadline: Option<Instant>,
         answer: Answer,
     ) -> Result<Answered, ModelError> {
         let policy = &self.settings.retry;
+        let deadline = self
+            .settings
+            .deadline
+            .and_then(|deadline| Instant::now().checked_add(deadline));
         // Built once; an attempt with retries left keeps a clone that shares the body's
         // buffer for the next one. The body is never copied.
         let mut request = self
@@ -717,7 +711,7 @@ impl Transport {
         }
     }
 
-    pub(crate) fn too_large(&self, limit: usize) -> ModelError {
+    fn too_large(&self, limit: usize) -> ModelError {
         self.invalid(format!(
             "the response body exceeds the limit of {limit} bytes"
         ))
