@@ -9,6 +9,7 @@ pub mod alloc;
 pub mod floor;
 pub mod scenario;
 pub mod server;
+pub mod sse_server;
 pub mod sys;
 
 /// Whether the binary runs as `cargo bench` runs it, and not under `cargo test --benches`

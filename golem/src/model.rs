@@ -33,7 +33,7 @@ mod stream;
 pub use infer::{ProviderError, infer};
 pub use retry::ModelRetry;
 pub use settings::{ModelSettings, ToolChoice};
-pub use stream::{ModelStream, ResponseDelta, StreamEvent};
+pub use stream::{ModelStream, ResponseDelta, StreamEvent, StreamFault};
 
 pub use message::{
     FinishReason, Message, ModelRequest, ModelResponse, ProviderPart, RequestPart, ResponsePart,
@@ -187,6 +187,23 @@ pub enum ModelError {
         /// What is wrong with it.
         message: String,
     },
+    /// A response stream that had started failed before the response was complete: the
+    /// connection broke, the stream ended early or stalled, a chunk was corrupt, the
+    /// provider sent an error event, or the answer was no event stream at all. Never
+    /// retried by the transport (see the "Streaming" section of `golem::model::http`); what had
+    /// arrived reached the caller as deltas only, never as a response.
+    #[error("the response stream from {provider} failed ({fault}): {message}")]
+    Stream {
+        /// The provider.
+        provider: String,
+        /// What went wrong.
+        fault: StreamFault,
+        /// The details, redacted.
+        message: String,
+        /// The transport error, for a broken connection or a timeout.
+        #[source]
+        source: Option<BoxError>,
+    },
     /// The response hit the output token limit before it was complete (a structured answer
     /// cut off this way cannot be decoded). The response is the last message of the run's
     /// history. The message says what to raise:
@@ -211,6 +228,30 @@ impl ModelError {
         ModelError::Other(error.into())
     }
 
+    /// The fault, when a response stream failed.
+    ///
+    /// ```
+    /// use golem::model::{ModelError, StreamFault};
+    ///
+    /// let error = ModelError::Stream {
+    ///     provider: "openai".into(),
+    ///     fault: StreamFault::EndedEarly,
+    ///     message: "no [DONE]".into(),
+    ///     source: None,
+    /// };
+    /// assert_eq!(error.stream_fault(), Some(StreamFault::EndedEarly));
+    /// assert_eq!(
+    ///     error.to_string(),
+    ///     "the response stream from openai failed (ended early): no [DONE]"
+    /// );
+    /// ```
+    pub fn stream_fault(&self) -> Option<StreamFault> {
+        match self {
+            ModelError::Stream { fault, .. } => Some(*fault),
+            _ => None,
+        }
+    }
+
     /// The HTTP status the provider answered with, if any.
     pub fn status(&self) -> Option<u16> {
         match self {
@@ -219,9 +260,12 @@ impl ModelError {
         }
     }
 
-    /// Whether the request timed out.
+    /// Whether the request timed out, or its stream went idle for too long.
     pub fn is_timeout(&self) -> bool {
         match self {
+            ModelError::Stream { fault, .. } => {
+                matches!(fault, StreamFault::Idle | StreamFault::TimedOut)
+            }
             #[cfg(feature = "http")]
             ModelError::Transport { source, .. } => source
                 .downcast_ref::<reqwest::Error>()

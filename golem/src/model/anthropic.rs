@@ -18,6 +18,7 @@ use super::http::{ApiKey, HttpBuilder, HttpModel, Wire};
 use super::provider::header_value;
 use super::{Message, ModelError, ModelResponse, ModelSettings, ProviderError, RequestParams};
 
+mod stream;
 pub(super) mod wire;
 
 /// Where the API key is read from.
@@ -76,15 +77,22 @@ impl Wire for Messages {
         Ok(())
     }
 
+    type Assembler = stream::Events;
+
     fn body(
         &self,
         model: &str,
         settings: &ModelSettings,
         messages: &[Message],
         params: &RequestParams,
+        stream: bool,
         capacity: usize,
     ) -> Result<Vec<u8>, ModelError> {
-        wire::body(model, settings, messages, params, capacity)
+        wire::body(model, settings, messages, params, stream, capacity)
+    }
+
+    fn assembler(&self, _params: &RequestParams) -> stream::Events {
+        stream::Events::default()
     }
 
     fn parse(&self, body: &[u8], _params: &RequestParams) -> Result<ModelResponse, String> {

@@ -8,6 +8,20 @@
 //! self-correction budgets: a run sees either a response or, once retries run out, a
 //! [`ModelError`] with the status and the provider's message.
 //!
+//! # Streaming
+//!
+//! [`HttpModel`]'s [`request_stream`](crate::model::Model::request_stream) reads the
+//! provider's server-sent events (parsed by `eventsource-stream`) into deltas and, at the
+//! end, into the body the non-streamed API would have sent, decoded by the same decoder as
+//! a whole response. Retries follow one rule: **only before the stream**. A status,
+//! timeout or reset before the response headers is retried under the [`RetryPolicy`]
+//! within the deadline; once a 200 event stream has begun, nothing is retried, even before
+//! its first delta reached the caller. A stream that breaks, ends early, stays silent past
+//! [`HttpSettings::idle_timeout`], outlives the attempt's timeout or the deadline, carries
+//! a corrupt chunk or an error event, or is not an event stream at all ends in a
+//! [`ModelError::Stream`] naming its [`StreamFault`]. Every event's data is redacted
+//! before it is read. Dropping the stream closes the connection.
+//!
 //! # Credentials never leave
 //!
 //! Every string that leaves the transport — the response body handed to a provider's
@@ -31,12 +45,14 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, RETRY_AF
 use reqwest::{Client, StatusCode};
 use tokio::time::Instant;
 
-use super::ModelError;
+use super::{ModelError, StreamFault};
 
 mod model;
+mod sse;
 
 pub(crate) use model::sealed::Wire;
 pub use model::{HttpBuilder, HttpModel, WireFormat};
+pub(crate) use sse::{Assemble, Fault};
 
 /// `retry-after-ms`: OpenAI's and Anthropic's millisecond form of `Retry-After`.
 const RETRY_AFTER_MS: HeaderName = HeaderName::from_static("retry-after-ms");
@@ -70,6 +86,11 @@ pub struct HttpSettings {
     /// and the retry policy. An attempt never outlives the deadline, and no retry starts
     /// whose wait would end past it: the last failure is returned instead.
     pub deadline: Option<Duration>,
+    /// How long a response stream may go without a byte before it fails as
+    /// [`StreamFault::Idle`]; `None` waits as long as
+    /// the [`timeout`](Self::timeout) and the deadline allow. Two minutes by default:
+    /// providers send keep-alive events (Anthropic's `ping`) well within it.
+    pub idle_timeout: Option<Duration>,
 }
 
 impl Default for HttpSettings {
@@ -80,9 +101,13 @@ impl Default for HttpSettings {
             retry: RetryPolicy::default(),
             max_response_bytes: 16 * 1024 * 1024,
             deadline: None,
+            idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
         }
     }
 }
+
+/// [`HttpSettings::idle_timeout`]'s default.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 
 impl HttpSettings {
     /// Sets the connect timeout.
@@ -125,6 +150,24 @@ impl HttpSettings {
     #[must_use]
     pub fn deadline(mut self, deadline: Duration) -> Self {
         self.deadline = Some(deadline);
+        self
+    }
+
+    /// Sets how long a response stream may go without a byte; `None` turns the idle
+    /// timeout off.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use golem::model::http::{DEFAULT_IDLE_TIMEOUT, HttpSettings};
+    ///
+    /// assert_eq!(HttpSettings::default().idle_timeout, Some(DEFAULT_IDLE_TIMEOUT));
+    /// let settings = HttpSettings::default().idle_timeout(Some(Duration::from_secs(20)));
+    /// assert_eq!(settings.idle_timeout, Some(Duration::from_secs(20)));
+    /// assert_eq!(HttpSettings::default().idle_timeout(None).idle_timeout, None);
+    /// ```
+    #[must_use]
+    pub fn idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.idle_timeout = timeout;
         self
     }
 
@@ -321,11 +364,21 @@ pub const REDACTED: &str = "[redacted]";
 /// );
 /// assert_eq!(redactor.redact("nothing here"), "nothing here");
 /// ```
-#[derive(Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default)]
 pub struct Redactor {
     /// The forms looked for, longest first, so an escaped form is replaced whole.
     needles: Vec<String>,
+    /// A searcher per needle, built once: every streamed event is searched.
+    finders: Vec<memchr::memmem::Finder<'static>>,
 }
+
+impl PartialEq for Redactor {
+    fn eq(&self, other: &Self) -> bool {
+        self.needles == other.needles
+    }
+}
+
+impl Eq for Redactor {}
 
 impl fmt::Debug for Redactor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -359,6 +412,11 @@ impl Redactor {
         }
         self.needles
             .sort_by_key(|needle| std::cmp::Reverse(needle.len()));
+        self.finders = self
+            .needles
+            .iter()
+            .map(|needle| memchr::memmem::Finder::new(needle.as_bytes()).into_owned())
+            .collect();
     }
 
     /// Whether no secret is looked for.
@@ -369,8 +427,8 @@ impl Redactor {
     /// `text` with every secret replaced by [`REDACTED`]; borrowed when there was none.
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let mut text = Cow::Borrowed(text);
-        for needle in &self.needles {
-            if text.contains(needle.as_str()) {
+        for (needle, finder) in self.needles.iter().zip(&self.finders) {
+            if finder.find(text.as_bytes()).is_some() {
                 text = Cow::Owned(text.replace(needle.as_str(), REDACTED));
             }
         }
@@ -448,6 +506,44 @@ impl Transport {
         url: &reqwest::Url,
         body: Vec<u8>,
     ) -> Result<Vec<u8>, ModelError> {
+        match self.post(url, body, Answer::Json).await? {
+            Answered::Json(body) => Ok(self.redactor.redact_bytes(body)),
+            Answered::Stream(_) => Err(self.invalid("expected a JSON body")),
+        }
+    }
+
+    /// POSTs `body` to `url` and returns the response once its status says success and its
+    /// content type says an event stream; statuses before that are retried as for
+    /// [`post_json`](Self::post_json), within the deadline. The stream itself is never
+    /// retried. The last attempt's timeout (the deadline's rest, at most
+    /// [`HttpSettings::timeout`]) bounds the whole stream.
+    pub(crate) async fn post_stream(
+        &self,
+        url: &reqwest::Url,
+        body: Vec<u8>,
+    ) -> Result<reqwest::Response, ModelError> {
+        match self.post(url, body, Answer::Stream).await? {
+            Answered::Stream(response) => Ok(response),
+            Answered::Json(_) => Err(self.invalid("expected an event stream")),
+        }
+    }
+
+    /// The settings.
+    pub(crate) fn settings(&self) -> &HttpSettings {
+        &self.settings
+    }
+
+    /// The redactor.
+    pub(crate) fn redactor(&self) -> &Redactor {
+        &self.redactor
+    }
+
+    async fn post(
+        &self,
+        url: &reqwest::Url,
+        body: Vec<u8>,
+        answer: Answer,
+    ) -> Result<Answered, ModelError> {
         let policy = &self.settings.retry;
         let deadline = self
             .settings
@@ -470,9 +566,9 @@ impl Transport {
             }
             let retries_left = attempt <= policy.max_retries;
             let spare = retries_left.then(|| request.try_clone()).flatten();
-            let outcome = self.send_once(request, attempt).await;
+            let outcome = self.send_once(request, attempt, answer).await;
             let (asked, error) = match outcome {
-                Ok(body) => return Ok(self.redactor.redact_bytes(body)),
+                Ok(answered) => return Ok(answered),
                 Err(Attempt::Final(error)) => return Err(error),
                 Err(Attempt::Retryable { asked, error }) => (asked, error),
             };
@@ -496,7 +592,12 @@ impl Transport {
         }
     }
 
-    async fn send_once(&self, request: reqwest::Request, attempt: u32) -> Result<Vec<u8>, Attempt> {
+    async fn send_once(
+        &self,
+        request: reqwest::Request,
+        attempt: u32,
+        answer: Answer,
+    ) -> Result<Answered, Attempt> {
         let response = self
             .client
             .execute(request)
@@ -511,8 +612,15 @@ impl Transport {
                 .and_then(|value: &HeaderValue| value.to_str().ok())
         };
         let content_type = header(CONTENT_TYPE).unwrap_or("");
-        let not_json = (status.is_success() && !content_type.contains("json"))
+        let expected = match answer {
+            Answer::Json => "json",
+            Answer::Stream => "text/event-stream",
+        };
+        let unexpected = (status.is_success() && !content_type.contains(expected))
             .then(|| content_type.to_owned());
+        if status.is_success() && unexpected.is_none() && answer == Answer::Stream {
+            return Ok(Answered::Stream(response));
+        }
         let retryable = !status.is_success()
             && match header(SHOULD_RETRY).map(str::trim) {
                 Some("true") => true,
@@ -531,13 +639,23 @@ impl Transport {
         };
         let bytes = self.read_body(response, attempt).await?;
         if status.is_success() {
-            if let Some(content_type) = not_json {
-                return Err(Attempt::Final(self.invalid(format!(
-                    "expected a JSON body, got content type `{content_type}`: {}",
-                    self.snippet(&bytes)
-                ))));
+            if let Some(content_type) = unexpected {
+                return Err(Attempt::Final(match answer {
+                    Answer::Json => self.invalid(format!(
+                        "expected a JSON body, got content type `{content_type}`: {}",
+                        self.snippet(&bytes)
+                    )),
+                    Answer::Stream => self.stream_error(
+                        StreamFault::NotEventStream,
+                        format!(
+                            "expected an event stream, got content type `{content_type}`: {}",
+                            self.snippet(&bytes)
+                        ),
+                        None,
+                    ),
+                }));
             }
-            return Ok(bytes);
+            return Ok(Answered::Json(bytes));
         }
         let failure = Failure::Status {
             status,
@@ -575,6 +693,22 @@ impl Transport {
             body.extend_from_slice(&chunk);
         }
         Ok(body)
+    }
+
+    /// A [`Stream`](ModelError::Stream) error, its message redacted.
+    pub(crate) fn stream_error(
+        &self,
+        fault: StreamFault,
+        message: impl AsRef<str>,
+        source: Option<reqwest::Error>,
+    ) -> ModelError {
+        ModelError::Stream {
+            provider: self.provider.to_owned(),
+            fault,
+            message: self.redactor.redact(message.as_ref()).into_owned(),
+            // The URL stays out, as for every transport error.
+            source: source.map(|error| Box::new(error.without_url()) as crate::error::BoxError),
+        }
     }
 
     fn too_large(&self, limit: usize) -> ModelError {
@@ -667,6 +801,18 @@ impl Transport {
             },
         }
     }
+}
+
+/// What a request's answer must be.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    Json,
+    Stream,
+}
+
+enum Answered {
+    Json(Vec<u8>),
+    Stream(reqwest::Response),
 }
 
 enum Failure {

@@ -34,6 +34,7 @@ use super::provider::header_value;
 use super::{Message, ModelError, ModelResponse, ModelSettings, ProviderError, RequestParams};
 use crate::tool::ToolDefinition;
 
+mod stream;
 pub(super) mod wire;
 
 pub use crate::schema::to_strict_schema;
@@ -120,6 +121,8 @@ pub struct ChatCompletions {
     /// Set by the builder, or from the base URL at `build()`.
     profile: Option<ServerProfile>,
     strict_tools: bool,
+    /// Whether streamed requests go without `stream_options.include_usage`.
+    no_stream_usage: bool,
     /// Each tool as sent in strict mode, built once per tool definition.
     strict_cache: Mutex<HashMap<String, StrictTool>>,
 }
@@ -131,6 +134,7 @@ impl fmt::Debug for ChatCompletions {
             .field("project", &self.project)
             .field("profile", &self.profile)
             .field("strict_tools", &self.strict_tools)
+            .field("stream_usage", &!self.no_stream_usage)
             .finish_non_exhaustive()
     }
 }
@@ -231,15 +235,22 @@ impl Wire for ChatCompletions {
         Ok(())
     }
 
+    type Assembler = stream::Chunks;
+
     fn body(
         &self,
         model: &str,
         settings: &ModelSettings,
         messages: &[Message],
         params: &RequestParams,
+        stream: bool,
         capacity: usize,
     ) -> Result<Vec<u8>, ModelError> {
-        wire::body(self, model, settings, messages, params, capacity)
+        wire::body(self, model, settings, messages, params, stream, capacity)
+    }
+
+    fn assembler(&self, _params: &RequestParams) -> stream::Chunks {
+        stream::Chunks::default()
     }
 
     fn parse(&self, body: &[u8], params: &RequestParams) -> Result<ModelResponse, String> {
@@ -282,6 +293,16 @@ impl OpenAiBuilder {
     /// knows strict mode.
     pub fn strict_tools(mut self, strict: bool) -> Self {
         self.wire.strict_tools = strict;
+        self
+    }
+
+    /// Whether a streamed request asks for its usage, with
+    /// `stream_options: {"include_usage": true}` (on by default). OpenAI, vLLM, Ollama
+    /// and llama.cpp's server honour it; a server that refuses the field (HTTP 400 naming
+    /// `stream_options`, as some gateways do) needs it off, and its streamed responses
+    /// then count no tokens unless it reports usage on its own.
+    pub fn stream_usage(mut self, include: bool) -> Self {
+        self.wire.no_stream_usage = !include;
         self
     }
 }

@@ -47,4 +47,72 @@ pub enum ResponseDelta {
         /// The fragment that arrived.
         args: String,
     },
+    /// More of the model's reasoning (Anthropic's thinking, `reasoning_content` of
+    /// compatible servers): a [`ThinkingPart`](super::ThinkingPart).
+    Thinking {
+        /// The part.
+        part: usize,
+        /// The reasoning text that arrived.
+        text: String,
+    },
+}
+
+impl ResponseDelta {
+    /// The index of the part this delta belongs to.
+    ///
+    /// ```
+    /// use golem::model::ResponseDelta;
+    ///
+    /// let delta = ResponseDelta::Thinking { part: 0, text: "Let me see".into() };
+    /// assert_eq!(delta.part(), 0);
+    /// ```
+    pub fn part(&self) -> usize {
+        match self {
+            ResponseDelta::Text { part, .. }
+            | ResponseDelta::ToolCallStart { part, .. }
+            | ResponseDelta::ToolCallArgs { part, .. }
+            | ResponseDelta::Thinking { part, .. } => *part,
+        }
+    }
+}
+
+/// What went wrong with a response stream that had started: the kind of a
+/// [`ModelError::Stream`](super::ModelError::Stream).
+///
+/// A stream that fails is never retried (its deltas have reached the caller), and never
+/// turned into a short response: what arrived before the fault is in the deltas only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StreamFault {
+    /// The connection broke before the response was complete (reset, closed mid-event).
+    Disconnected,
+    /// The stream ended cleanly before the response was complete: OpenAI's without a
+    /// `finish_reason` or `[DONE]`, Anthropic's without `message_stop`.
+    EndedEarly,
+    /// Nothing arrived for longer than the idle timeout (`HttpSettings::idle_timeout`).
+    Idle,
+    /// The request's timeout or overall deadline passed while the response streamed.
+    TimedOut,
+    /// A chunk could not be read: not UTF-8, not an event, not JSON, or not the shape the
+    /// provider documents; or the stream grew past the response size limit.
+    Corrupt,
+    /// The provider sent an error in the stream (OpenAI's `{"error": ...}` data,
+    /// Anthropic's `error` event).
+    Provider,
+    /// The answer to a stream request was not an event stream (a JSON or HTML body).
+    NotEventStream,
+}
+
+impl std::fmt::Display for StreamFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            StreamFault::Disconnected => "disconnected",
+            StreamFault::EndedEarly => "ended early",
+            StreamFault::Idle => "idle too long",
+            StreamFault::TimedOut => "timed out",
+            StreamFault::Corrupt => "corrupt chunk",
+            StreamFault::Provider => "provider error",
+            StreamFault::NotEventStream => "not an event stream",
+        })
+    }
 }

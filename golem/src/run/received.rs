@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::agent::OutputSetup;
 use crate::model::{
-    FinishReason, ModelResponse, ResponseDelta, ResponsePart, TextPart, ToolCallPart,
+    FinishReason, ModelResponse, ResponseDelta, ResponsePart, TextPart, ThinkingPart, ToolCallPart,
 };
 use crate::output::{NoPartial, Output, OutputMode, partial};
 use crate::usage::Usage;
@@ -51,11 +51,7 @@ pub(crate) struct Received {
 impl Received {
     /// Adds `delta` to the part it belongs to.
     pub(crate) fn apply(&mut self, delta: &ResponseDelta) {
-        let index = match delta {
-            ResponseDelta::Text { part, .. }
-            | ResponseDelta::ToolCallStart { part, .. }
-            | ResponseDelta::ToolCallArgs { part, .. } => *part,
-        };
+        let index = delta.part();
         if self.parts.len() <= index {
             self.parts.resize_with(index + 1, || None);
         }
@@ -85,6 +81,16 @@ impl Received {
                     call.args.push_str(args);
                 }
             }
+            ResponseDelta::Thinking { text, .. } => match slot {
+                Some(ResponsePart::Thinking(part)) => part.content.push_str(text),
+                _ => {
+                    *slot = Some(ResponsePart::Thinking(ThinkingPart {
+                        content: text.clone(),
+                        signature: None,
+                        provider: None,
+                    }));
+                }
+            },
         }
     }
 

@@ -244,6 +244,7 @@ fn error_type(error: &ModelError) -> &'static str {
         ModelError::Transport { .. } if error.is_timeout() => "timeout",
         ModelError::Transport { .. } => "transport",
         ModelError::InvalidResponse { .. } => "invalid_response",
+        ModelError::Stream { .. } => "stream",
         ModelError::Truncated => "truncated",
         ModelError::ContentFilter => "content_filter",
         _ => "_OTHER",

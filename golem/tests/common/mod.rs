@@ -4,6 +4,9 @@
 
 pub mod dice;
 pub mod http;
+pub mod logs;
+pub mod sse;
+pub mod streams;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

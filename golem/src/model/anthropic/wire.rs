@@ -22,6 +22,7 @@ pub(super) fn body(
     provider_settings: &ModelSettings,
     messages: &[Message],
     params: &RequestParams,
+    stream: bool,
     capacity: usize,
 ) -> Result<Vec<u8>, ModelError> {
     if params.output_mode == OutputMode::Native && params.output_schema.is_some() {
@@ -68,6 +69,7 @@ pub(super) fn body(
         temperature: settings.temperature,
         top_p: settings.top_p,
         stop_sequences: settings.stop_sequences.as_deref(),
+        stream,
         extra: &settings.extra_body,
     };
     let mut body = Vec::with_capacity(capacity);
@@ -253,6 +255,8 @@ struct MessagesRequest<'a> {
     top_p: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     stop_sequences: Option<&'a [String]>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    stream: bool,
     #[serde(flatten)]
     extra: &'a Map<String, Value>,
 }

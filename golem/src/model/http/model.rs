@@ -13,7 +13,8 @@ use reqwest::header::HeaderMap;
 use super::{ApiKey, HttpSettings, Transport};
 use crate::model::provider::{HttpConfig, env_var, normalize_base_url};
 use crate::model::{
-    Message, Model, ModelError, ModelResponse, ModelSettings, ProviderError, RequestParams,
+    Message, Model, ModelError, ModelResponse, ModelSettings, ModelStream, ProviderError,
+    RequestParams,
 };
 
 pub(crate) mod sealed {
@@ -21,7 +22,7 @@ pub(crate) mod sealed {
 
     use reqwest::header::HeaderMap;
 
-    use crate::model::http::ApiKey;
+    use crate::model::http::{ApiKey, Assemble};
     use crate::model::{
         Message, ModelError, ModelResponse, ModelSettings, ProviderError, RequestParams,
     };
@@ -53,15 +54,23 @@ pub(crate) mod sealed {
             headers: &mut HeaderMap,
         ) -> Result<(), ProviderError>;
 
-        /// The request body, serialized into a buffer of `capacity` bytes to start with.
+        /// Reads the events of a streamed response.
+        type Assembler: Assemble;
+
+        /// The request body, serialized into a buffer of `capacity` bytes to start with;
+        /// with `stream`, asking for the response as an event stream.
         fn body(
             &self,
             model: &str,
             settings: &ModelSettings,
             messages: &[Message],
             params: &RequestParams,
+            stream: bool,
             capacity: usize,
         ) -> Result<Vec<u8>, ModelError>;
+
+        /// A fresh reader for one streamed response.
+        fn assembler(&self, params: &RequestParams) -> Self::Assembler;
 
         /// Reads a response body; an error is what is wrong with it (the transport makes it
         /// an `InvalidResponse`, redacted).
@@ -165,6 +174,7 @@ impl<W: WireFormat> Model for HttpModel<W> {
                 &inner.settings,
                 messages,
                 params,
+                false,
                 last + last / 4,
             )?;
             inner.last_body_len.store(body.len(), Ordering::Relaxed);
@@ -175,6 +185,53 @@ impl<W: WireFormat> Model for HttpModel<W> {
                 .map_err(|message| inner.transport.invalid(message))
         }
         .boxed()
+    }
+
+    /// Streams the response as the provider sends it: OpenAI's chunks (with
+    /// `stream_options.include_usage`, unless turned off), Anthropic's Messages events.
+    /// The events are read into the body the non-streamed API would have sent, and that
+    /// body is decoded as [`request`](Model::request) decodes it, so the final
+    /// [`StreamEvent::Done`](crate::model::StreamEvent::Done) equals the non-streamed
+    /// response for the same content.
+    ///
+    /// Statuses before the stream (429, 5xx, ...) are retried under the
+    /// [`RetryPolicy`](super::RetryPolicy), within the deadline; once the stream has
+    /// begun, nothing is retried. A stream that breaks, ends early, goes idle past
+    /// [`HttpSettings::idle_timeout`], carries a corrupt chunk or an error event, or is no
+    /// event stream at all ends in a [`ModelError::Stream`] naming the
+    /// [`StreamFault`](crate::model::StreamFault). Dropping the stream closes the
+    /// connection.
+    fn request_stream<'a>(
+        &'a self,
+        messages: &'a [Message],
+        params: &'a RequestParams,
+    ) -> ModelStream<'a> {
+        let inner = &*self.inner;
+        let open = async move {
+            let last = inner.last_body_len.load(Ordering::Relaxed);
+            let body = inner.wire.body(
+                &inner.name,
+                &inner.settings,
+                messages,
+                params,
+                true,
+                last + last / 4,
+            )?;
+            inner.last_body_len.store(body.len(), Ordering::Relaxed);
+            inner.transport.post_stream(&inner.url, body).await
+        }
+        .boxed();
+        super::sse::stream(
+            &inner.transport,
+            open,
+            inner.wire.assembler(params),
+            move |body: &[u8]| {
+                inner
+                    .wire
+                    .parse(body, params)
+                    .map_err(|message| inner.transport.invalid(message))
+            },
+        )
     }
 
     fn name(&self) -> &str {

@@ -25,6 +25,7 @@ pub(super) fn body(
     provider_settings: &ModelSettings,
     messages: &[Message],
     params: &RequestParams,
+    stream: bool,
     capacity: usize,
 ) -> Result<Vec<u8>, ModelError> {
     let settings = request_settings(provider_settings, params);
@@ -69,6 +70,10 @@ pub(super) fn body(
         max_completion_tokens,
         stop: settings.stop_sequences.as_deref(),
         seed: settings.seed,
+        stream,
+        stream_options: (stream && !wire.no_stream_usage).then_some(StreamOptions {
+            include_usage: true,
+        }),
         extra: &settings.extra_body,
     };
     let mut body = Vec::with_capacity(capacity);
@@ -276,8 +281,17 @@ struct ChatRequest<'a> {
     stop: Option<&'a [String]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     seed: Option<i64>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<StreamOptions>,
     #[serde(flatten)]
     extra: &'a Map<String, Value>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
 }
 
 /// The tools as sent: borrowed as they are, or their strict forms from the cache.
@@ -452,7 +466,7 @@ struct PromptTokensDetails {
     cached_tokens: u64,
 }
 
-fn null_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+pub(super) fn null_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
 where
     D: serde::Deserializer<'de>,
     T: Default + Deserialize<'de>,
