@@ -301,3 +301,135 @@ async fn an_agent_run_streams_with_the_history_and_usage_of_a_run_that_does_not(
     assert_eq!(sent[1]["messages"], plain_sent[1]["messages"]);
     assert_eq!(sent[1]["stream"], json!(true));
 }
+
+/// A verdict the model streams as the output tool's arguments.
+#[golem::output]
+#[derive(Debug, PartialEq)]
+struct Verdict {
+    winner: String,
+    score: u32,
+}
+
+/// The output call's chunks: the arguments in `fragments`.
+fn verdict_chunks(fragments: &[&str], end: bool) -> String {
+    let chunk = |choice: serde_json::Value, usage: serde_json::Value| {
+        format!(
+            "data: {}\n\n",
+            json!({"id": "chatcmpl-v", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o",
+                   "choices": choice, "usage": usage})
+        )
+    };
+    let mut sse = chunk(
+        json!([{"index": 0, "delta": {"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": "call_v", "type": "function", "function": {"name": "final_result", "arguments": ""}}]}, "finish_reason": null}]),
+        json!(null),
+    );
+    for args in fragments {
+        sse += &chunk(
+            json!([{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": args}}]}, "finish_reason": null}]),
+            json!(null),
+        );
+    }
+    if end {
+        sse += &chunk(
+            json!([{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]),
+            json!(null),
+        );
+        sse += &chunk(
+            json!([]),
+            json!({"prompt_tokens": 20, "completion_tokens": 11, "total_tokens": 31}),
+        );
+        sse += "data: [DONE]\n\n";
+    }
+    sse
+}
+
+#[tokio::test]
+async fn a_structured_answer_streamed_over_sse_is_reported_as_its_partial_twin() {
+    let fragments = [r#"{"winner": "An"#, r#"n", "sco"#, r#"re": 7}"#];
+    let server = serve(vec![Reply::sse(
+        &verdict_chunks(&fragments, true),
+        7,
+        Duration::from_millis(1),
+    )])
+    .await;
+    let agent = Agent::<(), Verdict>::builder(model(&server))
+        .build()
+        .expect("as scripted");
+    let mut events = agent.run_stream("Who won?", ());
+    let mut partials = Vec::new();
+    let mut finished = None;
+    while let Some(event) = events.next().await {
+        match event.expect("as scripted") {
+            RunEvent::PartialOutput { partial, .. } => partials.push(partial),
+            RunEvent::Finished(result) => finished = Some(result),
+            _ => {}
+        }
+    }
+    let partial = |winner: &str, score| VerdictPartial {
+        winner: Some(winner.to_owned()),
+        score,
+    };
+    assert_eq!(
+        partials,
+        [
+            partial("An", None),
+            partial("Ann", None),
+            partial("Ann", Some(7))
+        ]
+    );
+    let finished = finished.expect("the run finishes");
+    assert_eq!(
+        finished.output,
+        Verdict {
+            winner: "Ann".to_owned(),
+            score: 7
+        }
+    );
+    assert_eq!(finished.usage.input_tokens, 20);
+    assert_eq!(finished.usage.output_tokens, 11);
+}
+
+#[tokio::test]
+async fn a_stop_mid_stream_closes_the_connection_and_keeps_what_arrived() {
+    let sse = verdict_chunks(&[r#"{"winner": "An"#], false);
+    let server = serve(vec![
+        Reply::sse_open(&sse, 64, Duration::ZERO).then(common::sse::Piece::Hold),
+    ])
+    .await;
+    let agent = Agent::<(), Verdict>::builder(model(&server))
+        .build()
+        .expect("as scripted");
+    let token = golem::run::CancellationToken::new();
+    let mut run = agent.start("Who won?", ()).with_cancellation(token.clone());
+    let mut events = run.events();
+    let mut error = None;
+    while let Some(event) = events.next().await {
+        match event {
+            Ok(RunEvent::PartialOutput { .. }) => token.cancel(),
+            Ok(_) => {}
+            Err(stopped) => error = Some(stopped),
+        }
+    }
+    let error = error.expect("the run stopped");
+    assert_eq!(error.stopped(), Some(&golem::run::Stopped::Cancelled));
+    assert!(
+        server.wait_closed(Duration::from_secs(5)).await,
+        "the server saw the connection close"
+    );
+    let Some(golem::model::Message::Response(kept)) = error.messages().get(1) else {
+        panic!(
+            "the response that streamed in is kept: {:?}",
+            error.messages()
+        )
+    };
+    assert_eq!(kept.finish_reason, Some(FinishReason::Incomplete));
+    assert_eq!(
+        kept.parts,
+        [ResponsePart::ToolCall(golem::model::ToolCallPart {
+            tool_name: "final_result".into(),
+            args: r#"{"winner": "An"#.into(),
+            tool_call_id: "call_v".into(),
+        })]
+    );
+    assert_eq!(error.usage().requests, 1);
+}
