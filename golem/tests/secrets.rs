@@ -7,9 +7,12 @@
 
 #![cfg(all(feature = "openai", feature = "anthropic"))]
 
+mod common;
+
 use std::error::Error as _;
-use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
+
+use common::logs::logs;
 
 use golem::Agent;
 use golem::model::anthropic::AnthropicModel;
@@ -28,67 +31,6 @@ const UPSTREAM: &str = "up-9Hc4TnV7eK2mRq";
 const FRAGMENTS: [&str; 6] = [
     "Q7xv93kd", "kdLmZ0pR", "Wq81", "zzPLM4ns", "9Hc4TnV7", "eK2mRq",
 ];
-
-/// Every tracing event and span field, at every level, as text.
-fn logs() -> &'static Arc<Mutex<Vec<String>>> {
-    static LOGS: OnceLock<Arc<Mutex<Vec<String>>>> = OnceLock::new();
-    LOGS.get_or_init(|| {
-        use tracing_subscriber::layer::SubscriberExt;
-        let logs = Arc::new(Mutex::new(Vec::new()));
-        let subscriber = tracing_subscriber::registry().with(capture::Capture(Arc::clone(&logs)));
-        tracing::subscriber::set_global_default(subscriber).expect("first subscriber");
-        logs
-    })
-}
-
-mod capture {
-    use std::fmt::Write as _;
-    use std::sync::{Arc, Mutex};
-
-    use tracing::field::{Field, Visit};
-    use tracing::span::{Attributes, Id, Record};
-    use tracing::{Event, Subscriber};
-    use tracing_subscriber::layer::{Context, Layer};
-
-    pub(super) struct Capture(pub(super) Arc<Mutex<Vec<String>>>);
-
-    struct Line(String);
-
-    impl Visit for Line {
-        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-            let _ = write!(self.0, " {}={value:?}", field.name());
-        }
-        fn record_str(&mut self, field: &Field, value: &str) {
-            let _ = write!(self.0, " {}={value}", field.name());
-        }
-    }
-
-    impl Capture {
-        fn push(&self, line: Line) {
-            self.0.lock().expect("not poisoned").push(line.0);
-        }
-    }
-
-    impl<S: Subscriber> Layer<S> for Capture {
-        fn on_new_span(&self, attrs: &Attributes<'_>, _id: &Id, _ctx: Context<'_, S>) {
-            let mut line = Line(format!("span {}", attrs.metadata().name()));
-            attrs.record(&mut line);
-            self.push(line);
-        }
-
-        fn on_record(&self, _id: &Id, values: &Record<'_>, _ctx: Context<'_, S>) {
-            let mut line = Line("record".to_owned());
-            values.record(&mut line);
-            self.push(line);
-        }
-
-        fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
-            let mut line = Line(format!("event {}", event.metadata().level()));
-            event.record(&mut line);
-            self.push(line);
-        }
-    }
-}
 
 fn assert_clean(what: &str, text: &str) {
     for fragment in FRAGMENTS {

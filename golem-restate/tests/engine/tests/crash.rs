@@ -151,30 +151,7 @@ async fn restate_records_the_steps_under_golems_names() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_model_request_ends_the_invocation_without_a_retry() {
-    let restate = RestateServer::start(&target_dir()).await;
-    let model = ModelServer::refusing(400).await;
-    let effects = effects("refused");
-    let service = ServiceProcess::start(
-        Path::new(SERVICE),
-        free_port(),
-        &model.base_url(),
-        &effects.path,
-    );
-    restate.register(&service.uri).await;
-
-    let response = reqwest::Client::new()
-        .post(format!("{}/Durable/run", restate.ingress))
-        .json(&PROMPT)
-        .timeout(Duration::from_secs(60))
-        .send()
-        .await
-        .expect("the ingress answers");
-    assert_eq!(response.status(), 500);
-    let body: serde_json::Value = response.json().await.expect("a JSON error");
-    assert_eq!(
-        body["message"],
-        "the model request failed: openai answered HTTP 400 after 1 attempt(s): scripted refusal"
-    );
+    let (model, effects, _restate, _service) = refused_run(400, "refused").await;
     // A terminal failure: neither Restate nor golem's transport sent the request again.
     assert_eq!(
         model.log(),
@@ -237,9 +214,23 @@ async fn a_model_outage_past_golems_retries_is_retried_by_restate_then_recorded_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_outage_that_outlasts_restates_retries_ends_the_invocation() {
+    let (model, _effects, _restate, _service) = refused_run(503, "long-outage").await;
+    // DEFAULT_RETRY_ATTEMPTS step attempts, each golem's 4 transport attempts.
+    let received = model.log().received;
+    assert_eq!(received.len(), 4 * 4, "{received:?}");
+    assert!(received.iter().all(|turn| *turn == 1));
+}
+
+/// Runs the agent against a model server that answers every request with `status`, and
+/// checks the invocation ends with HTTP 500 and the model's error as its message; the
+/// model server (for its log), the side effects, and what must live as long as they do.
+async fn refused_run(
+    status: u16,
+    name: &str,
+) -> (ModelServer, Effects, RestateServer, ServiceProcess) {
     let restate = RestateServer::start(&target_dir()).await;
-    let model = ModelServer::refusing(503).await;
-    let effects = effects("long-outage");
+    let model = ModelServer::refusing(status).await;
+    let effects = effects(name);
     let service = ServiceProcess::start(
         Path::new(SERVICE),
         free_port(),
@@ -257,12 +248,12 @@ async fn a_model_outage_that_outlasts_restates_retries_ends_the_invocation() {
         .expect("the invocation ends within 60 s");
     assert_eq!(response.status(), 500);
     let body: serde_json::Value = response.json().await.expect("a JSON error");
+    let attempts = if status == 400 { 1 } else { 4 };
     assert_eq!(
         body["message"],
-        "the model request failed: openai answered HTTP 503 after 4 attempt(s): scripted refusal"
+        format!(
+            "the model request failed: openai answered HTTP {status} after {attempts} attempt(s): scripted refusal"
+        )
     );
-    // DEFAULT_RETRY_ATTEMPTS step attempts, each golem's 4 transport attempts.
-    let received = model.log().received;
-    assert_eq!(received.len(), 4 * 4, "{received:?}");
-    assert!(received.iter().all(|turn| *turn == 1));
+    (model, effects, restate, service)
 }
