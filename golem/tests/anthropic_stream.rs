@@ -14,8 +14,8 @@ use common::streams::*;
 use common::*;
 use golem::model::anthropic::AnthropicModel;
 use golem::model::{
-    FinishReason, Model, ModelResponse, ProviderPart, RequestParams, ResponsePart, ThinkingPart,
-    Usage,
+    FinishReason, Model, ModelResponse, ProviderPart, RequestParams, ResponseDelta, ResponsePart,
+    ThinkingPart, Usage,
 };
 use serde_json::json;
 
@@ -59,6 +59,10 @@ async fn thinking_text_and_a_tool_use_stream_and_add_up_to_the_non_streamed_mess
         [
             thinking_delta(0, "The user wants the weather in"),
             thinking_delta(0, " Paris; I should call the tool."),
+            ResponseDelta::ThinkingSignature {
+                part: 0,
+                signature: SIGNATURE.to_owned(),
+            },
             text_delta(1, "I'll check the "),
             text_delta(1, "current weather in Paris"),
             text_delta(1, "."),

@@ -433,3 +433,50 @@ async fn a_stop_mid_stream_closes_the_connection_and_keeps_what_arrived() {
     );
     assert_eq!(error.usage().requests, 1);
 }
+
+#[tokio::test]
+async fn a_call_starts_once_its_name_arrives_and_keeps_its_part_when_text_follows() {
+    let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
+        format!(
+            "data: {}\n\n",
+            json!({"id": "chatcmpl-o", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o",
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        )
+    };
+    let call =
+        |function: serde_json::Value| json!({"tool_calls": [{"index": 0, "function": function}]});
+    let mut sse = chunk(
+        json!({"role": "assistant", "tool_calls": [{"index": 0, "id": "c1", "type": "function"}]}),
+        json!(null),
+    );
+    sse += &chunk(
+        call(json!({"name": "roll_dice", "arguments": "{\"n\""})),
+        json!(null),
+    );
+    sse += &chunk(json!({"content": "\n"}), json!(null));
+    sse += &chunk(call(json!({"arguments": ": 2}"})), json!(null));
+    sse += &chunk(json!({}), json!("tool_calls"));
+    sse += "data: [DONE]\n\n";
+    let server = serve(vec![Reply::sse(&sse, 9, Duration::ZERO)]).await;
+    let streamed = drive(
+        &model(&server),
+        &[request(vec![user("Roll")])],
+        &RequestParams::text(Vec::new()),
+    )
+    .await;
+    // The id came first: the call starts with its name; it keeps part 0 when text follows.
+    assert_eq!(
+        streamed.deltas,
+        [
+            call_start(0, "roll_dice", "c1"),
+            args_delta(0, r#"{"n""#),
+            text_delta(1, "\n"),
+            args_delta(0, ": 2}"),
+        ]
+    );
+    let response = streamed.response();
+    assert_eq!(response.text_content(), "\n");
+    let calls: Vec<_> = response.tool_calls().collect();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].args, r#"{"n": 2}"#);
+}

@@ -152,7 +152,8 @@ async fn a_streamed_answer_is_reported_field_by_field_as_it_arrives() {
                 tags: tags(&["space", "history"]),
                 author: Some(person(Some("Ann"), Some(41))),
                 mood: Some(MoodPartial::Calm),
-                score: Some(Score { points: 9 }),
+                // `9` may be the start of `95`: a number at the very end waits.
+                score: None,
             },
             &ReportPartial {
                 title: title.clone(),
@@ -235,12 +236,13 @@ async fn native_output_streams_as_text_and_is_unwrapped_before_it_is_read() {
         .unwrap();
     let (events, error) = drain(agent.run_stream("Who won?", ())).await;
     assert!(error.is_none());
-    // `"wi"` is no variant yet, so the first fragment reports nothing.
+    // `"wi"` is no variant yet, so the first fragment reports nothing; `3` at the very end
+    // may still grow, so it waits for the next.
     assert_eq!(
         partials(&events),
         [
             &VerdictPartial::Win {
-                margin: Some(3),
+                margin: None,
                 note: None
             },
             &VerdictPartial::Win {

@@ -20,17 +20,15 @@ const CONTAINER_KEYS: &[&str] = &[
     "rename_all_fields",
     "tag",
     "content",
-    "untagged",
+    "transparent",
 ];
+/// The keys of `#[serde(...)]` after which a twin cannot tell what it reads: `untagged`
+/// (every variant of a twin accepts any object, so the first would always match) and
+/// `from`/`try_from` (the JSON has another type's shape). Such an item's partial form is
+/// its JSON.
+const UNTYPED_KEYS: &[&str] = &["untagged", "from", "try_from"];
 /// The field and variant keys of `#[serde(...)]` that carry over.
-const MEMBER_KEYS: &[&str] = &[
-    "rename",
-    "alias",
-    "rename_all",
-    "flatten",
-    "other",
-    "untagged",
-];
+const MEMBER_KEYS: &[&str] = &["rename", "alias", "rename_all", "flatten", "other"];
 
 /// The twin of `item`, `{Name}Partial`, and the `PartialValue` impl that names it.
 pub(crate) fn twin(item: &Item, krate: &TokenStream, serde_crate: &TokenStream) -> TokenStream {
@@ -39,7 +37,21 @@ pub(crate) fn twin(item: &Item, krate: &TokenStream, serde_crate: &TokenStream) 
         Item::Enum(item) => (&item.vis, &item.ident, &item.generics, &item.attrs),
         _ => return TokenStream::new(),
     };
-    if !generics.params.is_empty() {
+    let variant_attrs: Vec<&Attribute> = match item {
+        Item::Enum(item) => item
+            .variants
+            .iter()
+            .flat_map(|variant| &variant.attrs)
+            .collect(),
+        _ => Vec::new(),
+    };
+    let untyped_shape = UNTYPED_KEYS.iter().any(|key| {
+        has_serde_key(attrs, key)
+            || variant_attrs
+                .iter()
+                .any(|attr| has_serde_key(std::slice::from_ref(*attr), key))
+    });
+    if !generics.params.is_empty() || untyped_shape {
         return untyped(ident, generics, krate);
     }
     let twin = format_ident!("{}Partial", ident, span = ident.span());
@@ -50,7 +62,13 @@ pub(crate) fn twin(item: &Item, krate: &TokenStream, serde_crate: &TokenStream) 
     // What comes before the where clause, and after it.
     let (tuple, body) = match item {
         Item::Struct(item) => {
-            let fields = fields(&item.fields, krate, &lenient, true);
+            let fields = fields(
+                &item.fields,
+                krate,
+                &lenient,
+                true,
+                has_serde_key(attrs, "transparent"),
+            );
             match &item.fields {
                 Fields::Named(_) => (TokenStream::new(), quote!({ #fields })),
                 Fields::Unnamed(_) => (quote!((#fields)), quote!(;)),
@@ -65,7 +83,7 @@ pub(crate) fn twin(item: &Item, krate: &TokenStream, serde_crate: &TokenStream) 
             let variants = variants.map(|variant| {
                 let kept = serde_attrs(&variant.attrs, MEMBER_KEYS);
                 let name = &variant.ident;
-                let fields = fields(&variant.fields, krate, &lenient, false);
+                let fields = fields(&variant.fields, krate, &lenient, false, false);
                 let fields = match &variant.fields {
                     Fields::Named(_) => quote!({ #fields }),
                     Fields::Unnamed(_) => quote!((#fields)),
@@ -109,9 +127,10 @@ pub(crate) fn twin(item: &Item, krate: &TokenStream, serde_crate: &TokenStream) 
     }
 }
 
-/// A generic item's partial form: the JSON that has arrived, untyped. (A typed twin would
-/// need every type parameter to be `Clone`, `PartialEq` and `Default` itself, through the
-/// standard derives' bounds.)
+/// The partial form of a generic item, or of one whose JSON a twin cannot read (see
+/// [`UNTYPED_KEYS`]): the JSON that has arrived, untyped. (A generic twin would need every
+/// type parameter to be `Clone`, `PartialEq` and `Default` itself, through the standard
+/// derives' bounds.)
 fn untyped(ident: &Ident, generics: &syn::Generics, krate: &TokenStream) -> TokenStream {
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     quote! {
@@ -123,8 +142,15 @@ fn untyped(ident: &Ident, generics: &syn::Generics, krate: &TokenStream) -> Toke
 
 /// The twin's fields: each optional, read leniently, in its partial form unless marked
 /// `#[golem(whole)]`.
-fn fields(fields: &Fields, krate: &TokenStream, lenient: &str, in_struct: bool) -> TokenStream {
-    let named = matches!(fields, Fields::Named(_));
+fn fields(
+    fields: &Fields,
+    krate: &TokenStream,
+    lenient: &str,
+    in_struct: bool,
+    transparent: bool,
+) -> TokenStream {
+    // A transparent struct's one field is the whole JSON: it takes no `default`.
+    let named = matches!(fields, Fields::Named(_)) && !transparent;
     let fields = fields
         .iter()
         .filter(|field| !skipped(&field.attrs))
@@ -139,7 +165,10 @@ fn fields(fields: &Fields, krate: &TokenStream, lenient: &str, in_struct: bool) 
             let ty = if is_whole(&field.attrs) {
                 quote_spanned!(ty.span()=> ::core::option::Option<#ty>)
             } else if flatten {
-                quote_spanned!(ty.span()=> <#ty as #krate::output::PartialValue>::Partial)
+                // A flattened part that does not read yet is `None`.
+                quote_spanned! {ty.span()=>
+                    ::core::option::Option<<#ty as #krate::output::PartialValue>::Partial>
+                }
             } else {
                 let inner = option_inner(ty).unwrap_or(ty);
                 quote_spanned! {ty.span()=>

@@ -19,8 +19,11 @@ pub enum StreamEvent {
     Done(ModelResponse),
 }
 
-/// A piece of a response as it streams. `part` is the index, in the final response's
-/// [`parts`](ModelResponse::parts), of the part it belongs to.
+/// A piece of a response as it streams. `part` numbers the part it belongs to, in the order
+/// parts began (from 0, each number for one part of one kind): the part's index in the final
+/// response's [`parts`](ModelResponse::parts), except where a provider orders the final
+/// response otherwise (an OpenAI-compatible server that sends text after a tool call began:
+/// the response puts its text first).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ResponseDelta {
@@ -55,6 +58,14 @@ pub enum ResponseDelta {
         /// The reasoning text that arrived.
         text: String,
     },
+    /// The provider's signature over a thinking part (Anthropic's `signature_delta`), which
+    /// the provider checks when the part is sent back; it closes the part.
+    ThinkingSignature {
+        /// The part.
+        part: usize,
+        /// The signature.
+        signature: String,
+    },
 }
 
 impl ResponseDelta {
@@ -71,7 +82,8 @@ impl ResponseDelta {
             ResponseDelta::Text { part, .. }
             | ResponseDelta::ToolCallStart { part, .. }
             | ResponseDelta::ToolCallArgs { part, .. }
-            | ResponseDelta::Thinking { part, .. } => *part,
+            | ResponseDelta::Thinking { part, .. }
+            | ResponseDelta::ThinkingSignature { part, .. } => *part,
         }
     }
 }

@@ -96,6 +96,7 @@ where
 /// Reads incomplete JSON text: what has arrived, with open strings, lists and objects
 /// closed where they stop (jiter's partial mode); `None` when nothing has.
 pub(crate) fn parse(raw: &str) -> Option<Value> {
+    let raw = without_trailing_number(raw);
     let value = jiter::JsonValue::parse_with_config(
         raw.as_bytes(),
         false,
@@ -105,11 +106,50 @@ pub(crate) fn parse(raw: &str) -> Option<Value> {
     Some(to_serde(value))
 }
 
+/// `raw` without a number it ends in, unless it is nothing but that number: more digits may
+/// follow, and `12` of a coming `125` is no value yet.
+fn without_trailing_number(raw: &str) -> &str {
+    // Inside an open string, digits at the end are text.
+    let mut in_string = false;
+    let mut escaped = false;
+    for byte in raw.bytes() {
+        match (in_string, escaped, byte) {
+            (true, true, _) => escaped = false,
+            (true, false, b'\\') => escaped = true,
+            (_, _, b'"') => in_string = !in_string,
+            _ => {}
+        }
+    }
+    if in_string {
+        return raw;
+    }
+    let start = raw
+        .trim_end_matches(|c: char| c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E'))
+        .len();
+    let number = &raw[start..];
+    if !number.starts_with(|c: char| c.is_ascii_digit() || c == '-')
+        || raw[..start].trim().is_empty()
+    {
+        return raw;
+    }
+    &raw[..start]
+}
+
 fn to_serde(value: jiter::JsonValue<'_>) -> Value {
     match value {
         jiter::JsonValue::Null => Value::Null,
         jiter::JsonValue::Bool(bool) => Value::Bool(bool),
         jiter::JsonValue::Int(int) => Value::Number(int.into()),
+        // Past `i64`: a `u64` if it fits, else the nearest float.
+        jiter::JsonValue::BigInt(int) => match u64::try_from(&int) {
+            Ok(int) => Value::Number(int.into()),
+            Err(_) => int
+                .to_string()
+                .parse::<f64>()
+                .ok()
+                .and_then(Number::from_f64)
+                .map_or(Value::Null, Value::Number),
+        },
         jiter::JsonValue::Float(float) => {
             Number::from_f64(float).map_or(Value::Null, Value::Number)
         }
@@ -151,8 +191,10 @@ mod tests {
             (r#"{"winner": "An"#, serde_json::json!({"winner": "An"})),
             (
                 r#"{"winner": "Ann", "scores": [1, 2"#,
-                serde_json::json!({"winner": "Ann", "scores": [1, 2]}),
+                serde_json::json!({"winner": "Ann", "scores": [1]}),
             ),
+            (r#"{"a": true"#, serde_json::json!({"a": true})),
+            (r#"{"a": "route 66"#, serde_json::json!({"a": "route 66"})),
             (
                 r#"{"winner": "Ann", "sco"#,
                 serde_json::json!({"winner": "Ann"}),
@@ -165,6 +207,18 @@ mod tests {
         for (raw, expected) in cases {
             assert_eq!(parse(raw), Some(expected), "{raw}");
         }
+        // A number at the very end may still grow; one followed by anything is complete.
+        assert_eq!(
+            parse(r#"{"a": "x", "n": 12"#),
+            Some(serde_json::json!({"a": "x"}))
+        );
+        assert_eq!(parse(r#"{"n": 12 "#), Some(serde_json::json!({"n": 12})));
+        assert_eq!(parse(r#"[1, 2"#), Some(serde_json::json!([1])));
+        assert_eq!(parse("7"), Some(serde_json::json!(7)));
+        assert_eq!(
+            parse(r#"{"id": 18446744073709551615, "s": "a"#),
+            Some(serde_json::json!({"id": 18446744073709551615_u64, "s": "a"}))
+        );
         assert_eq!(parse(""), None);
         assert_eq!(parse("   "), None);
     }

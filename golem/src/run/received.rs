@@ -14,6 +14,9 @@ use crate::model::{
 use crate::output::{NoPartial, Output, OutputMode, partial};
 use crate::usage::Usage;
 
+/// How far past the parts received so far a delta's part may be.
+const MAX_GAP: usize = 64;
+
 /// Where a structured answer arrives, for its partial form.
 #[derive(Debug, Clone)]
 pub(crate) enum AnswerChannel {
@@ -52,6 +55,11 @@ impl Received {
     /// Adds `delta` to the part it belongs to.
     pub(crate) fn apply(&mut self, delta: &ResponseDelta) {
         let index = delta.part();
+        // Parts are numbered densely as they begin; a number far past them is ignored, not
+        // made room for.
+        if index >= self.parts.len() + MAX_GAP {
+            return;
+        }
         if self.parts.len() <= index {
             self.parts.resize_with(index + 1, || None);
         }
@@ -79,6 +87,11 @@ impl Received {
             ResponseDelta::ToolCallArgs { args, .. } => {
                 if let Some(ResponsePart::ToolCall(call)) = slot {
                     call.args.push_str(args);
+                }
+            }
+            ResponseDelta::ThinkingSignature { signature, .. } => {
+                if let Some(ResponsePart::Thinking(part)) = slot {
+                    part.signature = Some(signature.clone());
                 }
             }
             ResponseDelta::Thinking { text, .. } => match slot {

@@ -88,7 +88,8 @@ where
                 Err(stopped) => {
                     // What streamed in before the stop is kept, marked incomplete.
                     if !received.is_empty() {
-                        let response = received.into_incomplete();
+                        let mut response = received.into_incomplete();
+                        name_unnamed_calls(&mut response, state.messages.len());
                         state.usage += &response.usage;
                         keep_unacted(state, response);
                     }

@@ -72,6 +72,13 @@ impl Assemble for Events {
                 content_block,
             } => {
                 self.message("content_block_start")?;
+                // Blocks are numbered from 0 as they start.
+                if index > self.blocks.len() {
+                    return Err(Fault::corrupt(format!(
+                        "block {index} started after {} block(s)",
+                        self.blocks.len()
+                    )));
+                }
                 let kind = content_block.get("type").and_then(Value::as_str);
                 let tool_use = kind == Some("tool_use");
                 if tool_use {
@@ -125,6 +132,10 @@ impl Assemble for Events {
                     }
                     BlockDelta::SignatureDelta { signature } => {
                         append(&mut block.value, "signature", &signature);
+                        deltas.push_back(ResponseDelta::ThinkingSignature {
+                            part: index,
+                            signature: signature.into_owned(),
+                        });
                     }
                     BlockDelta::CitationsDelta { citation } => {
                         match block.value.get_mut("citations") {

@@ -1,8 +1,9 @@
 //! Chat Completions chunks: `data: {chat.completion.chunk}` events, ended by
 //! `data: [DONE]`, read into deltas and into the chat completion they add up to.
 //!
-//! Deltas name their part as the final response will order it: reasoning first, then the
-//! text, then the tool calls in the order of their `index`.
+//! Each part gets its number when it begins, in the order parts begin, and keeps it: the
+//! final response orders them reasoning, text, calls, which is the same order unless a
+//! server sends text after a call has begun.
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -26,6 +27,11 @@ pub struct Chunks {
     calls: Vec<Call>,
     finish_reason: Option<String>,
     usage: Option<Box<RawValue>>,
+    /// The numbers of the reasoning and text parts, once they began.
+    reasoning_part: Option<usize>,
+    text_part: Option<usize>,
+    /// How many parts have begun.
+    parts: usize,
 }
 
 #[derive(Debug)]
@@ -34,17 +40,16 @@ struct Call {
     id: String,
     name: String,
     arguments: String,
+    /// Its part, once its start was reported (when its name, or its first arguments,
+    /// arrived).
+    part: Option<usize>,
 }
 
 impl Chunks {
-    /// The part of the response text goes to.
-    fn text_part(&self) -> usize {
-        usize::from(!self.reasoning.is_empty())
-    }
-
-    /// The part of the tool call at `position`.
-    fn call_part(&self, position: usize) -> usize {
-        self.text_part() + usize::from(!self.content.is_empty()) + position
+    /// The number of a part that begins now.
+    fn begin(parts: &mut usize) -> usize {
+        *parts += 1;
+        *parts - 1
     }
 }
 
@@ -83,15 +88,21 @@ impl Assemble for Chunks {
             let delta = choice.delta;
             if let Some(reasoning) = delta.reasoning_content.filter(|r| !r.is_empty()) {
                 self.reasoning.push_str(&reasoning);
+                let part = *self
+                    .reasoning_part
+                    .get_or_insert_with(|| Chunks::begin(&mut self.parts));
                 deltas.push_back(ResponseDelta::Thinking {
-                    part: 0,
+                    part,
                     text: reasoning.into_owned(),
                 });
             }
             if let Some(content) = delta.content.filter(|c| !c.is_empty()) {
                 self.content.push_str(&content);
+                let part = *self
+                    .text_part
+                    .get_or_insert_with(|| Chunks::begin(&mut self.parts));
                 deltas.push_back(ResponseDelta::Text {
-                    part: self.text_part(),
+                    part,
                     text: content.into_owned(),
                 });
             }
@@ -178,26 +189,38 @@ impl Chunks {
                 position
             }
             None => {
-                let position = self.calls.len();
-                let call = Call {
+                self.calls.push(Call {
                     index: call.index,
                     id: id.map(Cow::into_owned).unwrap_or_default(),
                     name: name.map(Cow::into_owned).unwrap_or_default(),
                     arguments: String::new(),
-                };
-                deltas.push_back(ResponseDelta::ToolCallStart {
-                    part: self.call_part(position),
-                    tool_name: call.name.clone(),
-                    tool_call_id: call.id.clone(),
+                    part: None,
                 });
-                self.calls.push(call);
-                position
+                self.calls.len() - 1
             }
         };
-        if let Some(arguments) = arguments.filter(|a| !a.is_empty()) {
-            self.calls[position].arguments.push_str(&arguments);
+        let arguments = arguments.filter(|a| !a.is_empty());
+        let known = &mut self.calls[position];
+        // A call starts once its name is there (some servers send the id first), or at the
+        // latest with its first arguments.
+        let part = match known.part {
+            Some(part) => part,
+            None if known.name.is_empty() && arguments.is_none() => return,
+            None => {
+                let part = Chunks::begin(&mut self.parts);
+                known.part = Some(part);
+                deltas.push_back(ResponseDelta::ToolCallStart {
+                    part,
+                    tool_name: known.name.clone(),
+                    tool_call_id: known.id.clone(),
+                });
+                part
+            }
+        };
+        if let Some(arguments) = arguments {
+            known.arguments.push_str(&arguments);
             deltas.push_back(ResponseDelta::ToolCallArgs {
-                part: self.call_part(position),
+                part,
                 args: arguments.into_owned(),
             });
         }

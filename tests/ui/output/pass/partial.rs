@@ -34,6 +34,35 @@ enum Mood {
 #[golem::output]
 struct Score(u32);
 
+/// Sent as its one field.
+#[golem::output]
+#[serde(transparent)]
+struct Points {
+    value: u32,
+}
+
+/// A twin cannot tell untagged variants apart: the partial form is the JSON.
+#[golem::output]
+#[serde(untagged)]
+enum Shape {
+    Circle { radius: f64 },
+    Rect { w: f64, h: f64 },
+}
+
+#[golem::output]
+#[serde(tag = "type")]
+enum Kind {
+    Search { query: String },
+}
+
+/// A flattened enum: `None` until its tag arrives.
+#[golem::output]
+struct Request {
+    id: u32,
+    #[serde(flatten)]
+    kind: Kind,
+}
+
 #[golem::output]
 struct Page<T> {
     items: Vec<T>,
@@ -57,6 +86,23 @@ fn main() {
         }
     );
     let _: Option<PersonPartial> = None;
+    assert_eq!(
+        Points::decode_partial(serde_json::json!(5)),
+        Some(PointsPartial { value: Some(5) })
+    );
+    let rect = serde_json::json!({"w": 1.0, "h": 2.0});
+    assert_eq!(Shape::decode_partial(rect.clone()), Some(rect));
+    assert_eq!(
+        Request::decode_partial(serde_json::json!({"id": 1, "type": "Search", "query": "ru"})),
+        Some(RequestPartial {
+            id: Some(1),
+            kind: Some(KindPartial::Search { query: Some("ru".to_owned()) }),
+        })
+    );
+    assert_eq!(
+        Request::decode_partial(serde_json::json!({"id": 1})),
+        Some(RequestPartial { id: Some(1), kind: None })
+    );
     assert_eq!(Score::decode_partial(serde_json::json!(3)), Some(ScorePartial(Some(3))));
     // A generic output's partial form is its JSON so far.
     let json: <Page<Score> as PartialValue>::Partial = serde_json::json!({"items": [1]});
