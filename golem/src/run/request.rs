@@ -68,10 +68,13 @@ where
         } else {
             let mut received = Received::default();
             let answer = events.and_then(|_| inner.output.partial_answer());
+            // What streams in is collected only for the answer's partial form, or to be kept
+            // if a stop comes mid-stream.
+            let collect = answer.is_some() || self.stop.can_stop();
             let streaming = events.map(|events| Streaming {
                 events,
                 turn,
-                received: &mut received,
+                received: collect.then_some(&mut received),
                 answer: answer.as_ref(),
             });
             let requested = self
@@ -142,7 +145,8 @@ fn keep_unacted(state: &mut RunState, response: ModelResponse) {
 struct Streaming<'a, O: Output> {
     events: &'a EventSink<O>,
     turn: u32,
-    received: &'a mut Received,
+    /// Where the deltas are collected, when they are needed.
+    received: Option<&'a mut Received>,
     /// Where the structured answer arrives, when there is one.
     answer: Option<&'a PartialAnswer>,
 }
@@ -216,7 +220,7 @@ async fn stream_response<O: Output>(
     let Streaming {
         events,
         turn,
-        received,
+        mut received,
         answer,
     } = streaming;
     let mut stream = model.request_stream(messages, params);
@@ -224,8 +228,10 @@ async fn stream_response<O: Output>(
         match item? {
             StreamEvent::Done(response) => return Ok(response),
             StreamEvent::Delta(delta) => {
-                received.apply(&delta);
-                let partial = answer.and_then(|answer| received.partial::<O>(answer, &delta));
+                let partial = received.as_deref_mut().and_then(|received| {
+                    received.apply(&delta);
+                    answer.and_then(|answer| received.partial::<O>(answer, &delta))
+                });
                 events.push(RunEvent::Delta { turn, delta });
                 if let Some(partial) = partial {
                     events.push(RunEvent::PartialOutput { turn, partial });

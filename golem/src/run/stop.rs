@@ -56,9 +56,14 @@ impl StopSignals {
         }
     }
 
+    /// Whether anything can stop the run gracefully: a token or a deadline.
+    pub(crate) fn can_stop(&self) -> bool {
+        self.token.is_some() || self.deadline.is_some()
+    }
+
     /// Runs `work` unless the run is stopped first; on a stop, `work` is dropped.
     pub(crate) async fn race<F: Future>(&self, work: F) -> Result<F::Output, Stopped> {
-        if self.token.is_none() && self.deadline.is_none() {
+        if !self.can_stop() {
             return Ok(work.await);
         }
         match select(pin!(work), pin!(self.signalled())).await {
