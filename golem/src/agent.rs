@@ -122,6 +122,42 @@ pub struct RunResult<O> {
     pub messages: Vec<Message>,
     /// Requests, tokens and tool calls summed over all rounds of this run.
     pub usage: Usage,
+    /// The index in `messages` of the first message this run added.
+    new_from: usize,
+}
+
+impl<O> RunResult<O> {
+    pub(crate) fn new(output: O, messages: Vec<Message>, usage: Usage, new_from: usize) -> Self {
+        RunResult {
+            output,
+            messages,
+            usage,
+            new_from,
+        }
+    }
+
+    /// The messages this run added to the history it continued: all of them for a run
+    /// started from a prompt, and from the new prompt on for one started from a history.
+    ///
+    /// ```
+    /// use golem::model::function::FunctionModel;
+    /// use golem::model::ModelResponse;
+    /// use golem::Agent;
+    ///
+    /// let agent = Agent::<(), String>::builder(FunctionModel::new(|_, _| ModelResponse::text("hi")))
+    ///     .build()?;
+    /// # tokio::runtime::Runtime::new()?.block_on(async {
+    /// let first = agent.run("Hello", ()).await?;
+    /// let second = agent.run_with_history(first.messages, "Again", ()).await?;
+    /// assert_eq!(second.messages.len(), 4);
+    /// assert_eq!(second.new_messages().len(), 2); // the new prompt and its answer
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// # })?;
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn new_messages(&self) -> &[Message] {
+        &self.messages[self.new_from.min(self.messages.len())..]
+    }
 }
 
 /// Why an agent could not be built.

@@ -1,5 +1,5 @@
 //! The vocabulary of failures: [`BoxError`], the [`Stage`] a run failed at, an
-//! [`Exhausted`] budget, a [`ToolPanicked`]. The run's error, [`RunError`](crate::RunError),
+//! [`Exhausted`] budget, a [`ToolPanicked`] or [`OutputPanicked`]. The run's error, [`RunError`](crate::RunError),
 //! is built from them in `run/error.rs`.
 
 use std::error::Error as StdError;
@@ -59,6 +59,16 @@ pub struct Exhausted {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the tool panicked: {message}")]
 pub struct ToolPanicked {
+    /// The panic's message.
+    pub message: String,
+}
+
+/// The output's decoder or one of its validators panicked: the cause of a
+/// [`RunError`](crate::RunError) at the [`Stage::Decode`] stage. The panic is caught where
+/// the output is decoded; the run fails, the process goes on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the output's decoder or validator panicked: {message}")]
+pub struct OutputPanicked {
     /// The panic's message.
     pub message: String,
 }

@@ -45,7 +45,7 @@ pub use agent::{
     Agent, AgentBuilder, BuildError, DEFAULT_MAX_TURNS, DEFAULT_OUTPUT_TOOL_NAME, RunResult,
 };
 pub use context::RunContext;
-pub use error::{BoxError, Exhausted, Stage, ToolPanicked};
+pub use error::{BoxError, Exhausted, OutputPanicked, Stage, ToolPanicked};
 pub use futures_util::future::BoxFuture;
 pub use model::ModelRetry;
 pub use run::{AgentRun, RunError, RunEvent, RunEvents, RunState, Step};

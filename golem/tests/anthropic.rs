@@ -332,7 +332,8 @@ async fn max_tokens_stops_are_truncation_errors() {
     let error = agent.run("Tell a story", ()).await.unwrap_err();
 
     assert!(matches!(error.model_error(), Some(ModelError::Truncated)));
-    assert_eq!(error.messages().len(), 2);
+    // The cut-off answer is kept; the request after it says it was not used.
+    assert_eq!(error.messages().len(), 3);
 }
 
 #[tokio::test]

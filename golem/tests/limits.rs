@@ -116,16 +116,20 @@ async fn token_limits_are_checked_after_each_response_which_stays_in_the_history
         error.source().unwrap().to_string(),
         "30 input tokens exceed the limit of 25"
     );
-    // The third response is kept, its call answered as not run.
+    // The third response is kept, its call answered as not run, and the next request
+    // says it was not used, so a resumed run asks again instead of acting on it.
     assert_eq!(
         error.messages()[5..],
         [
             response(vec![call("echo", "{}", "c2")], 10, 2),
-            request(vec![tool_return(
-                "echo",
-                "c2",
-                json!("Not run: the run stopped before this call.")
-            )]),
+            request(vec![
+                tool_return(
+                    "echo",
+                    "c2",
+                    json!("Not run: the run stopped before this call.")
+                ),
+                retry("The previous response went over the run's usage limit; it was not used."),
+            ]),
         ]
     );
     assert_eq!(error.usage().tool_calls, 2);

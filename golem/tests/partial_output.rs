@@ -419,17 +419,23 @@ async fn a_stop_mid_stream_keeps_what_arrived_as_an_incomplete_response() {
     ]);
     incomplete.usage.requests = 1;
     incomplete.finish_reason = Some(FinishReason::Incomplete);
-    // The cut-off call is answered as not run, so the history stays valid to resume.
+    // The cut-off call is answered as not run, so the history stays valid to resume, and
+    // the next request says the response was not used.
     assert_eq!(
         error.messages(),
         [
             Message::Request(ModelRequest::user_prompt("Report on 1969")),
             Message::Response(incomplete),
-            Message::Request(ModelRequest::new(vec![RequestPart::tool_return(
-                "final_result",
-                "c1",
-                "Not run: the run stopped before this call.",
-            )])),
+            Message::Request(ModelRequest::new(vec![
+                RequestPart::tool_return(
+                    "final_result",
+                    "c1",
+                    "Not run: the run stopped before this call.",
+                ),
+                RequestPart::retry_prompt(
+                    "The previous response was interrupted before it was complete; it was not used. Respond again."
+                ),
+            ])),
         ]
     );
     assert_eq!(error.usage().requests, 1);

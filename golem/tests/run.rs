@@ -300,8 +300,9 @@ fn the_saved_state_is_versioned() {
     assert_eq!(
         value,
         json!({
-            "version": 1,
+            "version": 2,
             "messages": [{"kind": "request", "parts": [{"part_kind": "user_prompt", "content": "Hi"}]}],
+            "run_start": 1,
             "usage": {"requests": 0, "input_tokens": 0, "output_tokens": 0,
                       "cache_read_tokens": 0, "cache_write_tokens": 0, "tool_calls": 0},
             "turns": 0,
@@ -310,11 +311,11 @@ fn the_saved_state_is_versioned() {
     );
 
     let mut future = value.clone();
-    future["version"] = json!(2);
+    future["version"] = json!(3);
     let error = serde_json::from_value::<RunState>(future).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "run state version 2 is not supported; this golem reads version 1"
+        "run state version 3 is not supported; this golem reads versions 1 to 2"
     );
 }
 
@@ -415,7 +416,8 @@ async fn a_deadline_per_run_stops_a_model_request_that_never_answers() {
     );
     assert_eq!(error.messages(), [request(vec![user("Hi")])]);
     assert_eq!(error.state().turns(), 1);
-    assert_eq!(error.usage().requests, 0);
+    // The request was sent, though no answer came: it counts against `request_limit`.
+    assert_eq!(error.usage().requests, 1);
 }
 
 #[tokio::test]

@@ -1,27 +1,27 @@
-//! [`AgentRun`]: the run a caller drives, its one loop ([`AgentRun::step`]), and the
-//! handling of a response.
+//! [`AgentRun`]: the run a caller drives, its configuration for itself, and its one loop
+//! ([`AgentRun::step`]).
 
 use std::fmt;
-use std::mem;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tracing::{Instrument, Span};
 
-use super::event::{EventSink, RunEvent, emit};
+use super::event::EventSink;
 use super::failure::Failure;
-use super::journal::{Direct, Journal};
-use super::state::{ApprovalError, Retries, RunState};
+use super::journal::{self, Direct, Journal};
+use super::scope::{Overrides, StepScope};
+use super::state::{ApprovalError, Deadline, Retries, RunState};
 use super::stop::StopSignals;
-use super::tools;
-use super::{CancellationToken, RunError, Step};
+use super::transcript::Next;
+use super::{CancellationToken, RunError, Step, handle, listing, request};
 use crate::agent::{Agent, RunResult};
-use crate::context::RunContext;
 use crate::error::Stage;
-use crate::model::{Message, ModelRequest};
+use crate::model::{Message, Model};
 use crate::output::Output;
-use crate::toolbox::{AGENT_SOURCE, Toolbox};
-use crate::toolset::{Toolset, ToolsetError, list_all};
+use crate::toolbox::Toolbox;
+use crate::toolset::Toolset;
+use crate::usage::UsageLimits;
 
 /// A run of an [`Agent`], owned and driven by the caller.
 ///
@@ -64,16 +64,20 @@ use crate::toolset::{Toolset, ToolsetError, list_all};
 /// # Ok::<_, Box<dyn std::error::Error>>(())
 /// ```
 pub struct AgentRun<Deps, O> {
-    pub(super) agent: Agent<Deps, O>,
-    pub(super) deps: Arc<Deps>,
-    pub(super) state: RunState,
-    /// The tools of this run: the agent's, and its toolsets' once listed.
-    pub(super) tools: Option<Arc<Toolbox<Deps>>>,
-    /// Model settings for this run only, over the agent's.
-    pub(super) settings: Option<crate::model::ModelSettings>,
-    pub(super) stop: StopSignals,
-    pub(super) span: Span,
-    pub(super) ended: bool,
+    agent: Agent<Deps, O>,
+    deps: Arc<Deps>,
+    state: RunState,
+    /// The tools of this run: the agent's, and its toolsets' once listed; `None` until
+    /// they are listed, and again when the run is given another toolset.
+    tools: Option<Arc<Toolbox<Deps>>>,
+    /// What this run sets for itself over the agent's configuration.
+    overrides: Overrides<Deps>,
+    stop: StopSignals,
+    /// Whether the deadline was taken from the journal (or recorded in it), in a journaled
+    /// run.
+    deadline_journaled: bool,
+    span: Span,
+    ended: bool,
 }
 
 impl<Deps, O> fmt::Debug for AgentRun<Deps, O> {
@@ -91,6 +95,31 @@ where
     Deps: Send + Sync + 'static,
     O: Output,
 {
+    /// A run of `agent` from `state`, with its deadline set from the state, or else from the
+    /// agent's timeout.
+    pub(super) fn new(agent: Agent<Deps, O>, mut state: RunState, deps: Deps, span: Span) -> Self {
+        if state.deadline.is_none()
+            && let Some(timeout) = agent.inner.run_timeout
+        {
+            state.deadline = Some(Deadline::from_now(timeout));
+        }
+        let mut stop = StopSignals::default();
+        if let Some(deadline) = state.deadline {
+            stop.set_deadline(deadline);
+        }
+        AgentRun {
+            agent,
+            deps: Arc::new(deps),
+            state,
+            tools: None,
+            overrides: Overrides::default(),
+            stop,
+            deadline_journaled: false,
+            span,
+            ended: false,
+        }
+    }
+
     /// Stops the run gracefully when `token` is cancelled.
     #[must_use]
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
@@ -121,17 +150,88 @@ where
     /// # })?;
     /// # Ok::<_, Box<dyn std::error::Error>>(())
     /// ```
+    ///
+    /// It takes effect from the run's next request, also when the run has already made
+    /// some.
     #[must_use]
     pub fn with_model_settings(mut self, settings: crate::model::ModelSettings) -> Self {
-        self.settings = Some(settings);
+        self.overrides.settings = Some(settings);
+        self
+    }
+
+    /// Usage limits for this run in place of the agent's
+    /// ([`AgentBuilder::usage_limits`](crate::AgentBuilder::usage_limits)), checked from the
+    /// run's next request on against the run's whole usage so far.
+    ///
+    /// ```
+    /// use golem::model::function::FunctionModel;
+    /// use golem::model::ModelResponse;
+    /// use golem::usage::UsageLimits;
+    /// use golem::{Agent, Stage};
+    ///
+    /// let model = FunctionModel::new(|_, _| ModelResponse::text("hi").with_usage(100, 10));
+    /// let agent = Agent::<(), String>::builder(model).build()?;
+    /// # tokio::runtime::Runtime::new()?.block_on(async {
+    /// let run = agent
+    ///     .start("Hello", ())
+    ///     .with_usage_limits(UsageLimits::new().input_tokens_limit(50));
+    /// let error = run.finish().await.unwrap_err();
+    /// assert_eq!(error.stage(), Stage::Limit);
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// # })?;
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_usage_limits(mut self, limits: UsageLimits) -> Self {
+        self.overrides.usage_limits = Some(limits);
+        self
+    }
+
+    /// The model this run asks from its next request on, in place of the agent's: e.g. a
+    /// stronger model for one hard question, or another provider after an outage.
+    ///
+    /// ```
+    /// use golem::model::function::FunctionModel;
+    /// use golem::model::ModelResponse;
+    /// use golem::Agent;
+    ///
+    /// let small = FunctionModel::new(|_, _| ModelResponse::text("small"));
+    /// let large = FunctionModel::new(|_, _| ModelResponse::text("large"));
+    /// let agent = Agent::<(), String>::builder(small).build()?;
+    /// # tokio::runtime::Runtime::new()?.block_on(async {
+    /// let result = agent.start("Think hard", ()).with_model(large).finish().await?;
+    /// assert_eq!(result.output, "large");
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// # })?;
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_model(mut self, model: impl Model) -> Self {
+        let model: Arc<dyn Model> = Arc::new(model);
+        self.span.record("gen_ai.provider.name", model.system());
+        self.span.record("gen_ai.request.model", model.name());
+        self.overrides.model = Some(model);
+        self
+    }
+
+    /// A toolset for this run besides the agent's: its tools are listed before the run's
+    /// next request, with the agent's toolsets again, and a name that clashes fails the run
+    /// at the [`Stage::Input`] stage as for the agent's own.
+    #[must_use]
+    pub fn with_toolset(mut self, toolset: impl Toolset<Deps>) -> Self {
+        self.overrides.toolsets.push(Arc::new(toolset));
+        self.tools = None;
         self
     }
 
     /// Stops the run gracefully `timeout` from now, replacing the agent's
-    /// [`run_timeout`](crate::AgentBuilder::run_timeout).
+    /// [`run_timeout`](crate::AgentBuilder::run_timeout) and any deadline of a restored
+    /// state.
     #[must_use]
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
-        self.stop.set_timeout(timeout);
+        let deadline = Deadline::from_now(timeout);
+        self.state.deadline = Some(deadline);
+        self.stop.set_deadline(deadline);
         self
     }
 
@@ -238,6 +338,9 @@ where
         events: Option<&EventSink<O>>,
         journal: &J,
     ) -> Result<Step<O>, RunError> {
+        if journal.records() && !self.deadline_journaled {
+            self.journal_deadline(journal).await;
+        }
         let outcome = if self.ended {
             Err(Failure::new(Stage::Input, "the run has ended"))
         } else if let Err(stopped) = self.stop.check() {
@@ -271,15 +374,14 @@ where
         span.record("golem.usage.rejected.output_tokens", rejected.output_tokens);
     }
 
-    /// The error for `failure`, with the run's state. When the pending request answers the
-    /// last response, every failure but an exhausted budget puts it in the history, so every
-    /// call there is answered; an exhausted budget keeps it apart (it is the feedback a
-    /// resume sends), and so does a failure before the request was sent, such as the
-    /// prompt of a run that failed at its start.
+    /// The error for `failure`, with the run's state. Every failure but an exhausted budget
+    /// puts the pending request in the history, so every call there is answered; an
+    /// exhausted budget keeps it apart (it is the feedback a resume sends), and so does a
+    /// failure before the request was sent, such as the prompt of a run that failed at its
+    /// start.
     fn error(&mut self, failure: Failure) -> RunError {
-        let answers_calls = matches!(self.state.messages.last(), Some(Message::Response(_)));
-        if failure.exhausted.is_none() && answers_calls {
-            self.state.flush_pending();
+        if failure.exhausted.is_none() {
+            self.state.transcript.flush();
         }
         RunError::new(
             failure.stage,
@@ -290,144 +392,69 @@ where
         )
     }
 
+    /// Takes the run's deadline from the journal, or records it there: a replayed run keeps
+    /// the deadline of its first execution.
+    async fn journal_deadline<J: Journal>(&mut self, journal: &J) {
+        self.deadline_journaled = true;
+        let Some(deadline) = self.state.deadline else {
+            return;
+        };
+        let recorded = journal
+            .step(
+                journal::DEADLINE_STEP.to_owned(),
+                Box::pin(async move { Ok(serde_json::to_value(deadline)?) }),
+            )
+            .await;
+        if let Ok(deadline) =
+            recorded.and_then(|value| Ok(serde_json::from_value::<Deadline>(value)?))
+        {
+            self.state.deadline = Some(deadline);
+            self.stop.set_deadline(deadline);
+        }
+    }
+
     async fn advance<J: Journal>(
         &mut self,
         events: Option<&EventSink<O>>,
         journal: &J,
     ) -> Result<Step<O>, Failure> {
-        if self.tools.is_none() {
-            self.tools = Some(self.list_tools().await?);
-        }
-        let state = &self.state;
-        let request_due =
-            state.pending.is_some() || matches!(state.messages.last(), Some(Message::Request(_)));
-        if request_due {
-            self.request(events, journal).await
-        } else if matches!(state.messages.last(), Some(Message::Response(_))) {
-            self.handle(events, journal).await
-        } else {
-            Err(Failure::new(
+        let tools = match &self.tools {
+            Some(tools) => Arc::clone(tools),
+            None => {
+                let tools = listing::list(
+                    &self.agent.inner,
+                    &self.deps,
+                    &self.overrides,
+                    &self.state,
+                    &self.stop,
+                )
+                .await?;
+                self.tools = Some(Arc::clone(&tools));
+                tools
+            }
+        };
+        let step = StepScope {
+            agent: &self.agent.inner,
+            deps: &self.deps,
+            overrides: &self.overrides,
+            tools: &tools,
+            stop: &self.stop,
+            events,
+            journal,
+        };
+        match self.state.transcript.next() {
+            Next::Send => request::request(&step, &mut self.state).await,
+            Next::Handle => {
+                let step = handle::handle(&step, &mut self.state).await?;
+                if matches!(step, Step::Finished(_)) {
+                    self.ended = true;
+                }
+                Ok(step)
+            }
+            Next::Nothing => Err(Failure::new(
                 Stage::Input,
                 "the run has nothing to send: its history is empty",
-            ))
-        }
-    }
-
-    /// The agent's tools, and what its toolsets list for this run.
-    async fn list_tools(&self) -> Result<Arc<Toolbox<Deps>>, Failure> {
-        let inner = &*self.agent.inner;
-        if inner.toolsets.is_empty() && self.settings.is_none() {
-            return Ok(Arc::clone(&inner.toolbox));
-        }
-        let ctx = RunContext::from_parts(
-            Arc::clone(&self.deps),
-            Arc::new(self.state.usage.clone()),
-            self.state.turns,
-        );
-        let mut tools = inner.toolbox.extended();
-        if !inner.toolsets.is_empty() {
-            let taken = tools
-                .entries
-                .iter()
-                .map(|entry| (entry.name.to_string(), AGENT_SOURCE.to_owned()))
-                .chain(
-                    tools
-                        .output_tool
-                        .iter()
-                        .map(|name| (name.to_string(), "the output tool".to_owned())),
-                )
-                .collect::<Vec<_>>();
-            let toolsets: Vec<&dyn Toolset<Deps>> =
-                inner.toolsets.iter().map(|toolset| &**toolset).collect();
-            let listed = self
-                .stop
-                .race(list_all(&toolsets, taken, &ctx))
-                .await
-                .map_err(Failure::stopped)?
-                .map_err(|error| {
-                    let stage = match error {
-                        ToolsetError::List { .. } => Stage::Tool,
-                        _ => Stage::Input,
-                    };
-                    Failure::new(stage, error)
-                })?;
-            for listed in listed {
-                tools
-                    .add_defined(listed.tool, listed.definition)
-                    .expect("list_all checked the names");
-            }
-        }
-        if let Some(settings) = &self.settings {
-            tools.params.settings = tools.params.settings.merged(settings);
-        }
-        tools.seal();
-        Ok(Arc::new(tools))
-    }
-
-    /// The tool calls and output of the last response.
-    async fn handle<J: Journal>(
-        &mut self,
-        events: Option<&EventSink<O>>,
-        journal: &J,
-    ) -> Result<Step<O>, Failure> {
-        let inner = &*self.agent.inner;
-        let state = &mut self.state;
-        let Some(Message::Response(response)) = state.messages.last() else {
-            unreachable!("handle runs only when the history ends in a response");
-        };
-        let turn = state.turns;
-        let tools = self.tools.as_deref().expect("listed before the first step");
-
-        let awaiting = tools.awaiting_approval(response, |call| {
-            state.approvals.contains_key(&call.tool_call_id)
-        });
-        if !awaiting.is_empty() {
-            emit(events, || RunEvent::ApprovalRequired {
-                turn,
-                calls: awaiting.clone(),
-            });
-            state.awaiting_approval = awaiting;
-            return Ok(Step::Paused);
-        }
-
-        let ctx =
-            RunContext::from_parts(Arc::clone(&self.deps), Arc::new(state.usage.clone()), turn);
-        let cost = response.usage.cost();
-        let handled = inner
-            .handle_response(
-                response,
-                tools::TurnScope {
-                    ctx: &ctx,
-                    tools,
-                    journal,
-                    approvals: &state.approvals,
-                    events,
-                    stop: &self.stop,
-                    turn,
-                    cost,
-                },
-                &mut state.retries,
-                &mut state.usage,
-            )
-            .await;
-        handled.culprits.book(cost, &mut state.usage);
-        state.approvals.clear();
-        if !handled.parts.is_empty() {
-            state.pending = Some(ModelRequest::new(handled.parts));
-        }
-        match handled.result {
-            Ok(Some(output)) => {
-                emit(events, || RunEvent::OutputAccepted { turn });
-                state.flush_pending();
-                self.ended = true;
-                Ok(Step::Finished(RunResult {
-                    output,
-                    messages: mem::take(&mut state.messages),
-                    usage: mem::take(&mut state.usage),
-                }))
-            }
-            Ok(None) => Ok(Step::Handled),
-            Err(failure) => Err(failure),
+            )),
         }
     }
 }

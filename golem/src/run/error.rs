@@ -99,7 +99,7 @@ impl RunError {
 
     /// Takes the messages, e.g. to continue the conversation with a new prompt.
     pub fn into_messages(self) -> Vec<Message> {
-        self.0.state.messages
+        self.0.state.transcript.into_parts().0
     }
 
     /// The request the run would have sent next and did not: the feedback of a rejection

@@ -5,11 +5,6 @@ use super::stop::Stopped;
 use crate::error::{BoxError, Exhausted, Stage};
 use crate::usage::LimitExceeded;
 
-// What a call gets when the run stops before it can be answered. Every call in a history is
-// answered, so the history stays valid for providers if it is resumed; the text never
-// includes an error's own message.
-pub(crate) const NOT_RUN: &str = "Not run: the run stopped before this call.";
-
 /// A failure before the run's state is attached.
 pub(crate) struct Failure {
     pub(crate) stage: Stage,

@@ -25,6 +25,8 @@ pub type JournalStep = BoxFuture<'static, Result<Value, BoxError>>;
 ///   [`ModelResponse`](crate::model::ModelResponse), usage included.
 /// - `tool:{turn}:{call_id}`: one tool call; its result is how the call ended: returned a
 ///   value, rejected with feedback for the model, or failed.
+/// - `deadline`: when the run must have finished, recorded at its first step when it has a
+///   timeout, so a replay keeps the deadline of the first execution.
 ///
 /// Rejections, their budget charges and the usage are derived from these results, so a
 /// replayed run has the same history, counters and usage as one that never stopped. What a
@@ -177,6 +179,10 @@ pub struct RecordedFailure {
     /// The original error's message.
     pub message: String,
 }
+
+/// The name of the step that records a run's deadline, so a replay keeps the first
+/// execution's.
+pub(crate) const DEADLINE_STEP: &str = "deadline";
 
 /// The name of the model request of `turn`.
 pub(crate) fn model_step(turn: u32) -> String {

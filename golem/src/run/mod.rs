@@ -6,12 +6,10 @@
 //! [`AgentRun::events`] calls it while yielding the events each step produces, and a caller
 //! can call it by hand.
 
-use std::sync::Arc;
-
 use tracing::field;
 
 use crate::agent::{Agent, RunResult};
-use crate::model::{Message, Model, ModelRequest, RequestPart};
+use crate::model::{Message, Model, RequestPart};
 use crate::output::Output;
 
 mod agent_run;
@@ -19,14 +17,18 @@ mod budget;
 mod error;
 mod event;
 mod failure;
+mod handle;
 mod journal;
+mod listing;
 mod output;
 mod received;
 mod request;
+mod scope;
 mod state;
 mod stop;
 mod stream;
 mod tools;
+mod transcript;
 
 pub use agent_run::AgentRun;
 pub use error::RunError;
@@ -39,7 +41,7 @@ pub use stream::RunEvents;
 /// from `tokio-util`.
 pub use tokio_util::sync::CancellationToken;
 
-use stop::StopSignals;
+use transcript::Transcript;
 
 impl<Deps, O> Agent<Deps, O>
 where
@@ -72,43 +74,67 @@ where
     }
 
     /// Starts a run that continues the conversation in `history` (e.g. a previous run's
-    /// [`messages`](RunResult::messages)) with a new `prompt`. The run's usage and retry
-    /// counters start from zero.
+    /// [`messages`](RunResult::messages), or a failed run's
+    /// [`into_messages`](RunError::into_messages)) with a new `prompt`. The run's usage and
+    /// retry counters start from zero.
     ///
     /// The instructions open a conversation only when `history` is empty: a saved history
-    /// keeps its own.
+    /// keeps its own. A history that ends in a response whose calls were not answered (that
+    /// of a run whose budget ran out, or that stopped before handling its last response)
+    /// gets them answered as not run before the prompt, as providers require every call to
+    /// be answered.
+    ///
+    /// ```
+    /// use golem::model::function::FunctionModel;
+    /// use golem::model::{Message, ModelResponse, RequestPart};
+    /// use golem::{Agent, ModelRetry};
+    ///
+    /// let model = FunctionModel::new(|messages: &[Message], _| match messages.len() {
+    ///     1 => ModelResponse::tool_call("lookup", r#"{"id": 7}"#, "c1"),
+    ///     _ => ModelResponse::text("Sorry, I could not find it."),
+    /// });
+    /// /// Look an order up.
+    /// #[golem::tool]
+    /// async fn lookup(id: u32) -> Result<String, ModelRetry> {
+    ///     Err(ModelRetry::new(format!("no order {id}")))
+    /// }
+    ///
+    /// let agent = Agent::<(), String>::builder(model).tool(Lookup).build()?;
+    /// # tokio::runtime::Runtime::new()?.block_on(async {
+    /// let error = agent.run("Where is order 7?", ()).await.unwrap_err(); // retries are off
+    /// let history = error.into_messages(); // ends with the call to `lookup`
+    /// let result = agent.run_with_history(history, "Never mind.", ()).await?;
+    /// let Message::Request(request) = &result.messages[2] else { unreachable!() };
+    /// assert_eq!(
+    ///     request.parts,
+    ///     [
+    ///         RequestPart::tool_return("lookup", "c1", "Not run: the run stopped before this call."),
+    ///         RequestPart::user_prompt("Never mind."),
+    ///     ]
+    /// );
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// # })?;
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
     pub fn start_with_history(
         &self,
-        mut history: Vec<Message>,
+        history: Vec<Message>,
         prompt: impl Into<String>,
         deps: Deps,
     ) -> AgentRun<Deps, O> {
-        let prompt = RequestPart::user_prompt(prompt);
-        let request = match history.pop() {
-            // A history that ends in a request (e.g. answers the run did not get to send)
-            // gets the prompt in that same request.
-            Some(Message::Request(mut request)) => {
-                request.parts.push(prompt);
-                request
-            }
-            Some(response @ Message::Response(_)) => {
-                history.push(response);
-                ModelRequest::new(vec![prompt])
-            }
-            None => {
-                let mut parts = Vec::with_capacity(2);
-                if let Some(instructions) = &self.inner.instructions {
-                    parts.push(RequestPart::system_prompt(instructions.clone()));
-                }
-                parts.push(prompt);
-                ModelRequest::new(parts)
-            }
-        };
-        self.restore(RunState::new(history, Some(request)), deps)
+        let mut parts = Vec::with_capacity(2);
+        if history.is_empty()
+            && let Some(instructions) = &self.inner.instructions
+        {
+            parts.push(RequestPart::system_prompt(instructions.clone()));
+        }
+        parts.push(RequestPart::user_prompt(prompt));
+        let transcript = Transcript::continued(history, parts);
+        self.restore(RunState::with_transcript(transcript), deps)
     }
 
     /// Rebuilds a run from a saved [`RunState`]: it goes on where the state left off, with
-    /// the same usage, turn count and retry counters.
+    /// the same usage, turn count, retry counters and deadline.
     pub fn restore(&self, state: RunState, deps: Deps) -> AgentRun<Deps, O> {
         let inner = &*self.inner;
         let span = tracing::info_span!(
@@ -129,20 +155,7 @@ where
             span.record("gen_ai.agent.name", name.as_str());
             span.record("otel.name", format!("invoke_agent {name}"));
         }
-        let mut stop = StopSignals::default();
-        if let Some(timeout) = inner.run_timeout {
-            stop.set_timeout(timeout);
-        }
-        AgentRun {
-            agent: self.clone(),
-            deps: Arc::new(deps),
-            state,
-            tools: None,
-            settings: None,
-            stop,
-            span,
-            ended: false,
-        }
+        AgentRun::new(self.clone(), state, deps, span)
     }
 
     /// Runs the agent on `prompt` with `deps` until it produces an output.

@@ -1,19 +1,24 @@
-//! One response's output: find the answer, decode and validate it, and reject it with
-//! feedback the model can act on.
+//! One response's output: find the answer, decode and validate it (raced against the run's
+//! stop signals, panics caught), then accept it or reject it with feedback the model can act
+//! on.
 
 use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
+use futures_util::FutureExt;
 use serde_json::value::RawValue;
 
+use super::budget::Culprits;
 use super::event::{Rejection, RunEvent, emit};
 use super::failure::Failure;
-use super::journal::Journal;
+use super::scope::Turn;
 use super::state::Retries;
-use super::tools::{Handled, ToolsVerdict, TurnScope};
-use crate::agent::AgentInner;
+use super::stop::Stopped;
+use super::tools::{ToolsVerdict, panic_message};
+use crate::agent::OutputSetup;
 use crate::context::RunContext;
-use crate::error::{BoxError, Exhausted, Stage};
+use crate::error::{BoxError, Exhausted, OutputPanicked, Stage};
 use crate::model::{ModelResponse, ModelRetry, RequestPart, ToolCallPart};
 use crate::output::{Output, OutputMode, decode_json};
 
@@ -21,199 +26,248 @@ const FINAL_RESULT_PROCESSED: &str = "Final result processed.";
 const OUTPUT_NOT_USED: &str = "Output tool not used: only the first output call is considered.";
 const OUTPUT_FAILED: &str = "The output could not be processed; the run stopped.";
 
-impl<Deps, O> AgentInner<Deps, O>
+/// What a response's answer turned out to be, before anything is booked.
+pub(crate) enum Answer<'r, O> {
+    /// The response has no answer, and needs none: the run goes on.
+    None,
+    /// The answer was not looked at, because a call in the same response was rejected or
+    /// denied (`verdict` says which).
+    Declined(ToolsVerdict),
+    /// An answer is required and there is none; the reason is the model's feedback.
+    Missing(String),
+    /// The answer (in `call`, or in the text), decoded and validated.
+    Decoded {
+        call: Option<&'r ToolCallPart>,
+        result: Result<O, BoxError>,
+    },
+}
+
+/// Whether `call` is a call of the output tool.
+pub(crate) fn is_output_call<Deps, O>(output: &OutputSetup<Deps, O>, call: &ToolCallPart) -> bool {
+    output.structured.is_some()
+        && output.mode == OutputMode::Tool
+        && call.tool_name == *output.tool_name
+}
+
+/// Finds the response's answer and decodes and validates it, after its function-tool calls
+/// (`had_tool_calls`) went as `verdict` says.
+///
+/// # Errors
+/// [`Stopped`] when the run is stopped while the answer is decoded or validated.
+pub(crate) async fn evaluate<'r, Deps, O, J>(
+    turn: &Turn<'_, Deps, O, J>,
+    response: &'r ModelResponse,
+    output_calls: &[&'r ToolCallPart],
+    had_tool_calls: bool,
+    verdict: ToolsVerdict,
+    retries: &Retries,
+) -> Result<Answer<'r, O>, Stopped>
 where
     Deps: Send + Sync + 'static,
     O: Output,
 {
-    pub(crate) fn is_output_call(&self, call: &ToolCallPart) -> bool {
-        self.output.structured.is_some()
-            && self.output.mode == OutputMode::Tool
-            && call.tool_name == *self.output.tool_name
-    }
-
-    /// Handles the response's answer, after its function-tool calls (`had_tool_calls`) went
-    /// as `verdict` says.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) async fn handle_output<J: Journal>(
-        &self,
-        response: &ModelResponse,
-        output_calls: &[&ToolCallPart],
-        had_tool_calls: bool,
-        verdict: ToolsVerdict,
-        scope: &TurnScope<'_, Deps, O, J>,
-        retries: &mut Retries,
-        handled: &mut Handled<O>,
-    ) {
-        if self.output.structured.is_some() && self.output.mode == OutputMode::Tool {
-            let Some((first, rest)) = output_calls.split_first() else {
-                if !had_tool_calls {
-                    let reason = if response.text_content().trim().is_empty() {
-                        format!(
-                            "The response was empty. Call the `{}` tool with your answer.",
-                            self.output.tool_name
-                        )
-                    } else {
-                        format!(
-                            "Plain text responses are not permitted. Call the `{}` tool with your answer.",
-                            self.output.tool_name
-                        )
-                    };
-                    self.reject_output(None, reason, None, scope, retries, handled);
-                }
-                return;
-            };
-            if verdict.rejected || verdict.denied {
-                self.decline_output_calls(output_calls, verdict, handled);
-                return;
+    let output = &turn.step.agent.output;
+    if output.structured.is_some() && output.mode == OutputMode::Tool {
+        let Some(&first) = output_calls.first() else {
+            if had_tool_calls {
+                return Ok(Answer::None);
             }
-            let raw = first.args.as_str();
-            self.finish(Some(first), raw, scope, retries, handled).await;
-            for call in rest {
-                handled.parts.push(call.answer(OUTPUT_NOT_USED));
-            }
-            return;
-        }
-        if had_tool_calls {
-            return;
-        }
-        let text = response.text_content();
-        if text.trim().is_empty() {
-            let reason = if self.output.structured.is_some() {
-                "The response was empty. Answer with JSON that matches the schema."
+            let what = if response.text_content().trim().is_empty() {
+                "The response was empty"
             } else {
-                "The response was empty. Answer with text."
+                "Plain text responses are not permitted"
             };
-            self.reject_output(None, reason.to_owned(), None, scope, retries, handled);
-            return;
-        }
-        self.finish(None, &text, scope, retries, handled).await;
-    }
-
-    /// Answers output calls that cannot be accepted because a tool call in the same
-    /// response was rejected, failed or denied. Not charged to the output budget.
-    pub(crate) fn decline_output_calls(
-        &self,
-        calls: &[&ToolCallPart],
-        verdict: ToolsVerdict,
-        handled: &mut Handled<O>,
-    ) {
-        if calls.is_empty() {
-            return;
-        }
-        let why = if verdict.denied && !verdict.rejected {
-            "a tool call in this response was denied. Take the denial into account"
-        } else {
-            "a tool call in this response was rejected. Correct that call first"
+            return Ok(Answer::Missing(format!(
+                "{what}. Call the `{}` tool with your answer.",
+                output.tool_name
+            )));
         };
-        let reason = format!(
-            "Output not accepted: {why}, then call `{}` again.",
-            self.output.tool_name
-        );
-        handled
-            .parts
-            .extend(calls.iter().map(|call| call.answer(reason.as_str())));
+        if verdict.rejected || verdict.denied {
+            return Ok(Answer::Declined(verdict));
+        }
+        let result = decode(turn, Some(first), &first.args, retries).await?;
+        return Ok(Answer::Decoded {
+            call: Some(first),
+            result,
+        });
     }
+    if had_tool_calls {
+        return Ok(Answer::None);
+    }
+    let text = response.text_content();
+    if text.trim().is_empty() {
+        let reason = if output.structured.is_some() {
+            "The response was empty. Answer with JSON that matches the schema."
+        } else {
+            "The response was empty. Answer with text."
+        };
+        return Ok(Answer::Missing(reason.to_owned()));
+    }
+    let result = decode(turn, None, &text, retries).await?;
+    Ok(Answer::Decoded { call: None, result })
+}
 
-    /// Decodes and validates the answer in `raw`; ends the run on success.
-    async fn finish<J: Journal>(
-        &self,
-        call: Option<&ToolCallPart>,
-        raw: &str,
-        scope: &TurnScope<'_, Deps, O, J>,
-        retries: &mut Retries,
-        handled: &mut Handled<O>,
-    ) {
-        let ctx = scope.ctx.for_attempt(
-            call.map(|_| Arc::clone(&self.output.tool_name)),
-            call.map(|call| Arc::from(call.tool_call_id.as_str())),
-            retries.output(),
-            self.output_retries,
-        );
-        match self.decode(raw, ctx).await {
+/// Decodes and validates `raw`, unless the run is stopped first; a panic in the decoder or a
+/// validator fails the answer, not the process.
+async fn decode<Deps, O, J>(
+    turn: &Turn<'_, Deps, O, J>,
+    call: Option<&ToolCallPart>,
+    raw: &str,
+    retries: &Retries,
+) -> Result<Result<O, BoxError>, Stopped>
+where
+    Deps: Send + Sync + 'static,
+    O: Output,
+{
+    let output = &turn.step.agent.output;
+    let ctx = turn.ctx.for_attempt(
+        call.map(|_| Arc::clone(&output.tool_name)),
+        call.map(|call| Arc::from(call.tool_call_id.as_str())),
+        retries.output(),
+        turn.step.agent.output_retries,
+    );
+    let decoding = AssertUnwindSafe(decode_and_validate(output, raw, ctx)).catch_unwind();
+    let decoded = turn.step.stop.race(decoding).await?;
+    Ok(decoded.unwrap_or_else(|panic| {
+        Err(Box::new(OutputPanicked {
+            message: panic_message(&*panic),
+        }))
+    }))
+}
+
+async fn decode_and_validate<Deps, O>(
+    output: &OutputSetup<Deps, O>,
+    raw: &str,
+    ctx: RunContext<Deps>,
+) -> Result<O, BoxError> {
+    let mut value = match output.structured {
+        Some(true) => {
+            // The schema was wrapped as `{"response": ...}` for the model.
+            let mut fields: HashMap<String, Box<RawValue>> = decode_json(raw)?;
+            let response = fields
+                .remove("response")
+                .ok_or_else(|| ModelRetry::new("invalid output: missing field `response`"))?;
+            (output.decoder)(response.get())?
+        }
+        _ => (output.decoder)(raw)?,
+    };
+    for validator in &output.validators {
+        value = validator(ctx.clone(), value).await?;
+    }
+    Ok(value)
+}
+
+/// Books `answer`: the answers and feedback go into `parts`, a rejection is charged to the
+/// output budget; returns the output when it was accepted, and the run's failure when the
+/// answer failed or the budget ran out.
+pub(crate) fn book<Deps, O: Output, J>(
+    turn: &Turn<'_, Deps, O, J>,
+    answer: Answer<'_, O>,
+    output_calls: &[&ToolCallPart],
+    retries: &mut Retries,
+    culprits: &mut Culprits,
+    parts: &mut Vec<RequestPart>,
+) -> Result<Option<O>, Failure> {
+    let rest = output_calls.get(1..).unwrap_or_default();
+    let result = match answer {
+        Answer::None => Ok(None),
+        Answer::Declined(verdict) => {
+            decline(turn, output_calls, verdict, parts);
+            return Ok(None);
+        }
+        Answer::Missing(reason) => reject(turn, None, reason, None, retries, culprits, parts),
+        Answer::Decoded { call, result } => match result {
             Ok(output) => {
                 if let Some(call) = call {
-                    handled.parts.push(call.answer(FINAL_RESULT_PROCESSED));
+                    parts.push(call.answer(FINAL_RESULT_PROCESSED));
                 }
-                handled.result = Ok(Some(output));
+                Ok(Some(output))
             }
             Err(error) => match ModelRetry::find(&*error) {
                 Some(retry) => {
                     let reason = retry.message().to_owned();
-                    self.reject_output(call, reason, Some(error), scope, retries, handled);
+                    reject(turn, call, reason, Some(error), retries, culprits, parts)
                 }
                 None => {
                     if let Some(call) = call {
-                        handled.parts.push(call.answer(OUTPUT_FAILED));
+                        parts.push(call.answer(OUTPUT_FAILED));
                     }
-                    handled.result = Err(Failure::new(Stage::Decode, error));
+                    Err(Failure::new(Stage::Decode, error))
                 }
             },
-        }
-    }
+        },
+    };
+    parts.extend(rest.iter().map(|call| call.answer(OUTPUT_NOT_USED)));
+    result
+}
 
-    async fn decode(&self, raw: &str, ctx: RunContext<Deps>) -> Result<O, BoxError> {
-        let mut output = match self.output.structured {
-            Some(true) => {
-                // The schema was wrapped as `{"response": ...}` for the model.
-                let mut fields: HashMap<String, Box<RawValue>> = decode_json(raw)?;
-                let response = fields
-                    .remove("response")
-                    .ok_or_else(|| ModelRetry::new("invalid output: missing field `response`"))?;
-                (self.output.decoder)(response.get())?
-            }
-            _ => (self.output.decoder)(raw)?,
-        };
-        for validator in &self.output.validators {
-            output = validator(ctx.clone(), output).await?;
-        }
-        Ok(output)
+/// Answers output calls that cannot be accepted because a tool call in the same response was
+/// rejected, failed or denied. Not charged to the output budget.
+pub(crate) fn decline<Deps, O: Output, J>(
+    turn: &Turn<'_, Deps, O, J>,
+    calls: &[&ToolCallPart],
+    verdict: ToolsVerdict,
+    parts: &mut Vec<RequestPart>,
+) {
+    if calls.is_empty() {
+        return;
     }
+    let why = if verdict.denied && !verdict.rejected {
+        "a tool call in this response was denied. Take the denial into account"
+    } else {
+        "a tool call in this response was rejected. Correct that call first"
+    };
+    let reason = format!(
+        "Output not accepted: {why}, then call `{}` again.",
+        turn.step.agent.output.tool_name
+    );
+    parts.extend(calls.iter().map(|call| call.answer(reason.as_str())));
+}
 
-    /// Books an output rejection and adds its feedback; fails the run past the budget.
-    fn reject_output<J>(
-        &self,
-        call: Option<&ToolCallPart>,
-        reason: String,
-        error: Option<BoxError>,
-        scope: &TurnScope<'_, Deps, O, J>,
-        retries: &mut Retries,
-        handled: &mut Handled<O>,
-    ) {
-        let rejections = retries.charge_output();
-        let limit = self.output_retries;
-        handled.culprits.output = true;
-        tracing::warn!(
-            "golem.retry.stage" = "decode",
-            "gen_ai.tool.name" = call.map(|call| call.tool_name.as_str()),
-            "golem.retry.attempt" = rejections,
-            "golem.retry.max" = limit,
-            "golem.retry.reason" = reason.as_str(),
-            "output rejected"
-        );
-        emit(scope.events, || {
-            RunEvent::Rejected(Rejection {
-                turn: scope.turn,
-                stage: Stage::Decode,
-                tool_name: call.map(|call| call.tool_name.clone()),
-                tool_call_id: call.map(|call| call.tool_call_id.clone()),
-                retry: rejections,
-                max_retries: limit,
-                feedback: reason.clone(),
-                cost: scope.cost,
-            })
+/// Books an output rejection and adds its feedback; fails the run past the budget.
+fn reject<Deps, O: Output, J>(
+    turn: &Turn<'_, Deps, O, J>,
+    call: Option<&ToolCallPart>,
+    reason: String,
+    error: Option<BoxError>,
+    retries: &mut Retries,
+    culprits: &mut Culprits,
+    parts: &mut Vec<RequestPart>,
+) -> Result<Option<O>, Failure> {
+    let rejections = retries.charge_output();
+    let limit = turn.step.agent.output_retries;
+    culprits.output = true;
+    tracing::warn!(
+        "golem.retry.stage" = "decode",
+        "gen_ai.tool.name" = call.map(|call| call.tool_name.as_str()),
+        "golem.retry.attempt" = rejections,
+        "golem.retry.max" = limit,
+        "golem.retry.reason" = reason.as_str(),
+        "output rejected"
+    );
+    emit(turn.step.events, || {
+        RunEvent::Rejected(Rejection {
+            turn: turn.turn,
+            stage: Stage::Decode,
+            tool_name: call.map(|call| call.tool_name.clone()),
+            tool_call_id: call.map(|call| call.tool_call_id.clone()),
+            retry: rejections,
+            max_retries: limit,
+            feedback: reason.clone(),
+            cost: turn.cost,
+        })
+    });
+    parts.push(match call {
+        Some(call) => call.reject(reason.clone()),
+        None => RequestPart::retry_prompt(reason.clone()),
+    });
+    if rejections > limit {
+        return Err(Failure {
+            stage: Stage::Decode,
+            tool_name: None,
+            exhausted: Some(Exhausted { rejections, limit }),
+            source: error.unwrap_or_else(|| Box::new(ModelRetry::new(reason))),
         });
-        handled.parts.push(match call {
-            Some(call) => call.reject(reason.clone()),
-            None => RequestPart::retry_prompt(reason.clone()),
-        });
-        if rejections > limit {
-            handled.result = Err(Failure {
-                stage: Stage::Decode,
-                tool_name: None,
-                exhausted: Some(Exhausted { rejections, limit }),
-                source: error.unwrap_or_else(|| Box::new(ModelRetry::new(reason))),
-            });
-        }
     }
+    Ok(None)
 }

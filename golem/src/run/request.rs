@@ -6,138 +6,136 @@ use std::sync::Arc;
 use futures_util::StreamExt;
 use tracing::{Instrument, field};
 
+use super::Step;
 use super::event::{EventSink, RunEvent, emit};
-use super::failure::{Failure, NOT_RUN};
+use super::failure::Failure;
 use super::journal::{self, Journal};
 use super::received::{PartialAnswer, Received};
+use super::scope::StepScope;
 use super::state::RunState;
-use super::{AgentRun, Step};
+use super::transcript::{FILTERED, INTERRUPTED, OVER_LIMIT, TRUNCATED};
 use crate::error::Stage;
 use crate::model::{
-    FinishReason, Message, Model, ModelError, ModelRequest, ModelResponse, RequestParams,
-    RequestPart, ResponsePart, StreamEvent,
+    FinishReason, Message, Model, ModelError, ModelResponse, RequestParams, StreamEvent,
 };
 use crate::output::Output;
 use crate::usage::LimitExceeded;
 
-impl<Deps, O> AgentRun<Deps, O>
+/// Sends the transcript's pending request (or the history as it ends in one) and records
+/// the response: in the transcript when the run acts on it, as unused when it does not (cut
+/// off by a stop, truncated, filtered, over a limit).
+pub(crate) async fn request<Deps, O, J>(
+    step: &StepScope<'_, Deps, O, J>,
+    state: &mut RunState,
+) -> Result<Step<O>, Failure>
 where
     Deps: Send + Sync + 'static,
     O: Output,
+    J: Journal,
 {
-    /// One model request.
-    pub(super) async fn request<J: Journal>(
-        &mut self,
-        events: Option<&EventSink<O>>,
-        journal: &J,
-    ) -> Result<Step<O>, Failure> {
-        let inner = &*self.agent.inner;
-        let state = &mut self.state;
-        if state.turns >= inner.max_turns {
-            return Err(Failure::limit(LimitExceeded::Turns {
-                limit: inner.max_turns,
-            }));
-        }
-        inner
-            .usage_limits
-            .check_before_request(&state.usage)
-            .map_err(Failure::limit)?;
-        state.flush_pending();
-        state.turns += 1;
-        let turn = state.turns;
-        emit(events, || RunEvent::RequestSent { turn });
-
-        let tools = self.tools.as_deref().expect("listed before the first step");
-        let mut response = if journal.records() {
-            // An owned step, so the journal's engine can run it wherever it runs steps.
-            let model = Arc::clone(&inner.model);
-            let messages = state.messages.clone();
-            let params = tools.params.clone();
-            let step = async move {
-                let response = request_model::<O>(&*model, &messages, &params, None).await?;
-                Ok(serde_json::to_value(response)?)
-            };
-            let recorded = self
-                .stop
-                .race(journal.step(journal::model_step(turn), Box::pin(step)))
-                .await
-                .map_err(Failure::stopped)?
-                .map_err(|error| Failure::new(Stage::Model, error))?;
-            serde_json::from_value(recorded)
-                .map_err(|error| Failure::new(Stage::Model, ModelError::other(error)))?
-        } else {
-            let mut received = Received::default();
-            let answer = events.and_then(|_| inner.output.partial_answer());
-            // What streams in is collected only for the answer's partial form, or to be kept
-            // if a stop comes mid-stream.
-            let collect = answer.is_some() || self.stop.can_stop();
-            let streaming = events.map(|events| Streaming {
-                events,
-                turn,
-                received: collect.then_some(&mut received),
-                answer: answer.as_ref(),
-            });
-            let requested = self
-                .stop
-                .race(request_model(
-                    &*inner.model,
-                    &state.messages,
-                    &tools.params,
-                    streaming,
-                ))
-                .await;
-            match requested {
-                Ok(response) => response.map_err(|error| Failure::new(Stage::Model, error))?,
-                Err(stopped) => {
-                    // What streamed in before the stop is kept, marked incomplete.
-                    if !received.is_empty() {
-                        let mut response = received.into_incomplete();
-                        name_unnamed_calls(&mut response, state.messages.len());
-                        state.usage += &response.usage;
-                        keep_unacted(state, response);
-                    }
-                    return Err(Failure::stopped(stopped));
-                }
-            }
-        };
-        name_unnamed_calls(&mut response, state.messages.len());
-        state.usage += &response.usage;
-        let limit = inner.usage_limits.check_tokens(&state.usage);
-        // A response the run will not act on is kept, its calls answered as not run.
-        let unusable = match (limit, response.finish_reason) {
-            (Err(limit), _) => Some(Failure::limit(limit)),
-            (Ok(()), Some(FinishReason::Length)) => {
-                Some(Failure::new(Stage::Model, ModelError::Truncated))
-            }
-            (Ok(()), Some(FinishReason::ContentFilter)) => {
-                Some(Failure::new(Stage::Model, ModelError::ContentFilter))
-            }
-            _ => None,
-        };
-        if let Some(events) = events {
-            events.push(RunEvent::ResponseReceived {
-                turn,
-                response: response.clone(),
-            });
-        }
-        if let Some(failure) = unusable {
-            keep_unacted(state, response);
-            return Err(failure);
-        }
-        state.messages.push(Message::Response(response));
-        Ok(Step::Responded)
+    let max_turns = step.agent.max_turns;
+    if state.turns >= max_turns {
+        return Err(Failure::limit(LimitExceeded::Turns { limit: max_turns }));
     }
-}
+    let limits = step.usage_limits();
+    limits
+        .check_before_request(&state.usage)
+        .map_err(Failure::limit)?;
+    state.turns += 1;
+    let turn = state.turns;
+    let RunState {
+        transcript, usage, ..
+    } = state;
+    let messages = transcript.send();
+    emit(step.events, || RunEvent::RequestSent { turn });
 
-/// Keeps a response the run will not act on, its calls answered as not run.
-fn keep_unacted(state: &mut RunState, response: ModelResponse) {
-    let answers: Vec<RequestPart> = response
-        .tool_calls()
-        .map(|call| call.answer(NOT_RUN))
-        .collect();
-    state.messages.push(Message::Response(response));
-    if !answers.is_empty() {
-        state.pending = Some(ModelRequest::new(answers));
+    let model = step.model();
+    let params = step.params();
+    let response = if step.journal.records() {
+        // An owned step, so the journal's engine can run it wherever it runs steps.
+        let model = Arc::clone(model);
+        let messages = messages.to_vec();
+        let params = params.into_owned();
+        let request = async move {
+            let response = request_model::<O>(&*model, &messages, &params, None).await?;
+            Ok(serde_json::to_value(response)?)
+        };
+        let recorded = step
+            .stop
+            .race(step.journal.step(journal::model_step(turn), Box::pin(request)))
+            .await;
+        let recorded = match recorded {
+            Ok(recorded) => recorded.map_err(|error| Failure::new(Stage::Model, error))?,
+            Err(stopped) => {
+                usage.requests += 1;
+                return Err(Failure::stopped(stopped));
+            }
+        };
+        serde_json::from_value(recorded)
+            .map_err(|error| Failure::new(Stage::Model, ModelError::other(error)))?
+    } else {
+        let mut received = Received::default();
+        let answer = step
+            .events
+            .and_then(|_| step.agent.output.partial_answer());
+        // What streams in is collected only for the answer's partial form, or to be kept
+        // if a stop comes mid-stream.
+        let collect = answer.is_some() || step.stop.can_stop();
+        let streaming = step.events.map(|events| Streaming {
+            events,
+            turn,
+            received: collect.then_some(&mut received),
+            answer: answer.as_ref(),
+        });
+        let requested = step
+            .stop
+            .race(request_model(&**model, messages, &params, streaming))
+            .await;
+        match requested {
+            Ok(response) => response.map_err(|error| Failure::new(Stage::Model, error))?,
+            Err(stopped) => {
+                if received.is_empty() {
+                    // The request was sent, though nothing came back.
+                    usage.requests += 1;
+                } else {
+                    // What streamed in before the stop is kept, marked incomplete, and not
+                    // used: going on asks again.
+                    let response = received.into_incomplete();
+                    *usage += &response.usage;
+                    transcript.record_unused(response, INTERRUPTED);
+                }
+                return Err(Failure::stopped(stopped));
+            }
+        }
+    };
+    *usage += &response.usage;
+    let limit = limits.check_tokens(usage);
+    // A response the run will not act on is kept, its calls answered as not run.
+    let unusable = match (limit, response.finish_reason) {
+        (Err(limit), _) => Some((Failure::limit(limit), OVER_LIMIT)),
+        (Ok(()), Some(FinishReason::Length)) => Some((
+            Failure::new(Stage::Model, ModelError::Truncated),
+            TRUNCATED,
+        )),
+        (Ok(()), Some(FinishReason::ContentFilter)) => Some((
+            Failure::new(Stage::Model, ModelError::ContentFilter),
+            FILTERED,
+        )),
+        _ => None,
+    };
+    let (recorded, failure) = match unusable {
+        Some((failure, note)) => (transcript.record_unused(response, note), Some(failure)),
+        None => (transcript.record_response(response), None),
+    };
+    if let Some(events) = step.events {
+        events.push(RunEvent::ResponseReceived {
+            turn,
+            response: recorded.clone(),
+        });
+    }
+    match failure {
+        Some(failure) => Err(failure),
+        None => Ok(Step::Responded),
     }
 }
 
@@ -255,16 +253,5 @@ fn error_type(error: &ModelError) -> &'static str {
         ModelError::Truncated => "truncated",
         ModelError::ContentFilter => "content_filter",
         _ => "_OTHER",
-    }
-}
-
-/// Gives every call without an id one that is unique in the history.
-fn name_unnamed_calls(response: &mut ModelResponse, history_len: usize) {
-    for (index, part) in response.parts.iter_mut().enumerate() {
-        if let ResponsePart::ToolCall(call) = part
-            && call.tool_call_id.is_empty()
-        {
-            call.tool_call_id = format!("call_{history_len}_{index}");
-        }
     }
 }

@@ -4,8 +4,11 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::time::{Duration, SystemTime};
 
+use serde::{Deserialize, Serialize};
+
+use super::transcript::{Settled, Transcript};
 use crate::model::{Message, ModelRequest, ToolCallPart};
 use crate::usage::Usage;
 
@@ -18,9 +21,10 @@ use crate::usage::Usage;
 /// this process or another: the restored run has the same counters, so it does not get fresh
 /// budgets unless you call [`reset_retries`](Self::reset_retries).
 ///
-/// The format is versioned (`"version": 1`) and stable within 0.x minor releases: a state
-/// saved by 0.x.y is read by every 0.x.z. A state of an unknown version fails to deserialize
-/// with an error that names both versions.
+/// The format is versioned (`"version": 2`) and stable within 0.x minor releases: a state
+/// saved by 0.x.y is read by every 0.x.z, and a state of version 1 is read and brought up to
+/// version 2. A state of an unknown version fails to deserialize with an error that names
+/// the versions this golem reads.
 ///
 /// ```
 /// use golem::model::function::FunctionModel;
@@ -31,7 +35,7 @@ use crate::usage::Usage;
 ///     .build()?;
 /// let run = agent.start("Hello", ());
 /// let saved = serde_json::to_string(run.state())?;
-/// assert!(saved.starts_with(r#"{"version":1,"#));
+/// assert!(saved.starts_with(r#"{"version":2,"#));
 ///
 /// let state: RunState = serde_json::from_str(&saved)?;
 /// # tokio::runtime::Runtime::new()?.block_on(async {
@@ -42,40 +46,37 @@ use crate::usage::Usage;
 /// # Ok::<_, Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "Saved", into = "Saved")]
 pub struct RunState {
-    pub(crate) version: Version,
-    /// What was exchanged with the model.
-    pub(crate) messages: Vec<Message>,
-    /// The request the run sends next, kept apart from the history until it is sent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) pending: Option<ModelRequest>,
+    /// What was exchanged with the model, and the request the run sends next.
+    pub(crate) transcript: Transcript,
     pub(crate) usage: Usage,
     /// Model requests made so far.
     pub(crate) turns: u32,
     pub(crate) retries: Retries,
     /// Calls of the last response that wait for the caller's decision.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) awaiting_approval: Vec<ToolCallPart>,
     /// Decisions taken on calls of the last response, by call id.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) approvals: BTreeMap<String, Approval>,
+    /// When the run must have finished, if it has a timeout.
+    pub(crate) deadline: Option<Deadline>,
 }
 
 impl RunState {
-    /// The version of the format this golem writes and reads.
-    pub const VERSION: u32 = 1;
+    /// The version of the format this golem writes. It reads this version and every
+    /// earlier one.
+    pub const VERSION: u32 = 2;
 
-    /// A fresh run that sends `pending` after `messages`.
-    pub(crate) fn new(messages: Vec<Message>, pending: Option<ModelRequest>) -> Self {
+    /// A fresh run whose transcript is `transcript`.
+    pub(crate) fn with_transcript(transcript: Transcript) -> Self {
         RunState {
-            version: Version,
-            messages,
-            pending,
+            transcript,
             usage: Usage::default(),
             turns: 0,
             retries: Retries::default(),
             awaiting_approval: Vec::new(),
             approvals: BTreeMap::new(),
+            deadline: None,
         }
     }
 
@@ -83,7 +84,7 @@ impl RunState {
     /// history as it is when it ends in a request, and handles its last response when it
     /// ends in one.
     pub fn from_history(history: Vec<Message>) -> Self {
-        RunState::new(history, None)
+        RunState::with_transcript(Transcript::new(history, None))
     }
 
     /// What was exchanged with the model: every request sent and every response received,
@@ -92,14 +93,20 @@ impl RunState {
     /// When a retry budget ran out, this ends with the model's last response; the feedback
     /// the run would have sent next is [`pending`](Self::pending).
     pub fn messages(&self) -> &[Message] {
-        &self.messages
+        self.transcript.messages()
+    }
+
+    /// The messages this run added to the history it started from (all of them for a run
+    /// started from a prompt).
+    pub fn new_messages(&self) -> &[Message] {
+        self.transcript.new_messages()
     }
 
     /// The request the run sends next and has not sent: the prompt of a run not yet
     /// started, the answers to a response's calls, or the feedback a failed run did not get
     /// to send.
     pub fn pending(&self) -> Option<&ModelRequest> {
-        self.pending.as_ref()
+        self.transcript.pending()
     }
 
     /// The usage so far, what rejected rounds cost included.
@@ -120,6 +127,19 @@ impl RunState {
     /// Sets every retry counter back to zero, so a restored run gets its full budgets again.
     pub fn reset_retries(&mut self) {
         self.retries = Retries::default();
+    }
+
+    /// When the run must have finished: the moment its timeout was first set, plus the
+    /// timeout. Saved with the state, so a restored run keeps it instead of starting a new
+    /// timeout; `None` when the run has no timeout.
+    pub fn deadline(&self) -> Option<SystemTime> {
+        self.deadline.map(|deadline| deadline.at)
+    }
+
+    /// Removes the run's deadline, e.g. to go on with a run that was stopped by it; the
+    /// restored run then gets the agent's timeout afresh, if it has one.
+    pub fn clear_deadline(&mut self) {
+        self.deadline = None;
     }
 
     /// The calls that wait for a decision before the run can go on.
@@ -169,19 +189,29 @@ impl RunState {
     }
 
     /// Adds a user prompt to the request the run sends next: after the pending feedback of a
-    /// failed run, or as a new request after the last response.
+    /// failed run, or as a new request after the last response (whose calls, if it was not
+    /// handled, are answered as not run).
     pub fn push_prompt(&mut self, prompt: impl Into<String>) {
-        let prompt = crate::model::RequestPart::user_prompt(prompt);
-        match &mut self.pending {
-            Some(request) => request.parts.push(prompt),
-            None => self.pending = Some(ModelRequest::new(vec![prompt])),
-        }
+        self.transcript
+            .push_prompt(crate::model::RequestPart::user_prompt(prompt));
+        self.awaiting_approval.clear();
+        self.approvals.clear();
     }
+}
 
-    /// Puts the pending request into the history: every call in it is then answered.
-    pub(crate) fn flush_pending(&mut self) {
-        if let Some(request) = self.pending.take() {
-            self.messages.push(Message::Request(request));
+/// When a run must have finished, and the timeout that set it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Deadline {
+    pub(crate) at: SystemTime,
+    pub(crate) timeout: Duration,
+}
+
+impl Deadline {
+    /// The deadline `timeout` from now.
+    pub(crate) fn from_now(timeout: Duration) -> Self {
+        Deadline {
+            at: SystemTime::now() + timeout,
+            timeout,
         }
     }
 }
@@ -242,34 +272,86 @@ impl Retries {
     }
 }
 
-/// The format version, written as a number and checked when read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Version;
-
-impl Serialize for Version {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_u32(RunState::VERSION)
-    }
+/// A [`RunState`] as it is saved: the format of [`RunState::VERSION`], which also reads
+/// every earlier version's fields.
+#[derive(Serialize, Deserialize)]
+struct Saved {
+    version: u32,
+    messages: Vec<Message>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pending: Option<ModelRequest>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    settled: BTreeMap<String, Settled>,
+    #[serde(default, skip_serializing_if = "is_zero_index")]
+    run_start: usize,
+    usage: Usage,
+    turns: u32,
+    retries: Retries,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    awaiting_approval: Vec<ToolCallPart>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    approvals: BTreeMap<String, Approval>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    deadline: Option<Deadline>,
 }
 
-impl<'de> Deserialize<'de> for Version {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let version = u32::deserialize(deserializer)?;
-        if version == RunState::VERSION {
-            Ok(Version)
-        } else {
-            Err(serde::de::Error::custom(UnsupportedVersion(version)))
+fn is_zero_index(n: &usize) -> bool {
+    *n == 0
+}
+
+impl From<RunState> for Saved {
+    fn from(state: RunState) -> Self {
+        let settled = state.transcript.settled().clone();
+        let (messages, pending, run_start) = state.transcript.into_parts();
+        Saved {
+            version: RunState::VERSION,
+            messages,
+            pending,
+            settled,
+            run_start,
+            usage: state.usage,
+            turns: state.turns,
+            retries: state.retries,
+            awaiting_approval: state.awaiting_approval,
+            approvals: state.approvals,
+            deadline: state.deadline,
         }
     }
 }
 
-struct UnsupportedVersion(u32);
+impl TryFrom<Saved> for RunState {
+    type Error = UnsupportedVersion;
+
+    fn try_from(saved: Saved) -> Result<Self, Self::Error> {
+        if !(1..=RunState::VERSION).contains(&saved.version) {
+            return Err(UnsupportedVersion(saved.version));
+        }
+        let mut transcript =
+            Transcript::from_saved(saved.messages, saved.pending, saved.settled, saved.run_start);
+        if saved.version == 1 {
+            transcript.migrate_v1();
+        }
+        Ok(RunState {
+            transcript,
+            usage: saved.usage,
+            turns: saved.turns,
+            retries: saved.retries,
+            awaiting_approval: saved.awaiting_approval,
+            approvals: saved.approvals,
+            deadline: saved.deadline,
+        })
+    }
+}
+
+/// A saved state of a version this golem does not read.
+#[derive(Debug)]
+pub(crate) struct UnsupportedVersion(u32);
 
 impl fmt::Display for UnsupportedVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "run state version {} is not supported; this golem reads version {}",
+            "run state version {} is not supported; this golem reads versions 1 to {}",
             self.0,
             RunState::VERSION
         )

@@ -2,11 +2,13 @@
 
 use std::future::{Future, pending};
 use std::pin::pin;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use futures_util::future::{Either, select};
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
+
+use super::state::Deadline;
 
 /// Why a run was stopped from outside: the cause of a [`RunError`](crate::RunError) at the
 /// [`Stage::Stopped`](crate::Stage::Stopped) stage.
@@ -36,9 +38,13 @@ impl StopSignals {
         self.token = Some(token);
     }
 
-    /// Sets the deadline `timeout` from now.
-    pub(crate) fn set_timeout(&mut self, timeout: Duration) {
-        self.deadline = Some((Instant::now() + timeout, timeout));
+    /// Sets the deadline: the run stops when `deadline` passes, however long is left of it.
+    pub(crate) fn set_deadline(&mut self, deadline: Deadline) {
+        let left = deadline
+            .at
+            .duration_since(SystemTime::now())
+            .unwrap_or(Duration::ZERO);
+        self.deadline = Some((Instant::now() + left, deadline.timeout));
     }
 
     /// Whether the run has been stopped already.

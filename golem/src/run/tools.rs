@@ -1,380 +1,425 @@
-//! One response's function-tool calls: approvals, concurrent calls in call order, panics
-//! caught, rejections booked, graceful stops honoured.
+//! One response's function-tool calls: each settled in the transcript as it ends
+//! (concurrently, or in call order for a journal), denials, panics caught, rejections booked
+//! once every call has settled, graceful stops honoured.
 
 use std::any::Any;
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use futures_util::FutureExt;
-use futures_util::future::join_all;
+use futures_util::stream::FuturesUnordered;
+use futures_util::{FutureExt, StreamExt};
 use serde_json::Value;
 use tracing::Instrument;
 
 use super::budget::Culprits;
-use super::event::{EventSink, Rejection, RunEvent, ToolOutcome, emit};
-use super::failure::{Failure, NOT_RUN};
+use super::event::{Rejection, RunEvent, ToolOutcome, emit};
+use super::failure::Failure;
 use super::journal::{self, Journal, RecordedFailure};
+use super::scope::Turn;
 use super::state::{Approval, Retries};
-use super::stop::StopSignals;
-use crate::agent::AgentInner;
+use super::stop::Stopped;
+use super::transcript::{Handling, Settled};
 use crate::context::RunContext;
 use crate::error::{BoxError, Exhausted, Stage, ToolPanicked};
-use crate::model::{ModelResponse, ModelRetry, RequestPart, ToolCallPart};
+use crate::model::{ModelRetry, ToolCallPart};
 use crate::output::Output;
 use crate::tool::Tool;
-use crate::toolbox::{ToolKey, Toolbox};
-use crate::usage::{RoundCost, Usage};
+use crate::toolbox::ToolKey;
+use crate::usage::Usage;
 
-const TOOL_FAILED: &str = "The tool failed; the run stopped.";
-const STOPPED_DURING_CALL: &str = "Not finished: the run was stopped during this call.";
-
-/// What a turn's handling sees of the run besides the counters it changes.
-pub(crate) struct TurnScope<'a, Deps, O: Output, J> {
-    pub(crate) ctx: &'a RunContext<Deps>,
-    pub(crate) tools: &'a Toolbox<Deps>,
-    pub(crate) journal: &'a J,
-    pub(crate) approvals: &'a BTreeMap<String, Approval>,
-    pub(crate) events: Option<&'a EventSink<O>>,
-    pub(crate) stop: &'a StopSignals,
-    pub(crate) turn: u32,
-    /// What this round's request and response cost.
-    pub(crate) cost: RoundCost,
+/// How one call ended, with the error itself when it is at hand.
+pub(crate) enum CallOutcome {
+    Returned(Value),
+    Rejected { reason: String, error: BoxError },
+    Failed(BoxError),
 }
 
-/// The tool-call and output handling of one response.
-pub(crate) struct Handled<O> {
-    /// The answers and feedback for the next request.
-    pub(crate) parts: Vec<RequestPart>,
-    pub(crate) culprits: Culprits,
-    pub(crate) result: Result<Option<O>, Failure>,
+impl CallOutcome {
+    /// What the transcript keeps of it, and the error, kept apart for the run's failure.
+    fn settle(self) -> (Settled, Option<BoxError>) {
+        match self {
+            CallOutcome::Returned(value) => (Settled::Returned(value), None),
+            CallOutcome::Rejected { reason, error } => (Settled::Rejected(reason), Some(error)),
+            CallOutcome::Failed(error) => (Settled::Failed(error.to_string()), Some(error)),
+        }
+    }
 }
+
+/// The errors of the calls that were rejected or failed in this step, by call id: the
+/// causes of the run's failure. A call settled in an earlier, dropped step has only its
+/// message.
+pub(crate) type LiveErrors = HashMap<String, BoxError>;
 
 /// How a response's function-tool calls went, for the output handling after them.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct ToolsVerdict {
     pub(crate) rejected: bool,
     pub(crate) denied: bool,
+    pub(crate) failed: bool,
 }
 
-/// How one call ended.
-enum CallOutcome {
-    Returned(Value),
-    Rejected { reason: String, error: BoxError },
-    Failed(BoxError),
-    Denied(String),
-}
-
-impl CallOutcome {
-    fn event(&self) -> ToolOutcome {
-        match self {
-            CallOutcome::Returned(value) => ToolOutcome::Returned(value.clone()),
-            CallOutcome::Rejected { reason, .. } => ToolOutcome::Rejected {
-                feedback: reason.clone(),
-            },
-            CallOutcome::Failed(error) => ToolOutcome::Failed {
-                error: error.to_string(),
-            },
-            CallOutcome::Denied(reason) => ToolOutcome::Denied {
-                reason: reason.clone(),
-            },
+impl ToolsVerdict {
+    /// How the settled `calls` went.
+    pub(crate) fn of(calls: &[&ToolCallPart], handling: &Handling<'_>) -> Self {
+        let mut verdict = ToolsVerdict::default();
+        for call in calls {
+            match handling.settled(&call.tool_call_id) {
+                Some(Settled::Rejected(_)) => verdict.rejected = true,
+                Some(Settled::Denied(_)) => verdict.denied = true,
+                Some(Settled::Failed(_)) => verdict.failed = true,
+                Some(Settled::Returned(_)) | None => {}
+            }
         }
-    }
-
-    /// The call's answer in the next request.
-    fn answer(&self, call: &ToolCallPart) -> RequestPart {
-        match self {
-            CallOutcome::Returned(value) => call.answer(value.clone()),
-            CallOutcome::Rejected { reason, .. } => call.reject(reason.clone()),
-            CallOutcome::Failed(_) => call.answer(TOOL_FAILED),
-            CallOutcome::Denied(reason) => call.answer(denial_text(reason)),
-        }
+        verdict
     }
 }
 
-fn denial_text(reason: &str) -> String {
-    format!("This call was denied and did not run: {reason}")
+/// The event for a call that ended as `settled`.
+fn outcome_event(settled: &Settled) -> ToolOutcome {
+    match settled {
+        Settled::Returned(value) => ToolOutcome::Returned(value.clone()),
+        Settled::Rejected(feedback) => ToolOutcome::Rejected {
+            feedback: feedback.clone(),
+        },
+        Settled::Failed(error) => ToolOutcome::Failed {
+            error: error.clone(),
+        },
+        Settled::Denied(reason) => ToolOutcome::Denied {
+            reason: reason.clone(),
+        },
+    }
 }
 
-impl<Deps, O> AgentInner<Deps, O>
+/// The number of `calls` that will run: known tools, not denied, not settled yet.
+pub(crate) fn to_run<Deps: 'static, O: Output, J>(
+    turn: &Turn<'_, Deps, O, J>,
+    calls: &[&ToolCallPart],
+    handling: &Handling<'_>,
+) -> u64 {
+    calls
+        .iter()
+        .filter(|call| {
+            turn.step.tools.index.contains_key(&call.tool_name)
+                && denial(turn, call).is_none()
+                && handling.settled(&call.tool_call_id).is_none()
+        })
+        .count() as u64
+}
+
+fn denial<'t, Deps, O: Output, J>(
+    turn: &Turn<'t, Deps, O, J>,
+    call: &ToolCallPart,
+) -> Option<&'t str> {
+    match turn.approvals.get(&call.tool_call_id) {
+        Some(Approval::Denied { reason }) => Some(reason.as_str()),
+        _ => None,
+    }
+}
+
+/// Runs the calls that have not settled (concurrently, or one at a time in call order for a
+/// journal that needs it) and settles each in the transcript the moment it ends, so a step
+/// dropped midway keeps every outcome that came in. Denied calls settle without running.
+///
+/// # Errors
+/// [`Stopped`] when the run is stopped first; the calls still running are dropped.
+pub(crate) async fn settle<Deps, O, J>(
+    turn: &Turn<'_, Deps, O, J>,
+    calls: &[&ToolCallPart],
+    handling: &mut Handling<'_>,
+    retries: &Retries,
+    usage: &mut Usage,
+) -> Result<LiveErrors, Stopped>
 where
     Deps: Send + Sync + 'static,
     O: Output,
+    J: Journal,
 {
-    /// Runs the response's function-tool calls, then handles its output.
-    pub(crate) async fn handle_response<J: Journal>(
-        &self,
-        response: &ModelResponse,
-        scope: TurnScope<'_, Deps, O, J>,
-        retries: &mut Retries,
-        usage: &mut Usage,
-    ) -> Handled<O> {
-        let mut handled = Handled {
-            parts: Vec::new(),
-            culprits: Culprits::default(),
-            result: Ok(None),
-        };
-        let (output_calls, function_calls): (Vec<&ToolCallPart>, Vec<&ToolCallPart>) = response
-            .tool_calls()
-            .partition(|call| self.is_output_call(call));
-
-        let mut verdict = ToolsVerdict::default();
-        if !function_calls.is_empty() {
-            match self
-                .run_tools(&function_calls, &scope, retries, usage, &mut handled)
-                .await
-            {
-                Ok(tools) => verdict = tools,
-                Err(failure) => {
-                    // Answer the output calls too, so the history can be resumed: providers
-                    // require every call to be answered.
-                    if failure.exhausted.is_some() {
-                        self.decline_output_calls(&output_calls, verdict, &mut handled);
-                    } else {
-                        handled
-                            .parts
-                            .extend(output_calls.iter().map(|call| call.answer(NOT_RUN)));
-                    }
-                    handled.result = Err(failure);
-                    return handled;
-                }
-            }
+    let mut started = Vec::new();
+    for &call in calls {
+        if handling.settled(&call.tool_call_id).is_some() {
+            continue;
         }
-        self.handle_output(
-            response,
-            &output_calls,
-            !function_calls.is_empty(),
-            verdict,
-            &scope,
-            retries,
-            &mut handled,
-        )
-        .await;
-        handled
-    }
-
-    /// Runs the turn's function-tool calls concurrently and books their rejections.
-    async fn run_tools<J: Journal>(
-        &self,
-        calls: &[&ToolCallPart],
-        scope: &TurnScope<'_, Deps, O, J>,
-        retries: &mut Retries,
-        usage: &mut Usage,
-        handled: &mut Handled<O>,
-    ) -> Result<ToolsVerdict, Failure> {
-        let denial = |call: &ToolCallPart| match scope.approvals.get(&call.tool_call_id) {
-            Some(Approval::Denied { reason }) => Some(reason.as_str()),
-            _ => None,
-        };
-        let known = calls
-            .iter()
-            .filter(|call| {
-                scope.tools.index.contains_key(&call.tool_name) && denial(call).is_none()
-            })
-            .count() as u64;
-        if let Err(limit) = self.usage_limits.check_tool_calls(usage, known) {
-            handled
-                .parts
-                .extend(calls.iter().map(|call| call.answer(NOT_RUN)));
-            return Err(Failure::limit(limit));
+        if let Some(reason) = denial(turn, call) {
+            let settled = Settled::Denied(reason.to_owned());
+            emit_finished(turn, call, &settled);
+            handling.settle(&call.tool_call_id, settled);
+            continue;
         }
-        usage.tool_calls += known;
-
-        // Each call writes its outcome into its own slot as it finishes, so a stop keeps
-        // what finished before it.
-        let mut outcomes: Vec<Option<CallOutcome>> = Vec::with_capacity(calls.len());
-        let mut verdict = ToolsVerdict::default();
-        for &call in calls {
-            outcomes.push(denial(call).map(|reason| {
-                verdict.denied = true;
-                let outcome = CallOutcome::Denied(reason.to_owned());
-                self.emit_finished(scope, call, &outcome);
-                outcome
-            }));
-        }
-        let retries_now = &*retries;
-        let calls_to_run: Vec<_> = calls
-            .iter()
-            .zip(outcomes.iter_mut())
-            .filter_map(|(&call, slot)| {
-                if slot.is_some() {
-                    return None;
-                }
-                emit(scope.events, || RunEvent::ToolCallStarted {
-                    turn: scope.turn,
-                    call: call.clone(),
-                });
-                Some(async move {
-                    let outcome = self.call_tool(call, scope, retries_now).await;
-                    self.emit_finished(scope, call, &outcome);
-                    *slot = Some(outcome);
-                })
-            })
-            .collect();
-        let running = async {
-            if scope.journal.concurrent() {
-                join_all(calls_to_run).await;
-            } else {
-                // One at a time, in call order, for engines that journal steps in sequence.
-                for call in calls_to_run {
-                    call.await;
-                }
-            }
-        };
-        let stopped = scope.stop.race(running).await.err();
-        if let Some(stopped) = stopped {
-            // Keep what finished; nothing is booked for a round the caller stopped.
-            handled.parts.extend(calls.iter().zip(&outcomes).map(
-                |(call, outcome)| match outcome {
-                    Some(outcome) => outcome.answer(call),
-                    None => call.answer(STOPPED_DURING_CALL),
-                },
-            ));
-            return Err(Failure::stopped(stopped));
-        }
-
-        let mut terminal = None;
-        let mut rejected: Vec<(ToolKey, &ToolCallPart, String, BoxError)> = Vec::new();
-        for (&call, outcome) in calls.iter().zip(outcomes) {
-            let Some(outcome) = outcome else {
-                unreachable!("every call ran to the end")
-            };
-            handled.parts.push(outcome.answer(call));
-            match outcome {
-                CallOutcome::Returned(_) | CallOutcome::Denied(_) => {}
-                CallOutcome::Rejected { reason, error } => {
-                    let key = scope.tools.key(&call.tool_name);
-                    if !rejected.iter().any(|(seen, ..)| *seen == key) {
-                        rejected.push((key, call, reason, error));
-                    }
-                }
-                CallOutcome::Failed(error) => {
-                    if terminal.is_none() {
-                        terminal = Some(Failure {
-                            stage: Stage::Tool,
-                            tool_name: Some(call.tool_name.clone()),
-                            exhausted: None,
-                            source: error,
-                        });
-                    }
-                }
-            }
-        }
-        // Rejections are booked even when another call failed, so every one is counted
-        // and traced.
-        verdict.rejected = !rejected.is_empty();
-        let mut exhausted = None;
-        for (key, call, reason, error) in rejected {
-            let rejections = retries.charge_tool(key, &call.tool_name);
-            let limit = scope.tools.limit(key);
-            match key {
-                ToolKey::Known(_) => handled.culprits.tools.push(call.tool_name.clone()),
-                ToolKey::Unknown => handled.culprits.unknown_tools = true,
-            }
-            tracing::warn!(
-                "golem.retry.stage" = "tool",
-                "gen_ai.tool.name" = call.tool_name.as_str(),
-                "gen_ai.tool.call.id" = call.tool_call_id.as_str(),
-                "golem.retry.attempt" = rejections,
-                "golem.retry.max" = limit,
-                "golem.retry.reason" = reason.as_str(),
-                "tool call rejected"
-            );
-            emit(scope.events, || {
-                RunEvent::Rejected(Rejection {
-                    turn: scope.turn,
-                    stage: Stage::Tool,
-                    tool_name: Some(call.tool_name.clone()),
-                    tool_call_id: Some(call.tool_call_id.clone()),
-                    retry: rejections,
-                    max_retries: limit,
-                    feedback: reason.clone(),
-                    cost: scope.cost,
-                })
-            });
-            if rejections > limit && exhausted.is_none() {
-                exhausted = Some(Failure {
-                    stage: Stage::Tool,
-                    tool_name: Some(call.tool_name.clone()),
-                    exhausted: Some(Exhausted { rejections, limit }),
-                    source: error,
-                });
-            }
-        }
-        match terminal.or(exhausted) {
-            Some(failure) => Err(failure),
-            None => Ok(verdict),
-        }
-    }
-
-    fn emit_finished<J>(
-        &self,
-        scope: &TurnScope<'_, Deps, O, J>,
-        call: &ToolCallPart,
-        outcome: &CallOutcome,
-    ) {
-        emit(scope.events, || RunEvent::ToolCallFinished {
-            turn: scope.turn,
+        emit(turn.step.events, || RunEvent::ToolCallStarted {
+            turn: turn.turn,
             call: call.clone(),
-            outcome: outcome.event(),
         });
+        started.push(call);
     }
-
-    async fn call_tool<J: Journal>(
-        &self,
-        call: &ToolCallPart,
-        scope: &TurnScope<'_, Deps, O, J>,
-        retries: &Retries,
-    ) -> CallOutcome {
-        let tools = scope.tools;
-        let ToolKey::Known(index) = tools.key(&call.tool_name) else {
-            let reason = if tools.available.is_empty() {
-                format!(
-                    "Unknown tool name: `{}`. No tools are available.",
-                    call.tool_name
-                )
-            } else {
-                format!(
-                    "Unknown tool name: `{}`. Available tools: {}.",
-                    call.tool_name, tools.available
-                )
-            };
-            return CallOutcome::Rejected {
-                error: Box::new(ModelRetry::new(reason.clone())),
-                reason,
-            };
-        };
-        let entry = &tools.entries[index];
-        let ctx = scope.ctx.for_attempt(
-            Some(Arc::clone(&entry.name)),
-            Some(Arc::from(call.tool_call_id.as_str())),
-            retries.tool_rejections(ToolKey::Known(index), &entry.name),
-            entry.max_retries,
-        );
-        if !scope.journal.records() {
-            return invoke(&*entry.tool, &ctx, call).await;
+    let mut running_known = started
+        .iter()
+        .filter(|call| is_known(turn, call))
+        .count() as u64;
+    let mut settled = Settling {
+        handling,
+        live: LiveErrors::new(),
+    };
+    let stopped = if turn.step.journal.concurrent() {
+        let mut running = FuturesUnordered::new();
+        for call in started {
+            running.push(run_call(call, turn, retries));
         }
-        // An owned step for the journal. When it runs now, its outcome is used as it is, so
-        // the run keeps the error's own chain; on replay the recorded outcome stands in.
-        let live = Arc::new(Mutex::new(None));
-        let step = {
-            let (tool, call, live) = (Arc::clone(&entry.tool), call.clone(), Arc::clone(&live));
-            async move {
-                let outcome = invoke(&*tool, &ctx, &call).await;
-                let recorded = serde_json::to_value(Recorded::of(&outcome))?;
-                *live.lock().unwrap_or_else(PoisonError::into_inner) = Some(outcome);
-                Ok(recorded)
+        loop {
+            match turn.step.stop.race(running.next()).await {
+                Ok(Some((call, outcome))) => {
+                    running_known -= settled.record(turn, call, outcome, usage);
+                }
+                Ok(None) => break None,
+                Err(stopped) => break Some(stopped),
             }
+        }
+    } else {
+        // One at a time, in call order, for engines that journal steps in sequence.
+        let mut stopped = None;
+        for call in started {
+            match turn.step.stop.race(run_call(call, turn, retries)).await {
+                Ok((call, outcome)) => {
+                    running_known -= settled.record(turn, call, outcome, usage);
+                }
+                Err(stop) => {
+                    stopped = Some(stop);
+                    break;
+                }
+            }
+        }
+        stopped
+    };
+    match stopped {
+        None => Ok(settled.live),
+        Some(stopped) => {
+            // The calls that were running were made, though they did not finish.
+            usage.tool_calls += running_known;
+            Err(stopped)
+        }
+    }
+}
+
+/// Where the calls of one step settle.
+struct Settling<'h, 'a> {
+    handling: &'h mut Handling<'a>,
+    live: LiveErrors,
+}
+
+impl Settling<'_, '_> {
+    /// Settles `call` as `outcome` ended it; returns 1 when it was a call to a known tool,
+    /// counted in the usage.
+    fn record<Deps: 'static, O: Output, J>(
+        &mut self,
+        turn: &Turn<'_, Deps, O, J>,
+        call: &ToolCallPart,
+        outcome: CallOutcome,
+        usage: &mut Usage,
+    ) -> u64 {
+        let (settled, error) = outcome.settle();
+        emit_finished(turn, call, &settled);
+        self.handling.settle(&call.tool_call_id, settled);
+        if let Some(error) = error {
+            self.live.insert(call.tool_call_id.clone(), error);
+        }
+        if is_known(turn, call) {
+            usage.tool_calls += 1;
+            1
+        } else {
+            0
+        }
+    }
+}
+
+fn is_known<Deps: 'static, O: Output, J>(turn: &Turn<'_, Deps, O, J>, call: &ToolCallPart) -> bool {
+    turn.step.tools.index.contains_key(&call.tool_name)
+}
+
+/// Calls the tool of `call`, and says which call it was.
+async fn run_call<'c, Deps, O, J>(
+    call: &'c ToolCallPart,
+    turn: &Turn<'_, Deps, O, J>,
+    retries: &Retries,
+) -> (&'c ToolCallPart, CallOutcome)
+where
+    Deps: Send + Sync + 'static,
+    O: Output,
+    J: Journal,
+{
+    (call, call_tool(call, turn, retries).await)
+}
+
+/// Books the rejections of the settled `calls` (each rejected tool charged once, however
+/// many of its calls were rejected) and reports them; returns the run's failure, if a call
+/// failed or a budget ran out. Rejections are booked even when another call failed, so every
+/// one is counted and traced.
+pub(crate) fn book<Deps: 'static, O: Output, J>(
+    turn: &Turn<'_, Deps, O, J>,
+    calls: &[&ToolCallPart],
+    handling: &Handling<'_>,
+    retries: &mut Retries,
+    culprits: &mut Culprits,
+    mut live: LiveErrors,
+) -> Option<Failure> {
+    let tools = turn.step.tools;
+    let mut terminal = None;
+    let mut rejected: Vec<(ToolKey, &ToolCallPart, &str)> = Vec::new();
+    for &call in calls {
+        match handling.settled(&call.tool_call_id) {
+            Some(Settled::Rejected(reason)) => {
+                let key = tools.key(&call.tool_name);
+                if !rejected.iter().any(|(seen, ..)| *seen == key) {
+                    rejected.push((key, call, reason));
+                }
+            }
+            Some(Settled::Failed(message)) if terminal.is_none() => {
+                let source = live.remove(&call.tool_call_id).unwrap_or_else(|| {
+                    Box::new(RecordedFailure {
+                        message: message.clone(),
+                    })
+                });
+                terminal = Some(Failure {
+                    stage: Stage::Tool,
+                    tool_name: Some(call.tool_name.clone()),
+                    exhausted: None,
+                    source,
+                });
+            }
+            _ => {}
+        }
+    }
+    let mut exhausted = None;
+    for (key, call, reason) in rejected {
+        let rejections = retries.charge_tool(key, &call.tool_name);
+        let limit = tools.limit(key);
+        match key {
+            ToolKey::Known(_) => culprits.tools.push(call.tool_name.clone()),
+            ToolKey::Unknown => culprits.unknown_tools = true,
+        }
+        tracing::warn!(
+            "golem.retry.stage" = "tool",
+            "gen_ai.tool.name" = call.tool_name.as_str(),
+            "gen_ai.tool.call.id" = call.tool_call_id.as_str(),
+            "golem.retry.attempt" = rejections,
+            "golem.retry.max" = limit,
+            "golem.retry.reason" = reason,
+            "tool call rejected"
+        );
+        emit(turn.step.events, || {
+            RunEvent::Rejected(Rejection {
+                turn: turn.turn,
+                stage: Stage::Tool,
+                tool_name: Some(call.tool_name.clone()),
+                tool_call_id: Some(call.tool_call_id.clone()),
+                retry: rejections,
+                max_retries: limit,
+                feedback: reason.to_owned(),
+                cost: turn.cost,
+            })
+        });
+        if rejections > limit && exhausted.is_none() {
+            let source = live
+                .remove(&call.tool_call_id)
+                .unwrap_or_else(|| Box::new(ModelRetry::new(reason)));
+            exhausted = Some(Failure {
+                stage: Stage::Tool,
+                tool_name: Some(call.tool_name.clone()),
+                exhausted: Some(Exhausted { rejections, limit }),
+                source,
+            });
+        }
+    }
+    terminal.or(exhausted)
+}
+
+fn emit_finished<Deps, O: Output, J>(
+    turn: &Turn<'_, Deps, O, J>,
+    call: &ToolCallPart,
+    settled: &Settled,
+) {
+    emit(turn.step.events, || RunEvent::ToolCallFinished {
+        turn: turn.turn,
+        call: call.clone(),
+        outcome: outcome_event(settled),
+    });
+}
+
+async fn call_tool<Deps, O, J>(
+    call: &ToolCallPart,
+    turn: &Turn<'_, Deps, O, J>,
+    retries: &Retries,
+) -> CallOutcome
+where
+    Deps: Send + Sync + 'static,
+    O: Output,
+    J: Journal,
+{
+    let tools = turn.step.tools;
+    let ToolKey::Known(index) = tools.key(&call.tool_name) else {
+        let reason = if tools.available.is_empty() {
+            format!(
+                "Unknown tool name: `{}`. No tools are available.",
+                call.tool_name
+            )
+        } else {
+            format!(
+                "Unknown tool name: `{}`. Available tools: {}.",
+                call.tool_name, tools.available
+            )
         };
-        let name = journal::tool_step(scope.turn, &call.tool_call_id);
-        let recorded = scope.journal.step(name, Box::pin(step)).await;
-        if let Some(outcome) = live.lock().unwrap_or_else(PoisonError::into_inner).take() {
-            return outcome;
+        return CallOutcome::Rejected {
+            error: Box::new(ModelRetry::new(reason.clone())),
+            reason,
+        };
+    };
+    let entry = &tools.entries[index];
+    let ctx = turn.ctx.for_attempt(
+        Some(Arc::clone(&entry.name)),
+        Some(Arc::from(call.tool_call_id.as_str())),
+        retries.tool_rejections(ToolKey::Known(index), &entry.name),
+        entry.max_retries,
+    );
+    let journal = turn.step.journal;
+    if !journal.records() {
+        return invoke(&*entry.tool, &ctx, call).await;
+    }
+    // An owned step for the journal. When it runs now, its outcome is used as it is, so
+    // the run keeps the error's own chain; on replay the recorded outcome stands in.
+    let live = Arc::new(Mutex::new(None));
+    let step = {
+        let (tool, call, live) = (Arc::clone(&entry.tool), call.clone(), Arc::clone(&live));
+        async move {
+            let outcome = invoke(&*tool, &ctx, &call).await;
+            let recorded = serde_json::to_value(recorded(&outcome))?;
+            *live.lock().unwrap_or_else(PoisonError::into_inner) = Some(outcome);
+            Ok(recorded)
         }
-        match recorded.and_then(|value| Ok(serde_json::from_value::<Recorded>(value)?)) {
-            Ok(recorded) => recorded.into_outcome(),
-            Err(error) => CallOutcome::Failed(error),
+    };
+    let name = journal::tool_step(turn.turn, &call.tool_call_id);
+    let recorded = journal.step(name, Box::pin(step)).await;
+    if let Some(outcome) = live.lock().unwrap_or_else(PoisonError::into_inner).take() {
+        return outcome;
+    }
+    match recorded.and_then(|value| Ok(serde_json::from_value::<Settled>(value)?)) {
+        Ok(Settled::Returned(value)) => CallOutcome::Returned(value),
+        Ok(Settled::Rejected(reason)) => CallOutcome::Rejected {
+            error: Box::new(ModelRetry::new(reason.clone())),
+            reason,
+        },
+        Ok(Settled::Failed(message) | Settled::Denied(message)) => {
+            CallOutcome::Failed(Box::new(RecordedFailure { message }))
         }
+        Err(error) => CallOutcome::Failed(error),
+    }
+}
+
+/// How a call ended, as a journal records it: `{"returned": value}`, `{"rejected":
+/// feedback}` or `{"failed": message}`.
+fn recorded(outcome: &CallOutcome) -> Settled {
+    match outcome {
+        CallOutcome::Returned(value) => Settled::Returned(value.clone()),
+        CallOutcome::Rejected { reason, .. } => Settled::Rejected(reason.clone()),
+        CallOutcome::Failed(error) => Settled::Failed(error.to_string()),
     }
 }
 
@@ -418,38 +463,7 @@ async fn invoke<Deps: Send + Sync + 'static>(
     }
 }
 
-/// How a tool call ended, as a journal records it.
-#[derive(serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum Recorded {
-    Returned(Value),
-    Rejected(String),
-    Failed(String),
-}
-
-impl Recorded {
-    fn of(outcome: &CallOutcome) -> Self {
-        match outcome {
-            CallOutcome::Returned(value) => Recorded::Returned(value.clone()),
-            CallOutcome::Rejected { reason, .. } => Recorded::Rejected(reason.clone()),
-            CallOutcome::Failed(error) => Recorded::Failed(error.to_string()),
-            CallOutcome::Denied(reason) => Recorded::Returned(Value::String(denial_text(reason))),
-        }
-    }
-
-    fn into_outcome(self) -> CallOutcome {
-        match self {
-            Recorded::Returned(value) => CallOutcome::Returned(value),
-            Recorded::Rejected(reason) => CallOutcome::Rejected {
-                error: Box::new(ModelRetry::new(reason.clone())),
-                reason,
-            },
-            Recorded::Failed(message) => CallOutcome::Failed(Box::new(RecordedFailure { message })),
-        }
-    }
-}
-
-fn panic_message(panic: &(dyn Any + Send)) -> String {
+pub(crate) fn panic_message(panic: &(dyn Any + Send)) -> String {
     if let Some(message) = panic.downcast_ref::<&str>() {
         (*message).to_owned()
     } else if let Some(message) = panic.downcast_ref::<String>() {

@@ -1,0 +1,158 @@
+//! The handling step: the last response's calls that wait for approval, its function-tool
+//! calls, then its output; what they cost is booked once all of it is known, and the
+//! transcript's pending request answers every call.
+
+use std::mem;
+use std::sync::Arc;
+
+use super::budget::Culprits;
+use super::event::{RunEvent, emit};
+use super::failure::Failure;
+use super::journal::Journal;
+use super::output::{self, Answer, is_output_call};
+use super::scope::{StepScope, Turn};
+use super::state::RunState;
+use super::tools::{self, ToolsVerdict};
+use super::transcript::{NOT_RUN, STOPPED_DURING_CALL};
+use super::{RunResult, Step};
+use crate::context::RunContext;
+use crate::model::ToolCallPart;
+use crate::output::Output;
+
+/// Handles the last response of `state`'s transcript.
+///
+/// Its calls settle in the transcript as each ends, so a step dropped midway loses none of
+/// them; the rejections, the output's verdict and what the round cost are booked after the
+/// last await, all at once, so a dropped step books nothing twice.
+pub(crate) async fn handle<Deps, O, J>(
+    step: &StepScope<'_, Deps, O, J>,
+    state: &mut RunState,
+) -> Result<Step<O>, Failure>
+where
+    Deps: Send + Sync + 'static,
+    O: Output,
+    J: Journal,
+{
+    let RunState {
+        transcript,
+        usage,
+        turns,
+        retries,
+        awaiting_approval,
+        approvals,
+        ..
+    } = state;
+    let turn = *turns;
+    let mut handling = transcript
+        .handling()
+        .expect("handle runs only when the history ends in a response");
+    let response = handling.response;
+
+    let awaiting = step.tools.awaiting_approval(response, |call| {
+        approvals.contains_key(&call.tool_call_id)
+    });
+    if !awaiting.is_empty() {
+        emit(step.events, || RunEvent::ApprovalRequired {
+            turn,
+            calls: awaiting.clone(),
+        });
+        *awaiting_approval = awaiting;
+        return Ok(Step::Paused);
+    }
+
+    let ctx = RunContext::from_parts(Arc::clone(step.deps), Arc::new(usage.clone()), turn);
+    let cost = response.usage.cost();
+    let scope = Turn {
+        step,
+        ctx: &ctx,
+        approvals,
+        turn,
+        cost,
+    };
+    let (output_calls, function_calls): (Vec<&ToolCallPart>, Vec<&ToolCallPart>) = response
+        .tool_calls()
+        .partition(|call| is_output_call(&step.agent.output, call));
+    let not_run = || -> Vec<_> { output_calls.iter().map(|call| call.answer(NOT_RUN)).collect() };
+
+    let mut live = tools::LiveErrors::new();
+    if !function_calls.is_empty() {
+        let calls = tools::to_run(&scope, &function_calls, &handling);
+        if let Err(limit) = step.usage_limits().check_tool_calls(usage, calls) {
+            handling.close(Vec::new(), NOT_RUN);
+            approvals.clear();
+            return Err(Failure::limit(limit));
+        }
+        match tools::settle(&scope, &function_calls, &mut handling, retries, usage).await {
+            Ok(errors) => live = errors,
+            Err(stopped) => {
+                // Keep what finished; nothing is booked for a round the caller stopped.
+                handling.close(not_run(), STOPPED_DURING_CALL);
+                approvals.clear();
+                return Err(Failure::stopped(stopped));
+            }
+        }
+    }
+    let verdict = ToolsVerdict::of(&function_calls, &handling);
+    let answer = if verdict.failed {
+        Answer::None
+    } else {
+        let evaluated = output::evaluate(
+            &scope,
+            response,
+            &output_calls,
+            !function_calls.is_empty(),
+            verdict,
+            retries,
+        )
+        .await;
+        match evaluated {
+            Ok(answer) => answer,
+            Err(stopped) => {
+                handling.close(not_run(), STOPPED_DURING_CALL);
+                approvals.clear();
+                return Err(Failure::stopped(stopped));
+            }
+        }
+    };
+
+    // Everything below is booked at once: no await until the transcript is closed.
+    let mut culprits = Culprits::default();
+    let mut parts = Vec::new();
+    let result =
+        match tools::book(&scope, &function_calls, &handling, retries, &mut culprits, live) {
+            Some(failure) => {
+                // Answer the output calls too, so the history can be resumed: providers
+                // require every call to be answered.
+                if failure.exhausted.is_some() {
+                    output::decline(&scope, &output_calls, verdict, &mut parts);
+                } else {
+                    parts.extend(not_run());
+                }
+                Err(failure)
+            }
+            None => output::book(
+                &scope,
+                answer,
+                &output_calls,
+                retries,
+                &mut culprits,
+                &mut parts,
+            ),
+        };
+    culprits.book(cost, usage);
+    handling.close(parts, NOT_RUN);
+    approvals.clear();
+    match result? {
+        Some(output) => {
+            emit(step.events, || RunEvent::OutputAccepted { turn });
+            let (messages, new_from) = mem::take(transcript).into_messages();
+            Ok(Step::Finished(RunResult::new(
+                output,
+                messages,
+                mem::take(usage),
+                new_from,
+            )))
+        }
+        None => Ok(Step::Handled),
+    }
+}

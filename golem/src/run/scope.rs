@@ -1,0 +1,104 @@
+//! What one step of a run works with besides the run's state: the agent, the run's own
+//! overrides, the tools listed for it, its stop signals, its events and its journal.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use super::event::EventSink;
+use super::state::Approval;
+use super::stop::StopSignals;
+use crate::agent::AgentInner;
+use crate::context::RunContext;
+use crate::model::{Model, ModelSettings, RequestParams};
+use crate::output::Output;
+use crate::toolbox::Toolbox;
+use crate::toolset::Toolset;
+use crate::usage::{RoundCost, UsageLimits};
+
+/// What a run sets for itself over its agent's configuration, each taking effect from the
+/// run's next request.
+pub(crate) struct Overrides<Deps> {
+    /// Model settings merged over the agent's.
+    pub(crate) settings: Option<ModelSettings>,
+    /// Usage limits in place of the agent's.
+    pub(crate) usage_limits: Option<UsageLimits>,
+    /// The model asked in place of the agent's.
+    pub(crate) model: Option<Arc<dyn Model>>,
+    /// Toolsets this run lists besides the agent's.
+    pub(crate) toolsets: Vec<Arc<dyn Toolset<Deps>>>,
+}
+
+impl<Deps> Default for Overrides<Deps> {
+    fn default() -> Self {
+        Overrides {
+            settings: None,
+            usage_limits: None,
+            model: None,
+            toolsets: Vec::new(),
+        }
+    }
+}
+
+impl<Deps> fmt::Debug for Overrides<Deps> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Overrides")
+            .field("settings", &self.settings)
+            .field("usage_limits", &self.usage_limits)
+            .field("model", &self.model.as_ref().map(|model| model.name()))
+            .field("toolsets", &self.toolsets.len())
+            .finish()
+    }
+}
+
+/// What one step of a run works with, borrowed from the run for the step's length.
+pub(crate) struct StepScope<'a, Deps, O: Output, J> {
+    pub(crate) agent: &'a AgentInner<Deps, O>,
+    pub(crate) deps: &'a Arc<Deps>,
+    pub(crate) overrides: &'a Overrides<Deps>,
+    /// The tools listed for this run.
+    pub(crate) tools: &'a Toolbox<Deps>,
+    pub(crate) stop: &'a StopSignals,
+    pub(crate) events: Option<&'a EventSink<O>>,
+    pub(crate) journal: &'a J,
+}
+
+impl<'a, Deps, O: Output, J> StepScope<'a, Deps, O, J> {
+    /// The model the run asks: its own, or the agent's.
+    pub(crate) fn model(&self) -> &'a Arc<dyn Model> {
+        self.overrides.model.as_ref().unwrap_or(&self.agent.model)
+    }
+
+    /// The usage limits of the run: its own, or the agent's.
+    pub(crate) fn usage_limits(&self) -> &'a UsageLimits {
+        self.overrides
+            .usage_limits
+            .as_ref()
+            .unwrap_or(&self.agent.usage_limits)
+    }
+
+    /// The parameters of the next request: the tools', with the run's settings merged over
+    /// the agent's.
+    pub(crate) fn params(&self) -> Cow<'a, RequestParams> {
+        match &self.overrides.settings {
+            None => Cow::Borrowed(&self.tools.params),
+            Some(settings) => {
+                let mut params = self.tools.params.clone();
+                params.settings = params.settings.merged(settings);
+                Cow::Owned(params)
+            }
+        }
+    }
+}
+
+/// What the handling of one response works with: the step's scope, the context its tools
+/// and validators see, the decisions on calls that waited for approval, the turn and what
+/// the turn's request and response cost.
+pub(crate) struct Turn<'a, Deps, O: Output, J> {
+    pub(crate) step: &'a StepScope<'a, Deps, O, J>,
+    pub(crate) ctx: &'a RunContext<Deps>,
+    pub(crate) approvals: &'a BTreeMap<String, Approval>,
+    pub(crate) turn: u32,
+    pub(crate) cost: RoundCost,
+}

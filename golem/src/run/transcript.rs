@@ -1,0 +1,479 @@
+//! [`Transcript`]: the messages a run exchanged and the request it sends next, changed only
+//! through transitions that keep every tool call answered.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::model::{
+    FinishReason, Message, ModelRequest, ModelResponse, RequestPart, ResponsePart, ToolCallPart,
+};
+
+/// The answer of a call the run did not get to make. Every call in a history is answered, so
+/// the history stays valid for providers when it is continued; the text never includes an
+/// error's own message.
+pub(crate) const NOT_RUN: &str = "Not run: the run stopped before this call.";
+/// The answer of a call that was running when the run was stopped.
+pub(crate) const STOPPED_DURING_CALL: &str = "Not finished: the run was stopped during this call.";
+/// The answer of a call that failed terminally; the error's own text is never shown.
+const TOOL_FAILED: &str = "The tool failed; the run stopped.";
+
+/// The history of a run and the request it sends next.
+///
+/// Two invariants hold after every transition: when anything is sent, every tool call in the
+/// history is answered; and the pending request, when there is one after a response, answers
+/// that response's calls. The run changes the history only through these methods:
+///
+/// - [`send`](Self::send) puts the pending request into the history, to be sent;
+/// - [`record_response`](Self::record_response) adds the answer to it, or
+///   [`record_unused`](Self::record_unused) one the run will not act on (cut off by a stop,
+///   truncated, filtered, over a limit), whose calls are answered as not run;
+/// - [`handling`](Self::handling) gives the last response's calls to settle one by one as
+///   each finishes ([`Handling::settle`]), so a step dropped midway keeps what finished, and
+///   [`Handling::close`] answers them all in the pending request;
+/// - [`push_prompt`](Self::push_prompt) continues with a prompt, answering as not run the
+///   calls of a response that was not handled;
+/// - [`flush`](Self::flush) ends a failed run with the answers it has in the history.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct Transcript {
+    messages: Vec<Message>,
+    pending: Option<ModelRequest>,
+    /// How the last response's calls that finished ended, by call id; cleared when the
+    /// response's handling closes.
+    settled: BTreeMap<String, Settled>,
+    /// The index of the first message this run added.
+    start: usize,
+}
+
+/// What the run does next with its transcript.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// Send a request: the pending one, or the history as it ends in a request.
+    Send,
+    /// Handle the last response: its tool calls and its output.
+    Handle,
+    /// Nothing: the history is empty.
+    Nothing,
+}
+
+/// How one call of the last response ended, kept in the transcript from the moment it
+/// finishes until the response's handling closes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Settled {
+    /// The tool returned this value.
+    Returned(Value),
+    /// The tool rejected the call with this feedback for the model.
+    Rejected(String),
+    /// The tool failed terminally, with this error message.
+    Failed(String),
+    /// The caller denied the call, for this reason.
+    Denied(String),
+}
+
+impl Settled {
+    /// The call's answer in the next request.
+    pub(crate) fn answer(&self, call: &ToolCallPart) -> RequestPart {
+        match self {
+            Settled::Returned(value) => call.answer(value.clone()),
+            Settled::Rejected(reason) => call.reject(reason.clone()),
+            Settled::Failed(_) => call.answer(TOOL_FAILED),
+            Settled::Denied(reason) => call.answer(denial_text(reason)),
+        }
+    }
+}
+
+/// What a denied call's answer says.
+pub(crate) fn denial_text(reason: &str) -> String {
+    format!("This call was denied and did not run: {reason}")
+}
+
+impl Transcript {
+    /// A transcript that sends `pending` after `messages`, or goes on from `messages` as they
+    /// are when there is nothing pending.
+    pub(crate) fn new(messages: Vec<Message>, pending: Option<ModelRequest>) -> Self {
+        Transcript {
+            start: messages.len(),
+            messages,
+            pending,
+            settled: BTreeMap::new(),
+        }
+    }
+
+    /// A transcript from saved fields, as a [`RunState`](super::RunState) stores them.
+    pub(crate) fn from_saved(
+        messages: Vec<Message>,
+        pending: Option<ModelRequest>,
+        settled: BTreeMap<String, Settled>,
+        start: usize,
+    ) -> Self {
+        Transcript {
+            start: start.min(messages.len()),
+            messages,
+            pending,
+            settled,
+        }
+    }
+
+    /// A transcript that continues `history` with the request `parts`: a history that ends
+    /// in a request gets them in that request; one that ends in a response gets them after
+    /// answers, as not run, to that response's calls.
+    pub(crate) fn continued(mut history: Vec<Message>, parts: Vec<RequestPart>) -> Self {
+        let mut start = history.len();
+        let request = match history.pop() {
+            Some(Message::Request(mut request)) => {
+                start -= 1;
+                request.parts.extend(parts);
+                request
+            }
+            Some(Message::Response(response)) => {
+                let mut answers = not_run(&response);
+                answers.extend(parts);
+                history.push(Message::Response(response));
+                ModelRequest::new(answers)
+            }
+            None => ModelRequest::new(parts),
+        };
+        Transcript {
+            messages: history,
+            pending: Some(request),
+            settled: BTreeMap::new(),
+            start,
+        }
+    }
+
+    /// What was exchanged.
+    pub(crate) fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// The messages this run added to the history it started from.
+    pub(crate) fn new_messages(&self) -> &[Message] {
+        &self.messages[self.start.min(self.messages.len())..]
+    }
+
+    /// The request sent next, not yet in the history.
+    pub(crate) fn pending(&self) -> Option<&ModelRequest> {
+        self.pending.as_ref()
+    }
+
+    /// The outcomes of the last response's calls that finished, by call id.
+    pub(crate) fn settled(&self) -> &BTreeMap<String, Settled> {
+        &self.settled
+    }
+
+    /// What the run does next.
+    pub(crate) fn next(&self) -> Next {
+        if self.pending.is_some() {
+            return Next::Send;
+        }
+        match self.messages.last() {
+            Some(Message::Request(_)) => Next::Send,
+            Some(Message::Response(_)) => Next::Handle,
+            None => Next::Nothing,
+        }
+    }
+
+    /// Puts the pending request into the history and returns the history to send.
+    pub(crate) fn send(&mut self) -> &[Message] {
+        debug_assert_eq!(self.next(), Next::Send);
+        if let Some(request) = self.pending.take() {
+            self.messages.push(Message::Request(request));
+        }
+        &self.messages
+    }
+
+    /// Adds the response to the request just sent, its calls named uniquely.
+    pub(crate) fn record_response(&mut self, mut response: ModelResponse) -> &ModelResponse {
+        debug_assert!(matches!(self.messages.last(), Some(Message::Request(_))));
+        name_calls(&mut response, self.messages.len());
+        self.settled.clear();
+        self.messages.push(Message::Response(response));
+        self.last_response()
+    }
+
+    /// Adds a response the run will not act on: the pending request answers its calls as
+    /// not run and says why (`note`), so going on sends a new request instead of handling it.
+    pub(crate) fn record_unused(&mut self, response: ModelResponse, note: &str) -> &ModelResponse {
+        self.record_response(response);
+        let mut parts = not_run(self.last_response());
+        parts.push(RequestPart::retry_prompt(note));
+        self.pending = Some(ModelRequest::new(parts));
+        self.last_response()
+    }
+
+    fn last_response(&self) -> &ModelResponse {
+        match self.messages.last() {
+            Some(Message::Response(response)) => response,
+            _ => unreachable!("a response was just added"),
+        }
+    }
+
+    /// The last response, to handle its calls, when that is what the run does next.
+    pub(crate) fn handling(&mut self) -> Option<Handling<'_>> {
+        if self.pending.is_some() {
+            return None;
+        }
+        match self.messages.last() {
+            Some(Message::Response(response)) => Some(Handling {
+                response,
+                settled: &mut self.settled,
+                pending: &mut self.pending,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Adds a user prompt to the request sent next: after the pending request's parts, or,
+    /// after a response that was not handled, after answers to its calls as not run.
+    pub(crate) fn push_prompt(&mut self, prompt: RequestPart) {
+        if self.next() == Next::Handle {
+            let answers = self.unanswered_as_not_run();
+            self.pending = Some(ModelRequest::new(answers));
+        }
+        match &mut self.pending {
+            Some(request) => request.parts.push(prompt),
+            None => self.pending = Some(ModelRequest::new(vec![prompt])),
+        }
+    }
+
+    /// Ends a failed run's transcript: a pending request that answers the last response
+    /// goes into the history, so every call there is answered. A response the run had not
+    /// handled stays last, to be handled when the run goes on (its settled calls keep their
+    /// outcomes), and a history that ends in the prompt of a run that sent nothing keeps it
+    /// pending.
+    pub(crate) fn flush(&mut self) {
+        if matches!(self.messages.last(), Some(Message::Response(_)))
+            && let Some(request) = self.pending.take()
+        {
+            self.messages.push(Message::Request(request));
+        }
+    }
+
+    /// The history, with the pending request in it, and where this run's messages start.
+    pub(crate) fn into_messages(mut self) -> (Vec<Message>, usize) {
+        if let Some(request) = self.pending.take() {
+            self.messages.push(Message::Request(request));
+        }
+        (self.messages, self.start)
+    }
+
+    /// Takes the history as it is, pending request apart.
+    pub(crate) fn into_parts(self) -> (Vec<Message>, Option<ModelRequest>, usize) {
+        (self.messages, self.pending, self.start)
+    }
+
+    /// Brings a transcript saved by version 1 of the run state up to version 2: a last
+    /// response the run did not act on (cut off, truncated, filtered) was left to be
+    /// handled, and is now followed by a request that says why it was not used.
+    pub(crate) fn migrate_v1(&mut self) {
+        if self.pending.is_some() {
+            return;
+        }
+        let Some(Message::Response(response)) = self.messages.last() else {
+            return;
+        };
+        let note = match response.finish_reason {
+            Some(FinishReason::Incomplete) => INTERRUPTED,
+            Some(FinishReason::Length) => TRUNCATED,
+            Some(FinishReason::ContentFilter) => FILTERED,
+            _ => return,
+        };
+        let mut parts = not_run(response);
+        parts.push(RequestPart::retry_prompt(note));
+        self.pending = Some(ModelRequest::new(parts));
+    }
+
+    /// Answers as not run the calls of the last response that are not settled; the settled
+    /// ones keep their outcomes.
+    fn unanswered_as_not_run(&mut self) -> Vec<RequestPart> {
+        let Some(Message::Response(response)) = self.messages.last() else {
+            return Vec::new();
+        };
+        let answers = response
+            .tool_calls()
+            .map(|call| match self.settled.get(&call.tool_call_id) {
+                Some(settled) => settled.answer(call),
+                None => call.answer(NOT_RUN),
+            })
+            .collect();
+        self.settled.clear();
+        answers
+    }
+}
+
+/// Why a response was not used, as the next request tells the model.
+pub(crate) const INTERRUPTED: &str =
+    "The previous response was interrupted before it was complete; it was not used. Respond again.";
+pub(crate) const TRUNCATED: &str =
+    "The previous response was cut off at the output token limit; it was not used. Respond again.";
+pub(crate) const FILTERED: &str = "The previous response was stopped by the provider's content filter; it was not used. Respond again.";
+pub(crate) const OVER_LIMIT: &str =
+    "The previous response went over the run's usage limit; it was not used.";
+
+/// The handling of the last response: its calls settle one by one, then
+/// [`close`](Self::close) answers every call in the pending request.
+#[derive(Debug)]
+pub(crate) struct Handling<'a> {
+    /// The response being handled.
+    pub(crate) response: &'a ModelResponse,
+    settled: &'a mut BTreeMap<String, Settled>,
+    pending: &'a mut Option<ModelRequest>,
+}
+
+impl<'a> Handling<'a> {
+    /// How the call `tool_call_id` ended, if it finished.
+    pub(crate) fn settled(&self, tool_call_id: &str) -> Option<&Settled> {
+        self.settled.get(tool_call_id)
+    }
+
+    /// Records how the call `tool_call_id` ended, the moment it ends.
+    pub(crate) fn settle(&mut self, tool_call_id: &str, outcome: Settled) {
+        self.settled.insert(tool_call_id.to_owned(), outcome);
+    }
+
+    /// Ends the handling: the pending request answers every call of the response in call
+    /// order (each settled call with its outcome, each call `parts` does not answer with
+    /// `unanswered`), followed by `parts`.
+    pub(crate) fn close(self, parts: Vec<RequestPart>, unanswered: &str) {
+        let answered_in_parts = |id: &str| parts.iter().any(|part| answers(part, id));
+        let mut answers: Vec<RequestPart> = self
+            .response
+            .tool_calls()
+            .filter_map(|call| match self.settled.get(&call.tool_call_id) {
+                Some(settled) => Some(settled.answer(call)),
+                None if answered_in_parts(&call.tool_call_id) => None,
+                None => Some(call.answer(unanswered)),
+            })
+            .collect();
+        answers.extend(parts);
+        self.settled.clear();
+        if !answers.is_empty() {
+            *self.pending = Some(ModelRequest::new(answers));
+        }
+    }
+}
+
+/// Whether `part` answers the call `tool_call_id`.
+fn answers(part: &RequestPart, tool_call_id: &str) -> bool {
+    match part {
+        RequestPart::ToolReturn(part) => part.tool_call_id == tool_call_id,
+        RequestPart::RetryPrompt(part) => part.tool_call_id.as_deref() == Some(tool_call_id),
+        _ => false,
+    }
+}
+
+/// Answers every call of `response` as not run.
+fn not_run(response: &ModelResponse) -> Vec<RequestPart> {
+    response
+        .tool_calls()
+        .map(|call| call.answer(NOT_RUN))
+        .collect()
+}
+
+/// Gives every call of `response` an id that is unique in it: one without an id gets one
+/// unique in the history, and a repeated id gets the call's position added.
+fn name_calls(response: &mut ModelResponse, history_len: usize) {
+    let mut seen: Vec<String> = Vec::new();
+    for (index, part) in response.parts.iter_mut().enumerate() {
+        let ResponsePart::ToolCall(call) = part else {
+            continue;
+        };
+        if call.tool_call_id.is_empty() {
+            call.tool_call_id = format!("call_{history_len}_{index}");
+        }
+        while seen.contains(&call.tool_call_id) {
+            call.tool_call_id = format!("{}_{index}", call.tool_call_id);
+        }
+        seen.push(call.tool_call_id.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(id: &str) -> ResponsePart {
+        ResponsePart::tool_call("search", "{}", id)
+    }
+
+    fn ids(response: &ModelResponse) -> Vec<&str> {
+        response
+            .tool_calls()
+            .map(|call| call.tool_call_id.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn calls_get_ids_unique_in_their_response() {
+        let mut response = ModelResponse::new(vec![call("a"), call(""), call("a"), call("a")]);
+        name_calls(&mut response, 4);
+        assert_eq!(ids(&response), ["a", "call_4_1", "a_2", "a_3"]);
+    }
+
+    #[test]
+    fn closing_answers_every_call_in_call_order_then_the_parts() {
+        let mut transcript = Transcript::continued(Vec::new(), vec![RequestPart::user_prompt("hi")]);
+        transcript.send();
+        transcript.record_response(ModelResponse::new(vec![call("a"), call("b"), call("c")]));
+        let mut handling = transcript.handling().expect("a response to handle");
+        handling.settle("c", Settled::Returned(Value::from(3)));
+        handling.settle("a", Settled::Rejected("no".to_owned()));
+        handling.close(vec![RequestPart::retry_prompt("note")], STOPPED_DURING_CALL);
+        let calls: Vec<ToolCallPart> = match &transcript.messages()[1] {
+            Message::Response(response) => response.tool_calls().cloned().collect(),
+            Message::Request(_) => unreachable!(),
+        };
+        assert_eq!(
+            transcript.pending().map(|request| request.parts.clone()),
+            Some(vec![
+                calls[0].reject("no"),
+                calls[1].answer(STOPPED_DURING_CALL),
+                calls[2].answer(3),
+                RequestPart::retry_prompt("note"),
+            ])
+        );
+        assert!(transcript.settled().is_empty());
+        assert_eq!(transcript.next(), Next::Send);
+    }
+
+    #[test]
+    fn a_continued_history_that_ends_in_a_response_answers_its_calls_first() {
+        let history = vec![
+            Message::Request(ModelRequest::user_prompt("go")),
+            Message::Response(ModelResponse::new(vec![call("a")])),
+        ];
+        let transcript = Transcript::continued(history, vec![RequestPart::user_prompt("again")]);
+        assert_eq!(
+            transcript.pending().map(|request| request.parts.clone()),
+            Some(vec![
+                RequestPart::tool_return("search", "a", NOT_RUN),
+                RequestPart::user_prompt("again"),
+            ])
+        );
+        assert_eq!(transcript.start, 2);
+    }
+
+    #[test]
+    fn a_prompt_after_a_response_not_handled_answers_its_calls_keeping_settled_ones() {
+        let mut transcript = Transcript::continued(Vec::new(), vec![RequestPart::user_prompt("hi")]);
+        transcript.send();
+        transcript.record_response(ModelResponse::new(vec![call("a"), call("b")]));
+        transcript
+            .handling()
+            .expect("a response to handle")
+            .settle("a", Settled::Returned(Value::from(1)));
+        transcript.flush();
+        assert_eq!(transcript.next(), Next::Handle);
+        transcript.push_prompt(RequestPart::user_prompt("next"));
+        assert_eq!(
+            transcript.pending().map(|request| request.parts.clone()),
+            Some(vec![
+                RequestPart::tool_return("search", "a", 1),
+                RequestPart::tool_return("search", "b", NOT_RUN),
+                RequestPart::user_prompt("next"),
+            ])
+        );
+    }
+}
