@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use golem::RunError;
 use golem::model::ModelError;
+use golem::toolset::ToolsetError;
 use golem::{BoxError, Stage};
 use restate_sdk::errors::{HandlerError, TerminalError};
 
@@ -106,10 +107,15 @@ pub fn is_transient(error: &ModelError) -> bool {
 }
 
 /// How a step's failure is reported to Restate, and the failure itself (kept for the live
-/// run): retryable for a transient model failure, terminal otherwise.
+/// run): retryable for a transient model failure and for a toolset that could not list its
+/// tools (a server that is down for a moment), terminal otherwise.
 pub(crate) fn step_error(error: BoxError) -> (HandlerError, BoxError) {
     let message = chain(&*error);
-    let transient = error.downcast_ref::<ModelError>().is_some_and(is_transient);
+    let transient = error.downcast_ref::<ModelError>().is_some_and(is_transient)
+        || matches!(
+            error.downcast_ref::<ToolsetError>(),
+            Some(ToolsetError::List { .. })
+        );
     let reported = if transient {
         HandlerError::from(message)
     } else {

@@ -76,7 +76,7 @@ pub(crate) struct AgentInner<Deps, O> {
     pub(crate) instructions: Option<String>,
     /// The agent's own tools; a run adds its toolsets' to a copy.
     pub(crate) toolbox: Arc<Toolbox<Deps>>,
-    pub(crate) toolsets: Vec<Box<dyn Toolset<Deps>>>,
+    pub(crate) toolsets: Vec<Arc<dyn Toolset<Deps>>>,
     pub(crate) output: OutputSetup<Deps, O>,
     pub(crate) tool_retries: u32,
     pub(crate) output_retries: u32,
@@ -187,7 +187,7 @@ pub struct AgentBuilder<Deps, O> {
     name: Option<String>,
     instructions: Option<String>,
     tools: Vec<Box<dyn Tool<Deps>>>,
-    toolsets: Vec<Box<dyn Toolset<Deps>>>,
+    toolsets: Vec<Arc<dyn Toolset<Deps>>>,
     tool_retries: u32,
     output_retries: u32,
     max_turns: u32,
@@ -329,7 +329,7 @@ where
     /// # Ok::<_, Box<dyn std::error::Error>>(())
     /// ```
     pub fn toolset(mut self, toolset: impl Toolset<Deps>) -> Self {
-        self.toolsets.push(Box::new(toolset));
+        self.toolsets.push(Arc::new(toolset));
         self
     }
 

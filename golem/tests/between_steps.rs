@@ -278,16 +278,22 @@ async fn the_history_of_a_run_whose_budget_ran_out_can_be_continued() {
         reply(vec![call("lookup", r#"{"id": 7}"#, "c1")], 10, 2),
         reply(vec![text("I could not find order 7.")], 20, 3),
     ]);
-    let lookup = FunctionTool::new("lookup", |_ctx: RunContext<()>, _args: serde_json::Value| {
-        async move { Err::<String, _>(ModelRetry::new("no such order")) }
-    });
+    let lookup = FunctionTool::new(
+        "lookup",
+        |_ctx: RunContext<()>, _args: serde_json::Value| async move {
+            Err::<String, _>(ModelRetry::new("no such order"))
+        },
+    );
     let agent = Agent::<(), String>::builder(script.model.clone())
         .tool(lookup)
         .build()
         .unwrap();
     let error = agent.run("Where is order 7?", ()).await.unwrap_err();
     assert!(error.is_retries_exhausted());
-    assert!(matches!(error.messages().last(), Some(Message::Response(_))));
+    assert!(matches!(
+        error.messages().last(),
+        Some(Message::Response(_))
+    ));
 
     let result = agent
         .run_with_history(error.into_messages(), "Never mind, thanks.", ())
@@ -386,12 +392,13 @@ async fn a_cancelled_token_stops_an_output_validator_and_a_panicking_one_fails_t
 
 #[tokio::test]
 async fn model_settings_given_to_a_run_after_its_first_step_apply_to_its_next_request() {
-    let model = FunctionModel::new(|messages: &[Message], params: &RequestParams| {
-        match messages.len() {
-            1 => ModelResponse::tool_call("ping", "{}", "c1"),
-            _ => ModelResponse::text(format!("{:?}", params.settings.max_tokens)),
-        }
-    });
+    let model =
+        FunctionModel::new(
+            |messages: &[Message], params: &RequestParams| match messages.len() {
+                1 => ModelResponse::tool_call("ping", "{}", "c1"),
+                _ => ModelResponse::text(format!("{:?}", params.settings.max_tokens)),
+            },
+        );
     let ping = FunctionTool::new("ping", |_ctx: RunContext<()>, (): ()| async move {
         Ok::<_, ModelRetry>("pong")
     });
@@ -448,15 +455,14 @@ async fn a_run_gets_its_own_usage_limits_model_and_toolset_from_its_next_request
 
 #[tokio::test]
 async fn every_request_sent_counts_against_the_request_limit_across_stops() {
-    let agent = Agent::<(), String>::builder(FunctionModel::new_async(
-        |_: Vec<Message>, _| async {
+    let agent =
+        Agent::<(), String>::builder(FunctionModel::new_async(|_: Vec<Message>, _| async {
             pending::<()>().await;
             Ok(ModelResponse::text("never"))
-        },
-    ))
-    .usage_limits(UsageLimits::new().request_limit(2))
-    .build()
-    .unwrap();
+        }))
+        .usage_limits(UsageLimits::new().request_limit(2))
+        .build()
+        .unwrap();
 
     let mut state = RunState::from_history(vec![request(vec![user("Hi")])]);
     for sent in 1..=2 {
@@ -473,10 +479,7 @@ async fn every_request_sent_counts_against_the_request_limit_across_stops() {
     // The deadline is saved with the state; the run goes on without one.
     state.clear_deadline();
     let error = agent.resume(state, ()).await.unwrap_err();
-    assert_eq!(
-        error.limit(),
-        Some(&LimitExceeded::Requests { limit: 2 })
-    );
+    assert_eq!(error.limit(), Some(&LimitExceeded::Requests { limit: 2 }));
 }
 
 #[tokio::test]
@@ -571,7 +574,9 @@ async fn a_state_of_version_1_stopped_mid_stream_is_read_and_resumed_with_a_new_
     assert_eq!(state.turns(), 1);
     assert_eq!(
         state.pending(),
-        Some(&ModelRequest::new(vec![RequestPart::retry_prompt(INTERRUPTED)]))
+        Some(&ModelRequest::new(vec![RequestPart::retry_prompt(
+            INTERRUPTED
+        )]))
     );
     let resaved = serde_json::to_value(&state).unwrap();
     assert_eq!(resaved["version"], json!(2));

@@ -4,6 +4,7 @@ use golem::model::function::FunctionModel;
 use golem::model::{ModelError, ModelResponse};
 use golem::run::RecordedFailure;
 use golem::tool::{FunctionTool, RetryLimit};
+use golem::toolset::ToolsetError;
 use golem::usage::UsageLimits;
 use golem::{Agent, ModelRetry, RunContext, RunError};
 use restate_sdk::errors::HandlerError;
@@ -173,6 +174,27 @@ fn a_step_reports_transient_model_failures_as_retryable_and_keeps_the_error() {
         text(&reported),
         "Retryable error: the request to openai failed after 3 attempt(s): refused"
     );
+}
+
+#[test]
+fn a_step_reports_a_toolset_that_cannot_list_its_tools_as_retryable() {
+    let down = ToolsetError::List {
+        toolset: "crm".into(),
+        source: "connection refused".into(),
+    };
+    let (reported, kept) = step_error(Box::new(down));
+    assert_eq!(
+        text(&reported),
+        "Retryable error: toolset `crm` could not list its tools: connection refused"
+    );
+    assert!(kept.is::<ToolsetError>());
+    let clash = ToolsetError::DuplicateName {
+        name: "search".into(),
+        first: "toolset `a`".into(),
+        second: "toolset `b`".into(),
+    };
+    let (reported, _) = step_error(Box::new(clash));
+    assert!(text(&reported).starts_with("Terminal error [500]: "));
 }
 
 #[test]

@@ -427,6 +427,7 @@ where
                     &self.overrides,
                     &self.state,
                     &self.stop,
+                    journal,
                 )
                 .await?;
                 self.tools = Some(Arc::clone(&tools));

@@ -48,9 +48,9 @@ where
         .expect("handle runs only when the history ends in a response");
     let response = handling.response;
 
-    let awaiting = step.tools.awaiting_approval(response, |call| {
-        approvals.contains_key(&call.tool_call_id)
-    });
+    let awaiting = step
+        .tools
+        .awaiting_approval(response, |call| approvals.contains_key(&call.tool_call_id));
     if !awaiting.is_empty() {
         emit(step.events, || RunEvent::ApprovalRequired {
             turn,
@@ -72,7 +72,12 @@ where
     let (output_calls, function_calls): (Vec<&ToolCallPart>, Vec<&ToolCallPart>) = response
         .tool_calls()
         .partition(|call| is_output_call(&step.agent.output, call));
-    let not_run = || -> Vec<_> { output_calls.iter().map(|call| call.answer(NOT_RUN)).collect() };
+    let not_run = || -> Vec<_> {
+        output_calls
+            .iter()
+            .map(|call| call.answer(NOT_RUN))
+            .collect()
+    };
 
     let mut live = tools::LiveErrors::new();
     if !function_calls.is_empty() {
@@ -118,27 +123,33 @@ where
     // Everything below is booked at once: no await until the transcript is closed.
     let mut culprits = Culprits::default();
     let mut parts = Vec::new();
-    let result =
-        match tools::book(&scope, &function_calls, &handling, retries, &mut culprits, live) {
-            Some(failure) => {
-                // Answer the output calls too, so the history can be resumed: providers
-                // require every call to be answered.
-                if failure.exhausted.is_some() {
-                    output::decline(&scope, &output_calls, verdict, &mut parts);
-                } else {
-                    parts.extend(not_run());
-                }
-                Err(failure)
+    let result = match tools::book(
+        &scope,
+        &function_calls,
+        &handling,
+        retries,
+        &mut culprits,
+        live,
+    ) {
+        Some(failure) => {
+            // Answer the output calls too, so the history can be resumed: providers
+            // require every call to be answered.
+            if failure.exhausted.is_some() {
+                output::decline(&scope, &output_calls, verdict, &mut parts);
+            } else {
+                parts.extend(not_run());
             }
-            None => output::book(
-                &scope,
-                answer,
-                &output_calls,
-                retries,
-                &mut culprits,
-                &mut parts,
-            ),
-        };
+            Err(failure)
+        }
+        None => output::book(
+            &scope,
+            answer,
+            &output_calls,
+            retries,
+            &mut culprits,
+            &mut parts,
+        ),
+    };
     culprits.book(cost, usage);
     handling.close(parts, NOT_RUN);
     approvals.clear();

@@ -25,6 +25,11 @@ pub type JournalStep = BoxFuture<'static, Result<Value, BoxError>>;
 ///   [`ModelResponse`](crate::model::ModelResponse), usage included.
 /// - `tool:{turn}:{call_id}`: one tool call; its result is how the call ended: returned a
 ///   value, rejected with feedback for the model, or failed.
+/// - `tools:{turn}`: the listing of the run's toolsets, before the request of turn
+///   `turn + 1` (`tools:0` at the start); its result is each listed tool's definition,
+///   budget and approval setting. A replay uses the recorded list, and lists the toolsets
+///   again only when a tool call that was not recorded must run. A listing that fails is
+///   the step's error, which an engine may retry.
 /// - `deadline`: when the run must have finished, recorded at its first step when it has a
 ///   timeout, so a replay keeps the deadline of the first execution.
 ///
@@ -183,6 +188,11 @@ pub struct RecordedFailure {
 /// The name of the step that records a run's deadline, so a replay keeps the first
 /// execution's.
 pub(crate) const DEADLINE_STEP: &str = "deadline";
+
+/// The name of the listing of a run's toolsets before the request of `turn + 1`.
+pub(crate) fn tools_step(turn: u32) -> String {
+    format!("tools:{turn}")
+}
 
 /// The name of the model request of `turn`.
 pub(crate) fn model_step(turn: u32) -> String {

@@ -62,7 +62,10 @@ where
         };
         let recorded = step
             .stop
-            .race(step.journal.step(journal::model_step(turn), Box::pin(request)))
+            .race(
+                step.journal
+                    .step(journal::model_step(turn), Box::pin(request)),
+            )
             .await;
         let recorded = match recorded {
             Ok(recorded) => recorded.map_err(|error| Failure::new(Stage::Model, error))?,
@@ -75,9 +78,7 @@ where
             .map_err(|error| Failure::new(Stage::Model, ModelError::other(error)))?
     } else {
         let mut received = Received::default();
-        let answer = step
-            .events
-            .and_then(|_| step.agent.output.partial_answer());
+        let answer = step.events.and_then(|_| step.agent.output.partial_answer());
         // What streams in is collected only for the answer's partial form, or to be kept
         // if a stop comes mid-stream.
         let collect = answer.is_some() || step.stop.can_stop();
@@ -113,10 +114,9 @@ where
     // A response the run will not act on is kept, its calls answered as not run.
     let unusable = match (limit, response.finish_reason) {
         (Err(limit), _) => Some((Failure::limit(limit), OVER_LIMIT)),
-        (Ok(()), Some(FinishReason::Length)) => Some((
-            Failure::new(Stage::Model, ModelError::Truncated),
-            TRUNCATED,
-        )),
+        (Ok(()), Some(FinishReason::Length)) => {
+            Some((Failure::new(Stage::Model, ModelError::Truncated), TRUNCATED))
+        }
         (Ok(()), Some(FinishReason::ContentFilter)) => Some((
             Failure::new(Stage::Model, ModelError::ContentFilter),
             FILTERED,

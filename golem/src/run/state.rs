@@ -326,8 +326,12 @@ impl TryFrom<Saved> for RunState {
         if !(1..=RunState::VERSION).contains(&saved.version) {
             return Err(UnsupportedVersion(saved.version));
         }
-        let mut transcript =
-            Transcript::from_saved(saved.messages, saved.pending, saved.settled, saved.run_start);
+        let mut transcript = Transcript::from_saved(
+            saved.messages,
+            saved.pending,
+            saved.settled,
+            saved.run_start,
+        );
         if saved.version == 1 {
             transcript.migrate_v1();
         }

@@ -26,6 +26,7 @@ use crate::model::{ModelRetry, ToolCallPart};
 use crate::output::Output;
 use crate::tool::Tool;
 use crate::toolbox::ToolKey;
+use crate::toolset::ToolsetError;
 use crate::usage::Usage;
 
 /// How one call ended, with the error itself when it is at hand.
@@ -152,10 +153,7 @@ where
         });
         started.push(call);
     }
-    let mut running_known = started
-        .iter()
-        .filter(|call| is_known(turn, call))
-        .count() as u64;
+    let mut running_known = started.iter().filter(|call| is_known(turn, call)).count() as u64;
     let mut settled = Settling {
         handling,
         live: LiveErrors::new(),
@@ -389,7 +387,19 @@ where
     let step = {
         let (tool, call, live) = (Arc::clone(&entry.tool), call.clone(), Arc::clone(&live));
         async move {
-            let outcome = invoke(&*tool, &ctx, &call).await;
+            let outcome = match invoke(&*tool, &ctx, &call).await {
+                // A replayed run's toolset that cannot list its tools again fails the step,
+                // for the engine to retry, instead of being recorded as the call's end.
+                CallOutcome::Failed(error)
+                    if matches!(
+                        error.downcast_ref::<ToolsetError>(),
+                        Some(ToolsetError::List { .. })
+                    ) =>
+                {
+                    return Err(error);
+                }
+                outcome => outcome,
+            };
             let recorded = serde_json::to_value(recorded(&outcome))?;
             *live.lock().unwrap_or_else(PoisonError::into_inner) = Some(outcome);
             Ok(recorded)

@@ -414,7 +414,8 @@ mod tests {
 
     #[test]
     fn closing_answers_every_call_in_call_order_then_the_parts() {
-        let mut transcript = Transcript::continued(Vec::new(), vec![RequestPart::user_prompt("hi")]);
+        let mut transcript =
+            Transcript::continued(Vec::new(), vec![RequestPart::user_prompt("hi")]);
         transcript.send();
         transcript.record_response(ModelResponse::new(vec![call("a"), call("b"), call("c")]));
         let mut handling = transcript.handling().expect("a response to handle");
@@ -457,7 +458,8 @@ mod tests {
 
     #[test]
     fn a_prompt_after_a_response_not_handled_answers_its_calls_keeping_settled_ones() {
-        let mut transcript = Transcript::continued(Vec::new(), vec![RequestPart::user_prompt("hi")]);
+        let mut transcript =
+            Transcript::continued(Vec::new(), vec![RequestPart::user_prompt("hi")]);
         transcript.send();
         transcript.record_response(ModelResponse::new(vec![call("a"), call("b")]));
         transcript
