@@ -278,3 +278,57 @@ fn script_with_two_calls() -> Script {
         reply(vec![text("done")], 1, 1),
     ])
 }
+
+#[tokio::test]
+async fn output_validation_is_a_step_whose_recorded_rejection_a_replay_does_not_repeat() {
+    let checks = Arc::new(AtomicUsize::new(0));
+    let agent_with = |checks: &Arc<AtomicUsize>| {
+        let checks = Arc::clone(checks);
+        let model = FunctionModel::new(|messages: &[Message], _| {
+            ModelResponse::text(if messages.len() < 3 { "maybe" } else { "yes" })
+        });
+        Agent::<(), String>::builder(model)
+            .output_retries(1)
+            .output_validator(move |_ctx, answer: String| {
+                checks.fetch_add(1, Ordering::SeqCst);
+                async move {
+                    if answer == "maybe" {
+                        return Err(ModelRetry::new("answer yes or no"));
+                    }
+                    Ok(answer)
+                }
+            })
+            .build()
+            .expect("a valid agent")
+    };
+    let journal = MemoryJournal::new();
+
+    let first = agent_with(&checks)
+        .start("Is water wet?", ())
+        .finish_in(&journal)
+        .await
+        .unwrap();
+    assert_eq!(
+        journal.names(),
+        ["model:1", "output:1", "model:2", "output:2"]
+    );
+    assert_eq!(
+        journal.result("output:1"),
+        Some(json!({"rejected": "answer yes or no"}))
+    );
+    assert_eq!(journal.result("output:2"), Some(json!("accepted")));
+    assert_eq!(checks.load(Ordering::SeqCst), 2);
+
+    let replayed = agent_with(&checks)
+        .start("Is water wet?", ())
+        .finish_in(&journal)
+        .await
+        .unwrap();
+
+    assert_eq!(replayed.output, "yes");
+    assert_eq!(replayed.messages, first.messages);
+    assert_eq!(replayed.usage, first.usage);
+    // The recorded rejection stood in for the validator; the acceptance ran it again to
+    // rebuild the output.
+    assert_eq!(checks.load(Ordering::SeqCst), 3);
+}

@@ -30,6 +30,10 @@ pub type JournalStep = BoxFuture<'static, Result<Value, BoxError>>;
 ///   budget and approval setting. A replay uses the recorded list, and lists the toolsets
 ///   again only when a tool call that was not recorded must run. A listing that fails is
 ///   the step's error, which an engine may retry.
+/// - `output:{turn}`: the validation of the answer in the response of that turn, when the
+///   agent has output validators (they may do I/O); its result is the verdict: accepted,
+///   rejected with feedback, or failed. A replay takes a rejection or failure from the
+///   journal; a recorded acceptance runs the validators again to rebuild the value.
 /// - `deadline`: when the run must have finished, recorded at its first step when it has a
 ///   timeout, so a replay keeps the deadline of the first execution.
 ///
@@ -192,6 +196,11 @@ pub(crate) const DEADLINE_STEP: &str = "deadline";
 /// The name of the listing of a run's toolsets before the request of `turn + 1`.
 pub(crate) fn tools_step(turn: u32) -> String {
     format!("tools:{turn}")
+}
+
+/// The name of the validation of the answer of `turn`.
+pub(crate) fn output_step(turn: u32) -> String {
+    format!("output:{turn}")
 }
 
 /// The name of the model request of `turn`.

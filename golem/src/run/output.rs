@@ -3,15 +3,18 @@
 //! on.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use futures_util::FutureExt;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::budget::Culprits;
 use super::event::{Rejection, RunEvent, emit};
 use super::failure::Failure;
+use super::journal::{self, Journal, RecordedFailure};
 use super::scope::Turn;
 use super::state::Retries;
 use super::stop::Stopped;
@@ -65,6 +68,7 @@ pub(crate) async fn evaluate<'r, Deps, O, J>(
 where
     Deps: Send + Sync + 'static,
     O: Output,
+    J: Journal,
 {
     let output = &turn.step.agent.output;
     if output.structured.is_some() && output.mode == OutputMode::Tool {
@@ -118,6 +122,7 @@ async fn decode<Deps, O, J>(
 where
     Deps: Send + Sync + 'static,
     O: Output,
+    J: Journal,
 {
     let output = &turn.step.agent.output;
     let ctx = turn.ctx.for_attempt(
@@ -126,13 +131,93 @@ where
         retries.output(),
         turn.step.agent.output_retries,
     );
-    let decoding = AssertUnwindSafe(decode_and_validate(output, raw, ctx)).catch_unwind();
-    let decoded = turn.step.stop.race(decoding).await?;
-    Ok(decoded.unwrap_or_else(|panic| {
-        Err(Box::new(OutputPanicked {
-            message: panic_message(&*panic),
-        }))
-    }))
+    let decoding = async {
+        if turn.step.journal.records() && !output.validators.is_empty() {
+            validate_in(turn, raw, ctx).await
+        } else {
+            caught(decode_and_validate(output, raw, ctx)).await
+        }
+    };
+    turn.step.stop.race(decoding).await
+}
+
+/// Decodes and validates `raw` as the journal step `output:{turn}`, which records the
+/// verdict: executed, the validators run now; replayed, a recorded rejection or failure
+/// stands in for them, and a recorded acceptance runs the decoder and validators again to
+/// rebuild the value (the run ends there, so this happens only when an engine replays a
+/// run that had finished).
+async fn validate_in<Deps, O, J>(
+    turn: &Turn<'_, Deps, O, J>,
+    raw: &str,
+    ctx: RunContext<Deps>,
+) -> Result<O, BoxError>
+where
+    Deps: Send + Sync + 'static,
+    O: Output,
+    J: Journal,
+{
+    let live: Arc<Mutex<Option<Result<O, BoxError>>>> = Arc::default();
+    let step = {
+        let (agent, raw, live) = (
+            Arc::clone(turn.step.agent),
+            raw.to_owned(),
+            Arc::clone(&live),
+        );
+        let ctx = ctx.clone();
+        async move {
+            let result = caught(decode_and_validate(&agent.output, &raw, ctx)).await;
+            let verdict = Verdict::of(&result);
+            *live.lock().unwrap_or_else(PoisonError::into_inner) = Some(result);
+            Ok(serde_json::to_value(verdict)?)
+        }
+    };
+    let recorded = turn
+        .step
+        .journal
+        .step(journal::output_step(turn.turn), Box::pin(step))
+        .await;
+    if let Some(result) = live.lock().unwrap_or_else(PoisonError::into_inner).take() {
+        return result;
+    }
+    match serde_json::from_value::<Verdict>(recorded?)? {
+        Verdict::Accepted => caught(decode_and_validate(&turn.step.agent.output, raw, ctx)).await,
+        Verdict::Rejected(reason) => Err(Box::new(ModelRetry::new(reason))),
+        Verdict::Failed(message) => Err(Box::new(RecordedFailure { message })),
+    }
+}
+
+/// The output's verdict, as a journal records it.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Verdict {
+    Accepted,
+    Rejected(String),
+    Failed(String),
+}
+
+impl Verdict {
+    fn of<O>(result: &Result<O, BoxError>) -> Self {
+        match result {
+            Ok(_) => Verdict::Accepted,
+            Err(error) => match ModelRetry::find(&**error) {
+                Some(retry) => Verdict::Rejected(retry.message().to_owned()),
+                None => Verdict::Failed(error.to_string()),
+            },
+        }
+    }
+}
+
+/// Runs `decoding`, catching a panic in the decoder or a validator as an
+/// [`OutputPanicked`] error.
+async fn caught<O>(decoding: impl Future<Output = Result<O, BoxError>>) -> Result<O, BoxError> {
+    AssertUnwindSafe(decoding)
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|panic| {
+            Err(Box::new(OutputPanicked {
+                message: panic_message(&*panic),
+            }))
+        })
 }
 
 async fn decode_and_validate<Deps, O>(

@@ -54,7 +54,7 @@ impl<Deps> fmt::Debug for Overrides<Deps> {
 
 /// What one step of a run works with, borrowed from the run for the step's length.
 pub(crate) struct StepScope<'a, Deps, O: Output, J> {
-    pub(crate) agent: &'a AgentInner<Deps, O>,
+    pub(crate) agent: &'a Arc<AgentInner<Deps, O>>,
     pub(crate) deps: &'a Arc<Deps>,
     pub(crate) overrides: &'a Overrides<Deps>,
     /// The tools listed for this run.
