@@ -35,17 +35,30 @@ const NOT_RUN: &str = "Not run: the run stopped before this call.";
 /// answers in full on every later one; it counts its requests.
 #[derive(Debug)]
 struct StallsOnce {
-    start: &'static str,
+    start: Vec<ResponseDelta>,
     answer: &'static str,
     requests: AtomicUsize,
+    /// What each later request sent.
+    seen: std::sync::Mutex<Vec<Vec<Message>>>,
 }
 
 impl StallsOnce {
     fn new(start: &'static str, answer: &'static str) -> Self {
+        StallsOnce::streaming(
+            vec![ResponseDelta::Text {
+                part: 0,
+                text: start.into(),
+            }],
+            answer,
+        )
+    }
+
+    fn streaming(start: Vec<ResponseDelta>, answer: &'static str) -> Self {
         StallsOnce {
             start,
             answer,
             requests: AtomicUsize::new(0),
+            seen: std::sync::Mutex::default(),
         }
     }
 }
@@ -61,10 +74,14 @@ impl Model for StallsOnce {
 
     fn request<'a>(
         &'a self,
-        _messages: &'a [Message],
+        messages: &'a [Message],
         _params: &'a RequestParams,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         self.requests.fetch_add(1, Ordering::SeqCst);
+        self.seen
+            .lock()
+            .expect("not poisoned")
+            .push(messages.to_vec());
         let answer = self.answer;
         Box::pin(async move { Ok(ModelResponse::text(answer).with_usage(7, 5)) })
     }
@@ -80,18 +97,16 @@ impl Model for StallsOnce {
             }));
         }
         self.requests.fetch_add(1, Ordering::SeqCst);
-        let delta = StreamEvent::Delta(ResponseDelta::Text {
-            part: 0,
-            text: self.start.into(),
-        });
+        let deltas = self.start.iter().cloned().map(StreamEvent::Delta).map(Ok);
         let stream: BoxStream<'a, _> = Box::pin(
-            futures_util::stream::iter([Ok(delta)]).chain(futures_util::stream::pending()),
+            futures_util::stream::iter(deltas.collect::<Vec<_>>())
+                .chain(futures_util::stream::pending()),
         );
         stream
     }
 }
 
-/// Streams `run` until its first text delta, then cancels `token` and returns the error the
+/// Streams `run` until its first delta, then cancels `token` and returns the error the
 /// stream ends with.
 async fn cancel_after_first_delta(
     run: &mut golem::AgentRun<(), String>,
@@ -147,6 +162,62 @@ async fn a_run_resumed_after_a_stop_mid_stream_asks_the_model_again() {
     );
     assert_eq!(result.usage.requests, 2);
     assert_eq!(result.usage.input_tokens, 7);
+}
+
+#[tokio::test]
+async fn a_cut_off_call_stays_in_the_history_but_is_not_sent_again() {
+    let model = Arc::new(StallsOnce::streaming(
+        vec![
+            ResponseDelta::Text {
+                part: 0,
+                text: "Let me look.".into(),
+            },
+            ResponseDelta::ToolCallStart {
+                part: 1,
+                tool_name: "search".into(),
+                tool_call_id: "c1".into(),
+            },
+            ResponseDelta::ToolCallArgs {
+                part: 1,
+                args: r#"{"q": "mo"#.into(),
+            },
+        ],
+        "Found it.",
+    ));
+    let agent = Agent::<(), String>::builder(Arc::clone(&model))
+        .build()
+        .unwrap();
+    let token = CancellationToken::new();
+    let mut run = agent
+        .start("Find the moon", ())
+        .with_cancellation(token.clone());
+    let error = cancel_after_first_delta(&mut run, &token).await;
+    let history = error.messages().to_vec();
+    assert_eq!(history.len(), 3);
+    assert_eq!(
+        history[2],
+        request(vec![
+            tool_return("search", "c1", json!(NOT_RUN)),
+            retry(INTERRUPTED),
+        ])
+    );
+
+    let result = agent.resume(error.into_state(), ()).await.unwrap();
+
+    assert_eq!(result.output, "Found it.");
+    assert_eq!(result.messages[..3], history[..]);
+    // Sent again: the text of the cut-off response, without its call or the call's answer.
+    let mut text_only = ModelResponse::text("Let me look.");
+    text_only.usage.requests = 1;
+    text_only.finish_reason = Some(FinishReason::Incomplete);
+    assert_eq!(
+        model.seen.lock().unwrap()[0],
+        [
+            request(vec![user("Find the moon")]),
+            Message::Response(text_only),
+            request(vec![retry(INTERRUPTED)]),
+        ]
+    );
 }
 
 #[tokio::test]

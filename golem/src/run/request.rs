@@ -54,7 +54,7 @@ where
     let response = if step.journal.records() {
         // An owned step, so the journal's engine can run it wherever it runs steps.
         let model = Arc::clone(model);
-        let messages = messages.to_vec();
+        let messages = messages.into_owned();
         let params = params.into_owned();
         let request = async move {
             let response = request_model::<O>(&*model, &messages, &params, None).await?;
@@ -90,7 +90,7 @@ where
         });
         let requested = step
             .stop
-            .race(request_model(&**model, messages, &params, streaming))
+            .race(request_model(&**model, &messages, &params, streaming))
             .await;
         match requested {
             Ok(response) => response.map_err(|error| Failure::new(Stage::Model, error))?,

@@ -1,6 +1,7 @@
 //! [`Transcript`]: the messages a run exchanged and the request it sends next, changed only
 //! through transitions that keep every tool call answered.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -175,13 +176,57 @@ impl Transcript {
         }
     }
 
-    /// Puts the pending request into the history and returns the history to send.
-    pub(crate) fn send(&mut self) -> &[Message] {
+    /// Puts the pending request into the history and returns what to send: the history, but
+    /// with a response cut off by a stop reduced to its text (its cut-off calls, their
+    /// answers and unsigned thinking are not sent, as providers refuse invalid arguments and
+    /// tool use without its signed thinking), or left out when it has no text.
+    pub(crate) fn send(&mut self) -> Cow<'_, [Message]> {
         debug_assert_eq!(self.next(), Next::Send);
         if let Some(request) = self.pending.take() {
             self.messages.push(Message::Request(request));
         }
-        &self.messages
+        if !self.messages.iter().any(is_incomplete) {
+            return Cow::Borrowed(&self.messages);
+        }
+        let mut sent = Vec::with_capacity(self.messages.len());
+        let mut cut_calls: Vec<&str> = Vec::new();
+        for message in &self.messages {
+            match message {
+                Message::Response(response) if is_incomplete(message) => {
+                    cut_calls = response
+                        .tool_calls()
+                        .map(|call| call.tool_call_id.as_str())
+                        .collect();
+                    let text: Vec<ResponsePart> = response
+                        .parts
+                        .iter()
+                        .filter(|part| matches!(part, ResponsePart::Text(text) if !text.content.is_empty()))
+                        .cloned()
+                        .collect();
+                    if !text.is_empty() {
+                        let mut kept = response.clone();
+                        kept.parts = text;
+                        sent.push(Message::Response(kept));
+                    }
+                }
+                Message::Request(request) if !cut_calls.is_empty() => {
+                    let parts: Vec<RequestPart> = request
+                        .parts
+                        .iter()
+                        .filter(|part| !cut_calls.iter().any(|id| answers(part, id)))
+                        .cloned()
+                        .collect();
+                    cut_calls.clear();
+                    if !parts.is_empty() {
+                        let mut kept = request.clone();
+                        kept.parts = parts;
+                        sent.push(Message::Request(kept));
+                    }
+                }
+                other => sent.push(other.clone()),
+            }
+        }
+        Cow::Owned(sent)
     }
 
     /// Adds the response to the request just sent, its calls named uniquely.
@@ -353,6 +398,11 @@ impl<'a> Handling<'a> {
             *self.pending = Some(ModelRequest::new(answers));
         }
     }
+}
+
+/// Whether `message` is a response cut off by a stop.
+fn is_incomplete(message: &Message) -> bool {
+    matches!(message, Message::Response(response) if response.finish_reason == Some(FinishReason::Incomplete))
 }
 
 /// Whether `part` answers the call `tool_call_id`.
