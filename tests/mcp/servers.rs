@@ -75,6 +75,25 @@ pub fn everything_command() -> Command {
     command
 }
 
+/// The reference server on stdio behind a launcher script that logs each message it
+/// forwards to the server on its stderr, as wrappers and proxies do. A launcher whose
+/// stderr is a closed pipe dies at its next log line (SIGPIPE), and the server with it.
+pub fn everything_behind_a_logging_launcher() -> Command {
+    let launcher = r#"
+        while IFS= read -r message; do
+            printf 'launcher: forwarding %.60s\n' "$message" >&2
+            printf '%s\n' "$message"
+        done | exec node "$1" stdio
+    "#;
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(launcher)
+        .arg("launcher")
+        .arg(everything_server());
+    command
+}
+
 /// The Python server (`tests/mcp/server.py`, on the `mcp` package) on streamable HTTP at
 /// 127.0.0.1; killed when dropped.
 #[derive(Debug)]
