@@ -182,7 +182,8 @@ impl<Deps: 'static> Toolset<Deps> for McpToolset<Deps> {
     }
 }
 
-/// How an [`McpToolset`] connects and treats its server; see [`McpToolset::builder`].
+/// A builder of an [`McpToolset`]: how it connects to its server, how long requests may
+/// take and what its tools' failures become. [`McpToolset::builder`] makes one.
 #[derive(Debug)]
 #[must_use]
 pub struct McpToolsetBuilder {

@@ -23,7 +23,8 @@ mod function;
 pub use args_schema::ArgsSchema;
 pub use function::FunctionTool;
 
-/// What the model is told about a tool.
+/// A tool as the model is told about it: the name it calls the tool by, what the tool does,
+/// and the JSON schema of its arguments.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ToolDefinition {
     /// The name the model calls it by; `^[a-zA-Z0-9_-]{1,64}$`.
@@ -66,7 +67,8 @@ impl ToolDefinition {
     }
 }
 
-/// How many times one tool may be rejected in a run before the run fails.
+/// A tool's retry budget: how many times one tool may be rejected in a run before the run
+/// fails.
 ///
 /// `RetryLimit(0)` makes every rejection terminal. Budgets are unsigned, so a negative one
 /// cannot be written.

@@ -45,9 +45,7 @@
 //!
 //! # How a run uses toolsets
 //!
-//! This is the contract for the run loop (agents do not hold toolsets yet; until they do,
-//! call [`list_all`] or [`Toolset::list`] yourself and pass the tools to
-//! [`AgentBuilder::tools`](crate::AgentBuilder::tools)). An agent lists each of its toolsets
+//! An agent lists each of its toolsets ([`AgentBuilder::toolset`](crate::AgentBuilder::toolset))
 //! once, at the start of every run, before the first model request, and the listed tools
 //! join the agent's own for that whole run. The run then treats them exactly like tools
 //! given to the builder:
@@ -87,7 +85,8 @@ pub use adapters::{Named, Prefixed, WithRetries};
 pub use filter::{Filtered, KeepTool, NameFilter};
 pub use list_all::{ListedTool, ToolsetError, list_all};
 
-/// The tools a [`Toolset`] lists for one run.
+/// The tools a [`Toolset`] lists for one run, as shared tools a toolset can keep and list
+/// again.
 pub type ToolList<Deps> = Vec<Arc<dyn Tool<Deps>>>;
 
 /// A named group of tools, listed once per run.
@@ -154,7 +153,8 @@ pub trait Toolset<Deps>: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<ToolList<Deps>, BoxError>>;
 }
 
-/// The tools as they are; named `tools` (rename it with [`ToolsetExt::named`]).
+/// A list of tools is a toolset named `tools` (rename it with [`ToolsetExt::named`]) that
+/// lists its tools as they are.
 impl<Deps: 'static> Toolset<Deps> for Vec<Arc<dyn Tool<Deps>>> {
     fn name(&self) -> &str {
         "tools"

@@ -10,10 +10,12 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// The repository's root: both test packages (`tests/`, `examples/`) sit one level below.
+/// The repository's root: the nearest folder above the test's package (`tests/`,
+/// `examples/mcp/`) that holds `tests/mcp/install.sh`.
 fn repository() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
+        .ancestors()
+        .find(|dir| dir.join("tests/mcp/install.sh").is_file())
         .expect("the package is inside the repository")
         .to_path_buf()
 }

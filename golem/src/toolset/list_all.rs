@@ -9,7 +9,7 @@ use crate::context::RunContext;
 use crate::error::BoxError;
 use crate::tool::{Tool, ToolDefinition, is_valid_tool_name};
 
-/// A tool listed for one run, and where it came from.
+/// A tool a toolset listed for one run, with its definition and the name of its source.
 pub struct ListedTool<Deps> {
     /// The [`Toolset::name`] of its source.
     pub source: String,
@@ -28,7 +28,8 @@ impl<Deps> fmt::Debug for ListedTool<Deps> {
     }
 }
 
-/// Why the toolsets of a run could not be listed.
+/// The error of [`list_all`]: a toolset could not list its tools, two sources offer one
+/// name, or a toolset lists a name providers refuse.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ToolsetError {
