@@ -102,6 +102,33 @@ async fn lists_the_servers_tools_with_their_schemas() {
 }
 
 #[tokio::test]
+async fn a_piped_stderr_is_read_so_a_server_that_logs_keeps_running() {
+    let toolset: McpToolset = McpToolset::builder()
+        .stderr(std::process::Stdio::piped())
+        .stdio(servers::everything_behind_a_logging_launcher())
+        .await
+        .expect("the server starts behind its launcher");
+    let ctx = RunContext::new(());
+    // Each request makes the launcher log a line after the handshake: with its stderr
+    // dropped, the first of them killed the launcher and the server.
+    for _ in 0..3 {
+        let tools = toolset
+            .list(&ctx)
+            .await
+            .expect("the server still answers `tools/list`");
+        let echo = tools
+            .iter()
+            .find(|tool| tool.definition().name == "echo")
+            .expect("echo is listed");
+        let output = echo
+            .call(&ctx, r#"{"message": "still here"}"#)
+            .await
+            .expect("the server still answers `tools/call`");
+        assert_eq!(output, "Echo: still here");
+    }
+}
+
+#[tokio::test]
 async fn a_run_calls_a_tool_through_a_prefix_and_gets_its_text() {
     let model = FunctionModel::new(|messages: &[Message], params| match messages.len() {
         1 => {

@@ -17,7 +17,7 @@
 //!
 //! Without `OPENAI_API_KEY` a scripted model plays the part. Without a Restate server,
 //! `cargo run --example durable-restate -- --offline` runs the same agent through an
-//! in-memory journal, with a crash in the middle (what `cargo test -p golem-examples`
+//! in-memory journal, with a crash in the middle (what `cargo test -p golem-example-durable-restate`
 //! checks).
 
 use std::collections::BTreeMap;

@@ -18,17 +18,8 @@ mod anthropic;
 #[path = "../human-in-the-loop/main.rs"]
 mod human_in_the_loop;
 
-#[path = "../mcp/main.rs"]
-mod mcp;
-
-#[path = "../durable-restate/main.rs"]
-mod durable_restate;
-
 #[path = "../streaming/main.rs"]
 mod streaming;
-
-#[path = "../../tests/mcp/servers.rs"]
-mod mcp_servers;
 
 fn rejections(output: &str) -> usize {
     output
@@ -123,50 +114,6 @@ model    │ Deleted build.log; kept old-report.pdf, which is still needed.
 usage    │ 4 requests, 740 input + 61 output tokens, 2 tool calls; rounds that ended in a rejection: 0 requests, 0 tokens
 answer: Deleted build.log; kept old-report.pdf, which is still needed.
 files left: old-report.pdf, notes.md
-"
-    );
-}
-
-#[tokio::test]
-async fn mcp_fixes_a_sum_the_real_server_rejected() {
-    let mut command = std::process::Command::new("node");
-    command.arg(mcp_servers::everything_server()).arg("stdio");
-    let output = mcp::run(mcp::scripted_model(), command).await.unwrap();
-
-    assert_eq!(rejections(&output), 1);
-    assert_eq!(
-        output,
-        "\
-system   │ You do arithmetic with the get-sum tool, then answer in one line.
-user     │ What is two plus 3?
-model    │ calls get-sum({\"a\": \"two\", \"b\": 3})
-rejected │ get-sum, retry 1 of 1: MCP error -32602: Input validation error: Invalid arguments for tool get-sum: Invalid input: expected number, received string at a
-model    │ calls get-sum({\"a\": 2, \"b\": 3})
-tool     │ get-sum → The sum of 2 and 3 is 5.
-model    │ 2 + 3 = 5.
-usage    │ 3 requests, 825 input + 52 output tokens, 2 tool calls; rounds that ended in a rejection: 1 requests, 232 tokens
-answer: 2 + 3 = 5.
-"
-    );
-}
-
-#[tokio::test]
-async fn durable_restate_replays_the_email_instead_of_sending_it_again() {
-    let output = durable_restate::run(durable_restate::scripted_model())
-        .await
-        .unwrap();
-
-    assert_eq!(
-        output,
-        "\
-system   │ You send reminders by email, then confirm in one line.
-user     │ Remind Ann about invoice 17.
-model    │ calls send_email({\"to\": \"ann@example.com\", \"body\": \"Invoice 17 is due on Friday.\"})
-tool     │ send_email → sent to ann@example.com
-model    │ Reminded Ann that invoice 17 is due on Friday.
-usage    │ 2 requests, 410 input + 42 output tokens, 1 tool calls; rounds that ended in a rejection: 0 requests, 0 tokens
-journal  │ model:1, tool:1:call_1, model:2 (replayed 2)
-sent     │ inv_1/call_1: to ann@example.com: Invoice 17 is due on Friday.
 "
     );
 }

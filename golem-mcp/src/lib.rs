@@ -69,14 +69,14 @@
 #[doc = include_str!("../../docs/mcp.md")]
 pub mod guide {}
 
+mod connection;
 mod content;
 mod error;
 mod tool;
 mod toolset;
 
+pub use connection::ToolFailures;
 pub use error::McpError;
 pub use rmcp;
 pub use tool::McpTool;
-pub use toolset::{
-    DEFAULT_CALL_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, McpToolset, McpToolsetBuilder, ToolFailures,
-};
+pub use toolset::{DEFAULT_CALL_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, McpToolset, McpToolsetBuilder};

@@ -9,9 +9,9 @@ use golem::{BoxError, BoxFuture, ModelRetry, RunContext};
 use rmcp::model::{CallToolRequestParams, ErrorCode, JsonObject};
 use serde_json::Value;
 
+use crate::connection::{Connection, ToolFailures};
 use crate::content;
 use crate::error::McpError;
-use crate::toolset::{Connection, ToolFailures};
 
 /// One tool an [`McpToolset`](crate::McpToolset) listed: the server's name, description and
 /// `inputSchema`, called with `tools/call` under the toolset's timeout.

@@ -11,10 +11,10 @@ use golem::tool::{RetryLimit, Tool};
 use golem::toolset::{ToolList, Toolset};
 use golem::{BoxError, BoxFuture, RunContext};
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
-use rmcp::service::RunningService;
 use rmcp::transport::IntoTransport;
 use rmcp::{RoleClient, ServiceExt};
 
+use crate::connection::{Connection, Options, ToolFailures};
 use crate::error::McpError;
 use crate::tool::McpTool;
 
@@ -23,52 +23,6 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How long connecting and `tools/list` may take by default.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// What a tool failure the model could fix becomes: a result with `isError: true`, or a
-/// JSON-RPC invalid-params error (-32602).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum ToolFailures {
-    /// A [`ModelRetry`](golem::ModelRetry) with the server's text as the feedback, charged
-    /// to that tool's budget (by its name, as the model calls it).
-    #[default]
-    Retry,
-    /// A terminal [`McpError::ToolFailed`]: the run fails at the tool stage.
-    Terminal,
-}
-
-/// How the model names a server's tool.
-type Rename = dyn Fn(&str) -> String + Send + Sync;
-
-#[derive(Clone)]
-pub(crate) struct Options {
-    pub(crate) call_timeout: Option<Duration>,
-    pub(crate) request_timeout: Duration,
-    pub(crate) failures: ToolFailures,
-    pub(crate) max_retries: HashMap<String, RetryLimit>,
-    pub(crate) rename: Option<Arc<Rename>>,
-}
-
-impl fmt::Debug for Options {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Options")
-            .field("call_timeout", &self.call_timeout)
-            .field("request_timeout", &self.request_timeout)
-            .field("failures", &self.failures)
-            .field("max_retries", &self.max_retries)
-            .field("rename", &self.rename.is_some())
-            .finish()
-    }
-}
-
-/// The live connection, shared by the toolset and every tool it listed: the server lives
-/// as long as any of them.
-pub(crate) struct Connection {
-    pub(crate) service: RunningService<RoleClient, ClientConfig>,
-    pub(crate) name: String,
-    pub(crate) options: Options,
-    process_id: Option<u32>,
-}
 
 /// An MCP server's tools as a golem [`Toolset`].
 ///
@@ -228,7 +182,8 @@ impl<Deps: 'static> Toolset<Deps> for McpToolset<Deps> {
     }
 }
 
-/// How an [`McpToolset`] connects and treats its server; see [`McpToolset::builder`].
+/// A builder of an [`McpToolset`]: how it connects to its server, how long requests may
+/// take and what its tools' failures become. [`McpToolset::builder`] makes one.
 #[derive(Debug)]
 #[must_use]
 pub struct McpToolsetBuilder {
@@ -292,8 +247,32 @@ impl McpToolsetBuilder {
         self
     }
 
-    /// Where a [`stdio`](Self::stdio) server's stderr goes (its logs); by default to this
-    /// process's stderr.
+    /// Where a [`stdio`](Self::stdio) server's stderr (its log) goes: by default to this
+    /// process's stderr, as [`Stdio::inherit`](std::process::Stdio::inherit) says.
+    ///
+    /// [`Stdio::null`](std::process::Stdio::null) discards the log, and a file sends it
+    /// there. [`Stdio::piped`](std::process::Stdio::piped) brings it into `tracing`: golem-mcp
+    /// reads the pipe in a task and emits each line as a debug event with the target
+    /// `golem_mcp::stderr` and the server's command in the `command` field, until the server
+    /// closes its stderr. The pipe is always read, so a server that logs a lot never blocks
+    /// on a full pipe, nor dies of a closed one.
+    ///
+    /// ```no_run
+    /// use std::process::Stdio;
+    /// use golem_mcp::McpToolset;
+    ///
+    /// # async fn example() -> Result<(), golem_mcp::McpError> {
+    /// let mut command = tokio::process::Command::new("npx");
+    /// command.args(["-y", "@modelcontextprotocol/server-everything"]);
+    /// // The server's log lines become `tracing` debug events.
+    /// let everything = McpToolset::builder()
+    ///     .stderr(Stdio::piped())
+    ///     .stdio(command)
+    ///     .await?;
+    /// # let _: McpToolset = everything;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn stderr(mut self, stderr: impl Into<std::process::Stdio>) -> Self {
         self.stderr = Some(stderr.into());
         self
@@ -328,10 +307,13 @@ impl McpToolsetBuilder {
         if let Some(stderr) = self.stderr.take() {
             transport = transport.stderr(stderr);
         }
-        let (transport, _stderr) = transport.spawn().map_err(|source| McpError::Spawn {
+        let (transport, stderr) = transport.spawn().map_err(|source| McpError::Spawn {
             command: program.clone(),
             source,
         })?;
+        if let Some(stderr) = stderr {
+            log_stderr(program.clone(), stderr);
+        }
         let process_id = transport.id();
         self.connect(program, transport, process_id).await
     }
@@ -409,4 +391,38 @@ impl McpToolsetBuilder {
             _deps: PhantomData,
         })
     }
+}
+
+/// Reads a server's piped stderr in a task and emits each line as a `tracing` debug event,
+/// until the server closes it. Dropping the pipe instead would make the server's next log
+/// line fail (EPIPE), which kills most servers.
+#[cfg(feature = "stdio")]
+fn log_stderr(command: String, stderr: tokio::process::ChildStderr) {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+
+    tokio::spawn(async move {
+        let mut stderr = BufReader::new(stderr);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match stderr.read_until(b'\n', &mut line).await {
+                Ok(0) => break,
+                Ok(_) => {
+                    // Not `lines()`: a line that is not UTF-8 must not stop the reading.
+                    let text = String::from_utf8_lossy(&line);
+                    let text = text.trim_end_matches(['\n', '\r']);
+                    tracing::debug!(target: "golem_mcp::stderr", %command, "{text}");
+                }
+                Err(error) => {
+                    tracing::debug!(
+                        target: "golem_mcp::stderr",
+                        %command,
+                        %error,
+                        "cannot read the MCP server's stderr any more"
+                    );
+                    break;
+                }
+            }
+        }
+    });
 }

@@ -5,6 +5,8 @@
 //! [`function::FunctionModel`] lets a closure play the model; [`test::TestModel`] exercises
 //! every tool with generated arguments.
 
+use std::sync::Arc;
+
 use futures_util::future::BoxFuture;
 
 use crate::error::BoxError;
@@ -275,54 +277,116 @@ impl ModelError {
     }
 }
 
-impl<M: Model + ?Sized> Model for std::sync::Arc<M> {
-    fn request<'a>(
-        &'a self,
-        messages: &'a [Message],
-        params: &'a RequestParams,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        (**self).request(messages, params)
-    }
+/// Implements [`Model`] for a smart pointer to a model by forwarding every method, the
+/// provided ones too, to the model it points to.
+macro_rules! forward_model {
+    ($(#[$attr:meta])* $pointer:ident) => {
+        $(#[$attr])*
+        impl<M: Model + ?Sized> Model for $pointer<M> {
+            fn request<'a>(
+                &'a self,
+                messages: &'a [Message],
+                params: &'a RequestParams,
+            ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+                (**self).request(messages, params)
+            }
 
-    fn request_stream<'a>(
-        &'a self,
-        messages: &'a [Message],
-        params: &'a RequestParams,
-    ) -> ModelStream<'a> {
-        (**self).request_stream(messages, params)
-    }
+            fn request_stream<'a>(
+                &'a self,
+                messages: &'a [Message],
+                params: &'a RequestParams,
+            ) -> ModelStream<'a> {
+                (**self).request_stream(messages, params)
+            }
 
-    fn name(&self) -> &str {
-        (**self).name()
-    }
+            fn name(&self) -> &str {
+                (**self).name()
+            }
 
-    fn system(&self) -> &str {
-        (**self).system()
-    }
+            fn system(&self) -> &str {
+                (**self).system()
+            }
+        }
+    };
 }
 
-impl<M: Model + ?Sized> Model for Box<M> {
-    fn request<'a>(
-        &'a self,
-        messages: &'a [Message],
-        params: &'a RequestParams,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        (**self).request(messages, params)
+forward_model! {
+    /// A boxed model is a model: `Box<dyn Model>` chosen at run time (from the environment,
+    /// say) goes wherever a model goes.
+    Box
+}
+
+forward_model! {
+    /// A shared model is a model: one client in several agents.
+    Arc
+}
+
+#[cfg(test)]
+mod tests {
+    use futures_util::{FutureExt, StreamExt};
+
+    use super::*;
+
+    /// A model whose every method, the provided `request_stream` too, answers something no
+    /// other method does, so a pointer that forgot to forward one answers differently.
+    struct EveryMethod;
+
+    impl Model for EveryMethod {
+        fn request<'a>(
+            &'a self,
+            _messages: &'a [Message],
+            _params: &'a RequestParams,
+        ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+            futures_util::future::ready(Ok(ModelResponse::text("requested"))).boxed()
+        }
+
+        fn request_stream<'a>(
+            &'a self,
+            _messages: &'a [Message],
+            _params: &'a RequestParams,
+        ) -> ModelStream<'a> {
+            let done = StreamEvent::Done(ModelResponse::text("streamed"));
+            Box::pin(futures_util::stream::iter([Ok(done)]))
+        }
+
+        fn name(&self) -> &str {
+            "every-method"
+        }
+
+        fn system(&self) -> &str {
+            "every-system"
+        }
     }
 
-    fn request_stream<'a>(
-        &'a self,
-        messages: &'a [Message],
-        params: &'a RequestParams,
-    ) -> ModelStream<'a> {
-        (**self).request_stream(messages, params)
+    fn assert_forwards(model: &dyn Model) {
+        let params = RequestParams::text(Vec::new());
+        let response = model
+            .request(&[], &params)
+            .now_or_never()
+            .expect("ready")
+            .expect("answers");
+        assert_eq!(response.text_content(), "requested");
+        let events: Vec<_> = model
+            .request_stream(&[], &params)
+            .collect::<Vec<_>>()
+            .now_or_never()
+            .expect("ready");
+        assert!(matches!(
+            events.as_slice(),
+            [Ok(StreamEvent::Done(response))] if response.text_content() == "streamed"
+        ));
+        assert_eq!(model.name(), "every-method");
+        assert_eq!(model.system(), "every-system");
     }
 
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-
-    fn system(&self) -> &str {
-        (**self).system()
+    #[test]
+    fn boxed_and_shared_models_forward_every_method() {
+        assert_forwards(&Box::new(EveryMethod));
+        assert_forwards(&Arc::new(EveryMethod));
+        let boxed: Box<dyn Model> = Box::new(EveryMethod);
+        assert_forwards(&boxed);
+        let shared: Arc<dyn Model> = Arc::new(EveryMethod);
+        assert_forwards(&shared);
+        assert_forwards(&Box::new(Arc::clone(&shared)));
     }
 }

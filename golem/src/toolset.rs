@@ -45,9 +45,7 @@
 //!
 //! # How a run uses toolsets
 //!
-//! This is the contract for the run loop (agents do not hold toolsets yet; until they do,
-//! call [`list_all`] or [`Toolset::list`] yourself and pass the tools to
-//! [`AgentBuilder::tools`](crate::AgentBuilder::tools)). An agent lists each of its toolsets
+//! An agent lists each of its toolsets ([`AgentBuilder::toolset`](crate::AgentBuilder::toolset))
 //! once, at the start of every run, before the first model request, and the listed tools
 //! join the agent's own for that whole run. The run then treats them exactly like tools
 //! given to the builder:
@@ -68,19 +66,27 @@
 //! each tool; the run loop calls it at the start of a run.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
-use std::fmt;
 use std::sync::Arc;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use serde_json::Value;
 
 use crate::context::RunContext;
 use crate::error::BoxError;
 use crate::tool::{RetryLimit, Tool, ToolDefinition};
 
-/// The tools a [`Toolset`] lists for one run.
+mod adapters;
+mod filter;
+mod list_all;
+#[cfg(test)]
+mod testing;
+
+pub use adapters::{Named, Prefixed, WithRetries};
+pub use filter::{Filtered, KeepTool, NameFilter};
+pub use list_all::{ListedTool, ToolsetError, list_all};
+
+/// The tools a [`Toolset`] lists for one run, as shared tools a toolset can keep and list
+/// again.
 pub type ToolList<Deps> = Vec<Arc<dyn Tool<Deps>>>;
 
 /// A named group of tools, listed once per run.
@@ -147,7 +153,8 @@ pub trait Toolset<Deps>: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<ToolList<Deps>, BoxError>>;
 }
 
-/// The tools as they are; named `tools` (rename it with [`ToolsetExt::named`]).
+/// A list of tools is a toolset named `tools` (rename it with [`ToolsetExt::named`]) that
+/// lists its tools as they are.
 impl<Deps: 'static> Toolset<Deps> for Vec<Arc<dyn Tool<Deps>>> {
     fn name(&self) -> &str {
         "tools"
@@ -161,196 +168,56 @@ impl<Deps: 'static> Toolset<Deps> for Vec<Arc<dyn Tool<Deps>>> {
     }
 }
 
-impl<Deps, S: Toolset<Deps> + ?Sized> Toolset<Deps> for Box<S> {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-
-    fn list<'a>(
-        &'a self,
-        ctx: &'a RunContext<Deps>,
-    ) -> BoxFuture<'a, Result<ToolList<Deps>, BoxError>> {
-        (**self).list(ctx)
-    }
-}
-
-impl<Deps, S: Toolset<Deps> + ?Sized> Toolset<Deps> for Arc<S> {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-
-    fn list<'a>(
-        &'a self,
-        ctx: &'a RunContext<Deps>,
-    ) -> BoxFuture<'a, Result<ToolList<Deps>, BoxError>> {
-        (**self).list(ctx)
-    }
-}
-
-/// A tool listed for one run, and where it came from.
-pub struct ListedTool<Deps> {
-    /// The [`Toolset::name`] of its source.
-    pub source: String,
-    /// Its definition, read once at listing.
-    pub definition: ToolDefinition,
-    /// The tool.
-    pub tool: Arc<dyn Tool<Deps>>,
-}
-
-impl<Deps> fmt::Debug for ListedTool<Deps> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ListedTool")
-            .field("source", &self.source)
-            .field("definition", &self.definition)
-            .finish_non_exhaustive()
-    }
-}
-
-/// Why the toolsets of a run could not be listed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ToolsetError {
-    /// A toolset's `list` failed.
-    #[error("toolset `{toolset}` could not list its tools")]
-    List {
-        /// The toolset's name.
-        toolset: String,
-        /// Its error.
-        #[source]
-        source: BoxError,
-    },
-    /// Two sources offer the same tool name.
-    #[error(
-        "tool `{name}` is offered by both {first} and {second}; tool names must be unique in a run (`ToolsetExt::prefixed` keeps two sources apart)"
-    )]
-    DuplicateName {
-        /// The name.
-        name: String,
-        /// The source that offered it first.
-        first: String,
-        /// The source that offered it again.
-        second: String,
-    },
-    /// A toolset lists a name providers would refuse.
-    #[error(
-        "toolset `{toolset}` lists a tool named `{name}`, which providers refuse; use 1 to 64 ASCII letters, digits, `_` or `-`"
-    )]
-    InvalidName {
-        /// The toolset's name.
-        toolset: String,
-        /// The tool's name.
-        name: String,
-    },
-}
-
-/// Lists every toolset once with the run's context, in order, and checks the names: each
-/// must be valid ([`is_valid_tool_name`](crate::tool::is_valid_tool_name)) and unique
-/// among the listed tools and the names already `taken`, given as (name, source), e.g.
-/// the agent's own tools as `("roll_dice", "the agent's tools")` and the output tool.
-///
-/// ```
-/// use std::sync::Arc;
-/// use golem::tool::Tool;
-/// use golem::toolset::{list_all, Toolset, ToolsetExt};
-/// use golem::RunContext;
-///
-/// /// Open an issue.
-/// #[golem::tool]
-/// async fn create_issue(title: String) -> String {
-///     title
-/// }
-///
-/// let github = vec![Arc::new(CreateIssue) as Arc<dyn Tool<()>>].named("github");
-/// let gitlab = vec![Arc::new(CreateIssue) as Arc<dyn Tool<()>>].named("gitlab");
-/// let ctx = RunContext::new(());
-/// # tokio::runtime::Runtime::new()?.block_on(async {
-/// let taken = [("final_result", "the output tool")];
-/// let error = list_all(&[&github, &gitlab], taken, &ctx).await.unwrap_err();
-/// assert_eq!(
-///     error.to_string(),
-///     "tool `create_issue` is offered by both toolset `github` and toolset `gitlab`; tool names must be unique in a run (`ToolsetExt::prefixed` keeps two sources apart)"
-/// );
-/// let gitlab = gitlab.prefixed("gl_");
-/// let toolsets: [&dyn Toolset<()>; 2] = [&github, &gitlab];
-/// let tools = list_all(&toolsets, taken, &ctx).await?;
-/// assert_eq!(tools[1].definition.name, "gl_create_issue");
-/// assert_eq!(tools[1].source, "gitlab");
-/// # Ok::<_, golem::BoxError>(())
-/// # })?;
-/// # Ok::<_, golem::BoxError>(())
-/// ```
-///
-/// # Errors
-/// The first listing error, duplicate name or invalid name, as a [`ToolsetError`].
-pub async fn list_all<Deps, I, S>(
-    toolsets: &[&dyn Toolset<Deps>],
-    taken: I,
-    ctx: &RunContext<Deps>,
-) -> Result<Vec<ListedTool<Deps>>, ToolsetError>
-where
-    Deps: 'static,
-    I: IntoIterator<Item = (S, S)>,
-    S: Into<String>,
-{
-    let mut sources: std::collections::HashMap<String, String> = taken
-        .into_iter()
-        .map(|(name, source)| (name.into(), source.into()))
-        .collect();
-    let mut listed = Vec::new();
-    for toolset in toolsets {
-        let name = toolset.name().to_owned();
-        let tools = toolset
-            .list(ctx)
-            .await
-            .map_err(|source| ToolsetError::List {
-                toolset: name.clone(),
-                source,
-            })?;
-        for tool in tools {
-            let definition = tool.definition();
-            if !crate::tool::is_valid_tool_name(&definition.name) {
-                return Err(ToolsetError::InvalidName {
-                    toolset: name,
-                    name: definition.name,
-                });
+/// Implements [`Toolset`] for a smart pointer to a toolset by forwarding every method to the
+/// toolset it points to.
+macro_rules! forward_toolset {
+    ($(#[$attr:meta])* $pointer:ident) => {
+        $(#[$attr])*
+        impl<Deps, S> Toolset<Deps> for $pointer<S>
+        where
+            S: Toolset<Deps> + ?Sized,
+        {
+            fn name(&self) -> &str {
+                (**self).name()
             }
-            let source = format!("toolset `{name}`");
-            if let Some(first) = sources.get(&definition.name) {
-                return Err(ToolsetError::DuplicateName {
-                    name: definition.name,
-                    first: first.clone(),
-                    second: source,
-                });
+
+            fn list<'a>(
+                &'a self,
+                ctx: &'a RunContext<Deps>,
+            ) -> BoxFuture<'a, Result<ToolList<Deps>, BoxError>> {
+                (**self).list(ctx)
             }
-            sources.insert(definition.name.clone(), source);
-            listed.push(ListedTool {
-                source: name.clone(),
-                definition,
-                tool,
-            });
         }
-    }
-    Ok(listed)
+    };
 }
 
-/// Combinators on every [`Toolset`]: each wraps it and changes what it lists.
+forward_toolset! {
+    /// A boxed toolset is a toolset: an agent holds its toolsets as
+    /// `Box<dyn Toolset<Deps>>`.
+    Box
+}
+
+forward_toolset! {
+    /// A shared toolset is a toolset: one connection (an MCP server's) in several agents.
+    Arc
+}
+
+/// The combinators every [`Toolset`] has; each wraps the toolset and changes what it lists.
+///
+/// They chain in any order, and each sees the tools as the step before it left them: a
+/// filter before [`prefixed`](Self::prefixed) sees the original names, one after it the
+/// prefixed ones.
 pub trait ToolsetExt<Deps>: Toolset<Deps> + Sized {
     /// The same tools under another [`name`](Toolset::name).
     fn named(self, name: impl Into<Cow<'static, str>>) -> Named<Self> {
-        Named {
-            inner: self,
-            name: name.into(),
-        }
+        Named::new(self, name.into())
     }
 
     /// Every tool's name with `prefix` in front (`create_issue` → `gh_create_issue`), so
     /// two sources with the same names can serve one agent. Filters applied before this
     /// see the original names, filters applied after it the prefixed ones.
     fn prefixed(self, prefix: impl Into<String>) -> Prefixed<Self> {
-        Prefixed {
-            inner: self,
-            prefix: prefix.into(),
-        }
+        Prefixed::new(self, prefix.into())
     }
 
     /// Only the tools for which `keep` is true.
@@ -358,7 +225,7 @@ pub trait ToolsetExt<Deps>: Toolset<Deps> + Sized {
     where
         F: Fn(&RunContext<Deps>, &ToolDefinition) -> bool + Send + Sync + 'static,
     {
-        Filtered { inner: self, keep }
+        Filtered::new(self, keep)
     }
 
     /// Only the tools with these names.
@@ -367,10 +234,7 @@ pub trait ToolsetExt<Deps>: Toolset<Deps> + Sized {
         I: IntoIterator,
         I::Item: Into<String>,
     {
-        Filtered {
-            inner: self,
-            keep: NameFilter::new(names, true),
-        }
+        Filtered::new(self, NameFilter::new(names, true))
     }
 
     /// All tools but those with these names.
@@ -379,261 +243,23 @@ pub trait ToolsetExt<Deps>: Toolset<Deps> + Sized {
         I: IntoIterator,
         I::Item: Into<String>,
     {
-        Filtered {
-            inner: self,
-            keep: NameFilter::new(names, false),
-        }
+        Filtered::new(self, NameFilter::new(names, false))
     }
 
     /// The retry budget of every tool listed that sets none of its own; the tool's own
     /// [`Tool::max_retries`] still wins, and this wins over the agent's `tool_retries`.
     fn max_retries(self, limit: RetryLimit) -> WithRetries<Self> {
-        WithRetries { inner: self, limit }
+        WithRetries::new(self, limit)
     }
 }
 
 impl<Deps, S: Toolset<Deps>> ToolsetExt<Deps> for S {}
 
-/// A toolset under another name; see [`ToolsetExt::named`].
-#[derive(Debug, Clone)]
-pub struct Named<S> {
-    inner: S,
-    name: Cow<'static, str>,
-}
-
-impl<Deps, S: Toolset<Deps>> Toolset<Deps> for Named<S> {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn list<'a>(
-        &'a self,
-        ctx: &'a RunContext<Deps>,
-    ) -> BoxFuture<'a, Result<ToolList<Deps>, BoxError>> {
-        self.inner.list(ctx)
-    }
-}
-
-/// A toolset whose tools' names have a prefix; see [`ToolsetExt::prefixed`].
-#[derive(Debug, Clone)]
-pub struct Prefixed<S> {
-    inner: S,
-    prefix: String,
-}
-
-impl<Deps: Send + Sync + 'static, S: Toolset<Deps>> Toolset<Deps> for Prefixed<S> {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-
-    fn list<'a>(
-        &'a self,
-        ctx: &'a RunContext<Deps>,
-    ) -> BoxFuture<'a, Result<ToolList<Deps>, BoxError>> {
-        async move {
-            let tools = self.inner.list(ctx).await?;
-            Ok(tools
-                .into_iter()
-                .map(|tool| {
-                    let mut definition = tool.definition();
-                    definition.name = format!("{}{}", self.prefix, definition.name);
-                    Arc::new(Wrapped {
-                        inner: tool,
-                        definition: Some(definition),
-                        max_retries: None,
-                    }) as Arc<dyn Tool<Deps>>
-                })
-                .collect())
-        }
-        .boxed()
-    }
-}
-
-/// A toolset that lists only some of its tools; see [`ToolsetExt::filter`],
-/// [`ToolsetExt::allow`] and [`ToolsetExt::deny`].
-#[derive(Clone)]
-pub struct Filtered<S, F> {
-    inner: S,
-    keep: F,
-}
-
-impl<S: fmt::Debug, F> fmt::Debug for Filtered<S, F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Filtered")
-            .field("inner", &self.inner)
-            .finish_non_exhaustive()
-    }
-}
-
-/// What [`ToolsetExt::allow`] and [`ToolsetExt::deny`] keep: the names listed, or all
-/// others.
-#[derive(Debug, Clone)]
-pub struct NameFilter {
-    names: HashSet<String>,
-    allow: bool,
-}
-
-impl NameFilter {
-    fn new<I>(names: I, allow: bool) -> Self
-    where
-        I: IntoIterator,
-        I::Item: Into<String>,
-    {
-        NameFilter {
-            names: names.into_iter().map(Into::into).collect(),
-            allow,
-        }
-    }
-}
-
-/// How [`Filtered`] decides; implemented for closures and [`NameFilter`].
-pub trait KeepTool<Deps>: Send + Sync + 'static {
-    /// Whether the tool with `definition` is listed.
-    fn keep(&self, ctx: &RunContext<Deps>, definition: &ToolDefinition) -> bool;
-}
-
-impl<Deps, F> KeepTool<Deps> for F
-where
-    F: Fn(&RunContext<Deps>, &ToolDefinition) -> bool + Send + Sync + 'static,
-{
-    fn keep(&self, ctx: &RunContext<Deps>, definition: &ToolDefinition) -> bool {
-        self(ctx, definition)
-    }
-}
-
-impl<Deps> KeepTool<Deps> for NameFilter {
-    fn keep(&self, _ctx: &RunContext<Deps>, definition: &ToolDefinition) -> bool {
-        self.names.contains(&definition.name) == self.allow
-    }
-}
-
-impl<Deps, S, F> Toolset<Deps> for Filtered<S, F>
-where
-    Deps: Send + Sync + 'static,
-    S: Toolset<Deps>,
-    F: KeepTool<Deps>,
-{
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-
-    fn list<'a>(
-        &'a self,
-        ctx: &'a RunContext<Deps>,
-    ) -> BoxFuture<'a, Result<ToolList<Deps>, BoxError>> {
-        async move {
-            let mut tools = self.inner.list(ctx).await?;
-            tools.retain(|tool| self.keep.keep(ctx, &tool.definition()));
-            Ok(tools)
-        }
-        .boxed()
-    }
-}
-
-/// A toolset with a default retry budget for its tools; see [`ToolsetExt::max_retries`].
-#[derive(Debug, Clone)]
-pub struct WithRetries<S> {
-    inner: S,
-    limit: RetryLimit,
-}
-
-impl<Deps: Send + Sync + 'static, S: Toolset<Deps>> Toolset<Deps> for WithRetries<S> {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-
-    fn list<'a>(
-        &'a self,
-        ctx: &'a RunContext<Deps>,
-    ) -> BoxFuture<'a, Result<ToolList<Deps>, BoxError>> {
-        async move {
-            let tools = self.inner.list(ctx).await?;
-            Ok(tools
-                .into_iter()
-                .map(|tool| {
-                    if tool.max_retries().is_some() {
-                        return tool;
-                    }
-                    Arc::new(Wrapped {
-                        inner: tool,
-                        definition: None,
-                        max_retries: Some(self.limit),
-                    }) as Arc<dyn Tool<Deps>>
-                })
-                .collect())
-        }
-        .boxed()
-    }
-}
-
-/// A listed tool with another definition (a prefixed name) or a default budget.
-struct Wrapped<Deps> {
-    inner: Arc<dyn Tool<Deps>>,
-    definition: Option<ToolDefinition>,
-    max_retries: Option<RetryLimit>,
-}
-
-impl<Deps: 'static> Tool<Deps> for Wrapped<Deps> {
-    fn definition(&self) -> ToolDefinition {
-        match &self.definition {
-            Some(definition) => definition.clone(),
-            None => self.inner.definition(),
-        }
-    }
-
-    fn max_retries(&self) -> Option<RetryLimit> {
-        self.inner.max_retries().or(self.max_retries)
-    }
-
-    fn requires_approval(&self) -> bool {
-        self.inner.requires_approval()
-    }
-
-    fn tool_type(&self) -> &'static str {
-        self.inner.tool_type()
-    }
-
-    fn call<'a>(
-        &'a self,
-        ctx: &'a RunContext<Deps>,
-        args: &'a str,
-    ) -> BoxFuture<'a, Result<Value, BoxError>> {
-        self.inner.call(ctx, args)
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::testing::{abc, list, names};
     use super::*;
     use crate::tool::FunctionTool;
-
-    fn echo(name: &str, retries: Option<u32>) -> Arc<dyn Tool<()>> {
-        let tool = FunctionTool::new(name.to_owned(), |_ctx: RunContext<()>, (): ()| async {
-            Ok::<_, BoxError>("echo")
-        })
-        .requires_approval(name == "b");
-        Arc::new(match retries {
-            Some(limit) => tool.max_retries(RetryLimit(limit)),
-            None => tool,
-        })
-    }
-
-    fn list<S: Toolset<()>>(toolset: &S) -> ToolList<()> {
-        let ctx = RunContext::new(());
-        toolset
-            .list(&ctx)
-            .now_or_never()
-            .expect("ready")
-            .expect("lists")
-    }
-
-    fn names(tools: &ToolList<()>) -> Vec<String> {
-        tools.iter().map(|tool| tool.definition().name).collect()
-    }
-
-    fn abc() -> ToolList<()> {
-        vec![echo("a", None), echo("b", Some(5)), echo("c", None)]
-    }
 
     #[test]
     fn a_vec_lists_its_tools_under_the_name_tools() {
@@ -641,60 +267,6 @@ mod tests {
         assert_eq!(Toolset::name(&tools), "tools");
         assert_eq!(names(&list(&tools)), ["a", "b", "c"]);
         assert_eq!(abc().named("local").name(), "local");
-    }
-
-    #[test]
-    fn prefixing_renames_and_keeps_everything_else() {
-        let toolset = abc().prefixed("x_");
-        let tools = list(&toolset);
-        assert_eq!(names(&tools), ["x_a", "x_b", "x_c"]);
-        assert_eq!(tools[1].max_retries(), Some(RetryLimit(5)));
-        assert!(tools[1].requires_approval());
-        assert!(!tools[0].requires_approval());
-        let ctx = RunContext::new(());
-        let output = tools[0]
-            .call(&ctx, "{}")
-            .now_or_never()
-            .expect("ready")
-            .expect("calls the inner tool");
-        assert_eq!(output, "echo");
-        assert_eq!(
-            tools[0].definition().parameters,
-            echo("a", None).definition().parameters
-        );
-    }
-
-    #[test]
-    fn allow_and_deny_filter_by_name_before_or_after_a_prefix() {
-        assert_eq!(names(&list(&abc().allow(["a", "c", "z"]))), ["a", "c"]);
-        assert_eq!(names(&list(&abc().deny(["a"]))), ["b", "c"]);
-        assert_eq!(
-            names(&list(&abc().deny(["a"]).prefixed("x_"))),
-            ["x_b", "x_c"]
-        );
-        assert_eq!(names(&list(&abc().prefixed("x_").allow(["x_c"]))), ["x_c"]);
-        assert!(list(&abc().prefixed("x_").allow(["c"])).is_empty());
-    }
-
-    #[test]
-    fn filter_sees_the_context_and_the_definition() {
-        let toolset = abc()
-            .filter(|_ctx: &RunContext<()>, definition: &ToolDefinition| definition.name != "b");
-        assert_eq!(names(&list(&toolset)), ["a", "c"]);
-    }
-
-    #[test]
-    fn a_default_budget_applies_to_tools_without_their_own() {
-        let tools = list(&abc().max_retries(RetryLimit(1)));
-        let budgets: Vec<_> = tools.iter().map(|tool| tool.max_retries()).collect();
-        assert_eq!(
-            budgets,
-            [
-                Some(RetryLimit(1)),
-                Some(RetryLimit(5)),
-                Some(RetryLimit(1))
-            ]
-        );
     }
 
     #[test]
@@ -706,103 +278,47 @@ mod tests {
         assert_eq!(names(&list(&shared)).len(), 3);
     }
 
-    fn list_all_now(
-        toolsets: &[&dyn Toolset<()>],
-        taken: Vec<(&str, &str)>,
-    ) -> Result<Vec<ListedTool<()>>, ToolsetError> {
-        let ctx = RunContext::new(());
-        list_all(toolsets, taken, &ctx)
-            .now_or_never()
-            .expect("ready")
-    }
+    /// A toolset whose name and list differ from any other's, so a pointer that forgot to
+    /// forward a method answers differently.
+    struct EveryMethod;
 
-    #[test]
-    fn list_all_names_both_sources_of_a_duplicate() {
-        let one = abc().named("one");
-        let two = vec![echo("c", None)].named("two");
-        let error = list_all_now(&[&one, &two], vec![]).unwrap_err();
-        assert!(matches!(
-            &error,
-            ToolsetError::DuplicateName { name, first, second }
-                if name == "c" && first == "toolset `one`" && second == "toolset `two`"
-        ));
-        let error = list_all_now(&[&one], vec![("b", "the agent's tools")]).unwrap_err();
-        assert_eq!(
-            error.to_string(),
-            "tool `b` is offered by both the agent's tools and toolset `one`; tool names must be unique in a run (`ToolsetExt::prefixed` keeps two sources apart)"
-        );
-    }
-
-    #[test]
-    fn list_all_is_send_so_a_run_can_await_it() {
-        fn assert_send<T: Send>(_: &T) {}
-        let ctx = RunContext::new(());
-        let one = abc();
-        let toolsets: [&dyn Toolset<()>; 1] = [&one];
-        let future = list_all(&toolsets, Vec::<(String, String)>::new(), &ctx);
-        assert_send(&future);
-    }
-
-    #[test]
-    fn list_all_keeps_the_order_and_the_sources() {
-        let one = abc().named("one");
-        let two = abc().named("two").prefixed("t_");
-        let listed = list_all_now(&[&one, &two], vec![("final_result", "the output tool")])
-            .expect("unique names");
-        let seen: Vec<(String, String)> = listed
-            .iter()
-            .map(|tool| (tool.source.clone(), tool.definition.name.clone()))
-            .collect();
-        assert_eq!(
-            seen,
-            [
-                ("one", "a"),
-                ("one", "b"),
-                ("one", "c"),
-                ("two", "t_a"),
-                ("two", "t_b"),
-                ("two", "t_c")
-            ]
-            .map(|(source, name)| (source.to_owned(), name.to_owned()))
-        );
-    }
-
-    #[test]
-    fn list_all_rejects_invalid_names_and_reports_listing_errors() {
-        let spaced = abc().named("spaced").prefixed("has space ");
-        let error = list_all_now(&[&spaced], vec![]).unwrap_err();
-        assert_eq!(
-            error.to_string(),
-            "toolset `spaced` lists a tool named `has space a`, which providers refuse; use 1 to 64 ASCII letters, digits, `_` or `-`"
-        );
-    }
-
-    #[test]
-    fn a_listing_error_comes_through_every_combinator() {
-        struct Down;
-        impl Toolset<()> for Down {
-            fn name(&self) -> &str {
-                "down"
-            }
-            fn list<'a>(
-                &'a self,
-                _ctx: &'a RunContext<()>,
-            ) -> BoxFuture<'a, Result<ToolList<()>, BoxError>> {
-                futures_util::future::ready(Err("server unreachable".into())).boxed()
-            }
+    impl Toolset<u8> for EveryMethod {
+        fn name(&self) -> &str {
+            "every_method"
         }
-        let toolset = Down.prefixed("d_").deny(["x"]).max_retries(RetryLimit(1));
-        assert_eq!(toolset.name(), "down");
-        let ctx = RunContext::new(());
-        let error = toolset
+
+        fn list<'a>(
+            &'a self,
+            ctx: &'a RunContext<u8>,
+        ) -> BoxFuture<'a, Result<ToolList<u8>, BoxError>> {
+            let count = usize::from(*ctx.deps());
+            let tool = FunctionTool::new("t", |_ctx: RunContext<u8>, (): ()| async {
+                Ok::<_, BoxError>("t")
+            });
+            let tool: Arc<dyn Tool<u8>> = Arc::new(tool);
+            futures_util::future::ready(Ok(vec![tool; count])).boxed()
+        }
+    }
+
+    fn assert_forwards(toolset: &dyn Toolset<u8>) {
+        assert_eq!(toolset.name(), "every_method");
+        let ctx = RunContext::new(3);
+        let tools = toolset
             .list(&ctx)
             .now_or_never()
             .expect("ready")
-            .err()
-            .expect("fails");
-        assert_eq!(error.to_string(), "server unreachable");
-        let error = list_all_now(&[&toolset], vec![]).unwrap_err();
-        assert_eq!(error.to_string(), "toolset `down` could not list its tools");
-        assert!(std::error::Error::source(&error).is_some());
+            .expect("lists");
+        assert_eq!(tools.len(), 3);
+    }
+
+    #[test]
+    fn boxed_and_shared_toolsets_forward_every_method() {
+        assert_forwards(&Box::new(EveryMethod));
+        assert_forwards(&Arc::new(EveryMethod));
+        let boxed: Box<dyn Toolset<u8>> = Box::new(EveryMethod);
+        assert_forwards(&boxed);
+        let shared: Arc<dyn Toolset<u8>> = Arc::new(EveryMethod);
+        assert_forwards(&shared);
+        assert_forwards(&Box::new(Arc::clone(&shared)));
     }
 }

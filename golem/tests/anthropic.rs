@@ -435,18 +435,18 @@ async fn thinking_and_redacted_thinking_are_kept_and_sent_back_with_the_tool_use
     let first = result.messages[1].as_response().unwrap();
     assert_eq!(
         first.parts[0],
-        golem::model::ResponsePart::Thinking(golem::model::ThinkingPart {
-            content: "Two dice, then report.".into(),
-            signature: Some("EqQBCkYIARgCIkCx".into()),
-            provider: Some("anthropic".into()),
-        })
+        golem::model::ResponsePart::Thinking(
+            golem::model::ThinkingPart::new("Two dice, then report.")
+                .with_signature("EqQBCkYIARgCIkCx")
+                .with_provider("anthropic")
+        )
     );
     assert_eq!(
         first.parts[1],
-        golem::model::ResponsePart::Provider(golem::model::ProviderPart {
-            provider: "anthropic".into(),
-            data: redacted.clone(),
-        })
+        golem::model::ResponsePart::Provider(golem::model::ProviderPart::new(
+            "anthropic",
+            redacted.clone()
+        ))
     );
     assert_eq!(
         bodies(&server).await[1]["messages"][1],
@@ -479,15 +479,11 @@ async fn another_providers_reasoning_is_not_sent_to_anthropic() {
     let history: Vec<Message> = vec![
         ModelRequest::user_prompt("Hi").into(),
         ModelResponse::new(vec![
-            ResponsePart::Thinking(ThinkingPart {
-                content: "unsigned".into(),
-                signature: None,
-                provider: Some("openai".into()),
-            }),
-            ResponsePart::Provider(ProviderPart {
-                provider: "gemini".into(),
-                data: json!({"thoughtSignature": "x"}),
-            }),
+            ResponsePart::Thinking(ThinkingPart::new("unsigned").with_provider("openai")),
+            ResponsePart::Provider(ProviderPart::new(
+                "gemini",
+                json!({"thoughtSignature": "x"}),
+            )),
             ResponsePart::text("Hello"),
         ])
         .into(),

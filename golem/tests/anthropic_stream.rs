@@ -77,11 +77,11 @@ async fn thinking_text_and_a_tool_use_stream_and_add_up_to_the_non_streamed_mess
     assert_eq!(
         response.parts,
         [
-            ResponsePart::Thinking(ThinkingPart {
-                content: "The user wants the weather in Paris; I should call the tool.".into(),
-                signature: Some(SIGNATURE.into()),
-                provider: Some("anthropic".into()),
-            }),
+            ResponsePart::Thinking(
+                ThinkingPart::new("The user wants the weather in Paris; I should call the tool.")
+                    .with_signature(SIGNATURE)
+                    .with_provider("anthropic")
+            ),
             ResponsePart::text("I'll check the current weather in Paris."),
             call(
                 "get_weather",
@@ -121,10 +121,10 @@ async fn text_with_a_redacted_thinking_block_served_byte_by_byte() {
     assert_eq!(
         response.parts,
         [
-            ResponsePart::Provider(ProviderPart {
-                provider: "anthropic".into(),
-                data: json!({"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB5URj"}),
-            }),
+            ResponsePart::Provider(ProviderPart::new(
+                "anthropic",
+                json!({"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB5URj"})
+            )),
             ResponsePart::text("Hello! Ünïcode \"quotes\"\nand a new line."),
         ]
     );

@@ -146,11 +146,9 @@ async fn reasoning_content_streams_as_thinking_before_the_text() {
     assert_eq!(
         response.parts,
         [
-            ResponsePart::Thinking(ThinkingPart {
-                content: "9.11 vs 9.9: compare tenths.".into(),
-                signature: None,
-                provider: Some("openai".into()),
-            }),
+            ResponsePart::Thinking(
+                ThinkingPart::new("9.11 vs 9.9: compare tenths.").with_provider("openai")
+            ),
             ResponsePart::text("9.9 is larger."),
         ]
     );
@@ -425,11 +423,11 @@ async fn a_stop_mid_stream_closes_the_connection_and_keeps_what_arrived() {
     assert_eq!(kept.finish_reason, Some(FinishReason::Incomplete));
     assert_eq!(
         kept.parts,
-        [ResponsePart::ToolCall(golem::model::ToolCallPart {
-            tool_name: "final_result".into(),
-            args: r#"{"winner": "An"#.into(),
-            tool_call_id: "call_v".into(),
-        })]
+        [ResponsePart::ToolCall(golem::model::ToolCallPart::new(
+            "final_result",
+            r#"{"winner": "An"#,
+            "call_v"
+        ))]
     );
     assert_eq!(error.usage().requests, 1);
 }

@@ -408,14 +408,12 @@ async fn a_stop_mid_stream_keeps_what_arrived_as_an_incomplete_response() {
     assert_eq!(error.stopped(), Some(&Stopped::Cancelled), "{error}");
 
     let mut incomplete = ModelResponse::new(vec![
-        ResponsePart::Text(TextPart {
-            content: "Writing it".into(),
-        }),
-        ResponsePart::ToolCall(ToolCallPart {
-            tool_name: "final_result".into(),
-            args: r#"{"title": "Moon"#.into(),
-            tool_call_id: "c1".into(),
-        }),
+        ResponsePart::Text(TextPart::new("Writing it")),
+        ResponsePart::ToolCall(ToolCallPart::new(
+            "final_result",
+            r#"{"title": "Moon"#,
+            "c1",
+        )),
     ]);
     incomplete.usage.requests = 1;
     incomplete.finish_reason = Some(FinishReason::Incomplete);

@@ -10,10 +10,12 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// The repository's root: both test packages (`tests/`, `examples/`) sit one level below.
+/// The repository's root: the nearest folder above the test's package (`tests/`,
+/// `examples/mcp/`) that holds `tests/mcp/install.sh`.
 fn repository() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
+        .ancestors()
+        .find(|dir| dir.join("tests/mcp/install.sh").is_file())
         .expect("the package is inside the repository")
         .to_path_buf()
 }
@@ -72,6 +74,25 @@ pub fn everything_server() -> PathBuf {
 pub fn everything_command() -> Command {
     let mut command = Command::new("node");
     command.arg(everything_server()).arg("stdio");
+    command
+}
+
+/// The reference server on stdio behind a launcher script that logs each message it
+/// forwards to the server on its stderr, as wrappers and proxies do. A launcher whose
+/// stderr is a closed pipe dies at its next log line (SIGPIPE), and the server with it.
+pub fn everything_behind_a_logging_launcher() -> Command {
+    let launcher = r#"
+        while IFS= read -r message; do
+            printf 'launcher: forwarding %.60s\n' "$message" >&2
+            printf '%s\n' "$message"
+        done | exec node "$1" stdio
+    "#;
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(launcher)
+        .arg("launcher")
+        .arg(everything_server());
     command
 }
 

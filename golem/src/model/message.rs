@@ -90,16 +90,12 @@ pub enum RequestPart {
 impl RequestPart {
     /// A system prompt.
     pub fn system_prompt(content: impl Into<String>) -> Self {
-        RequestPart::SystemPrompt(SystemPromptPart {
-            content: content.into(),
-        })
+        RequestPart::SystemPrompt(SystemPromptPart::new(content))
     }
 
     /// A user prompt.
     pub fn user_prompt(content: impl Into<String>) -> Self {
-        RequestPart::UserPrompt(UserPromptPart {
-            content: content.into(),
-        })
+        RequestPart::UserPrompt(UserPromptPart::new(content))
     }
 
     /// The result of the call `tool_call_id` to `tool_name`.
@@ -108,20 +104,12 @@ impl RequestPart {
         tool_call_id: impl Into<String>,
         content: impl Into<Value>,
     ) -> Self {
-        RequestPart::ToolReturn(ToolReturnPart {
-            tool_name: tool_name.into(),
-            tool_call_id: tool_call_id.into(),
-            content: content.into(),
-        })
+        RequestPart::ToolReturn(ToolReturnPart::new(tool_name, tool_call_id, content))
     }
 
     /// Feedback on a rejected text output; providers send it as a user message.
     pub fn retry_prompt(content: impl Into<String>) -> Self {
-        RequestPart::RetryPrompt(RetryPromptPart {
-            content: content.into(),
-            tool_name: None,
-            tool_call_id: None,
-        })
+        RequestPart::RetryPrompt(RetryPromptPart::new(content))
     }
 
     /// Feedback on the rejected call `tool_call_id` to `tool_name`; providers send it as that
@@ -131,30 +119,63 @@ impl RequestPart {
         tool_call_id: impl Into<String>,
         content: impl Into<String>,
     ) -> Self {
-        RequestPart::RetryPrompt(RetryPromptPart {
-            content: content.into(),
-            tool_name: Some(tool_name.into()),
-            tool_call_id: Some(tool_call_id.into()),
-        })
+        RequestPart::RetryPrompt(RetryPromptPart::new(content).for_call(tool_name, tool_call_id))
     }
 }
 
-/// The agent's instructions.
+/// The agent's instructions, as a part of a request: the system prompt.
+///
+/// Non-exhaustive, so that later versions can add fields (multimodal content, say) without
+/// breaking code: build one with its constructor, and match it with `..`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SystemPromptPart {
     /// The instruction text.
     pub content: String,
 }
 
-/// A prompt from the user.
+impl SystemPromptPart {
+    /// A system prompt with the instruction text `content`.
+    pub fn new(content: impl Into<String>) -> Self {
+        SystemPromptPart {
+            content: content.into(),
+        }
+    }
+}
+
+/// A prompt from the user, as a part of a request.
+///
+/// Non-exhaustive, so that later versions can add fields (multimodal content, say) without
+/// breaking code: build one with its constructor, and match it with `..`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct UserPromptPart {
     /// The prompt text.
     pub content: String,
 }
 
-/// The value a tool returned for one call.
+impl UserPromptPart {
+    /// A user prompt with the text `content`.
+    ///
+    /// ```
+    /// use golem::model::{RequestPart, UserPromptPart};
+    ///
+    /// let part = UserPromptPart::new("Roll two dice.");
+    /// assert_eq!(RequestPart::UserPrompt(part), RequestPart::user_prompt("Roll two dice."));
+    /// ```
+    pub fn new(content: impl Into<String>) -> Self {
+        UserPromptPart {
+            content: content.into(),
+        }
+    }
+}
+
+/// The value a tool returned for one call, as a part of the request that answers the call.
+///
+/// Non-exhaustive, so that later versions can add fields (multimodal content, say) without
+/// breaking code: build one with its constructor, and match it with `..`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolReturnPart {
     /// The tool that was called.
     pub tool_name: String,
@@ -165,6 +186,19 @@ pub struct ToolReturnPart {
 }
 
 impl ToolReturnPart {
+    /// The result `content` of the call `tool_call_id` to `tool_name`.
+    pub fn new(
+        tool_name: impl Into<String>,
+        tool_call_id: impl Into<String>,
+        content: impl Into<Value>,
+    ) -> Self {
+        ToolReturnPart {
+            tool_name: tool_name.into(),
+            tool_call_id: tool_call_id.into(),
+            content: content.into(),
+        }
+    }
+
     /// The content as the model reads it: a string as it is (borrowed), any other value as
     /// JSON text.
     pub fn model_text(&self) -> Cow<'_, str> {
@@ -175,11 +209,18 @@ impl ToolReturnPart {
     }
 }
 
-/// Validation feedback sent back to the model after a rejection.
+/// Validation feedback sent back to the model after a rejection, as a part of a request.
 ///
 /// `content` holds the reason only; [`model_text`](Self::model_text) renders what the model
 /// reads, marked as automated feedback and ending with an instruction to fix the errors.
+/// Feedback on a rejected call names the call ([`for_call`](Self::for_call)), and providers
+/// send it as that call's tool result; feedback on rejected text output names none, and
+/// providers send it as a user message.
+///
+/// Non-exhaustive, so that later versions can add fields (multimodal content, say) without
+/// breaking code: build one with its constructor, and match it with `..`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RetryPromptPart {
     /// Why the call or output was rejected.
     pub content: String,
@@ -192,16 +233,34 @@ pub struct RetryPromptPart {
 }
 
 impl RetryPromptPart {
+    /// Feedback with the reason `content`, on rejected text output until
+    /// [`for_call`](Self::for_call) names a call.
+    pub fn new(content: impl Into<String>) -> Self {
+        RetryPromptPart {
+            content: content.into(),
+            tool_name: None,
+            tool_call_id: None,
+        }
+    }
+
+    /// Makes this feedback on the rejected call `tool_call_id` to `tool_name`.
+    #[must_use]
+    pub fn for_call(
+        mut self,
+        tool_name: impl Into<String>,
+        tool_call_id: impl Into<String>,
+    ) -> Self {
+        self.tool_name = Some(tool_name.into());
+        self.tool_call_id = Some(tool_call_id.into());
+        self
+    }
+
     /// The text the model reads.
     ///
     /// ```
     /// use golem::model::RetryPromptPart;
     ///
-    /// let part = RetryPromptPart {
-    ///     content: "n must be positive, got -1".into(),
-    ///     tool_name: Some("roll_dice".into()),
-    ///     tool_call_id: Some("call_1".into()),
-    /// };
+    /// let part = RetryPromptPart::new("n must be positive, got -1").for_call("roll_dice", "call_1");
     /// assert_eq!(
     ///     part.model_text(),
     ///     "Automated validation feedback (not from the user):\n\
@@ -332,9 +391,7 @@ pub enum ResponsePart {
 impl ResponsePart {
     /// A text part.
     pub fn text(content: impl Into<String>) -> Self {
-        ResponsePart::Text(TextPart {
-            content: content.into(),
-        })
+        ResponsePart::Text(TextPart::new(content))
     }
 
     /// A call to `tool_name` with `args` (JSON text or a JSON value).
@@ -345,16 +402,16 @@ impl ResponsePart {
         args: impl Into<ToolArgs>,
         tool_call_id: impl Into<String>,
     ) -> Self {
-        ResponsePart::ToolCall(ToolCallPart {
-            tool_name: tool_name.into(),
-            args: args.into().0,
-            tool_call_id: tool_call_id.into(),
-        })
+        ResponsePart::ToolCall(ToolCallPart::new(tool_name, args, tool_call_id))
     }
 }
 
-/// The model's reasoning.
+/// The model's reasoning, as a part of a response.
+///
+/// Non-exhaustive, so that later versions can add fields (multimodal content, say) without
+/// breaking code: build one with its constructor, and match it with `..`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ThinkingPart {
     /// The reasoning text (a summary, for some models).
     pub content: String,
@@ -366,8 +423,46 @@ pub struct ThinkingPart {
     pub provider: Option<String>,
 }
 
-/// A provider's own part, kept verbatim.
+impl ThinkingPart {
+    /// Reasoning with the text `content`, unsigned and from no provider in particular.
+    ///
+    /// ```
+    /// use golem::model::ThinkingPart;
+    ///
+    /// let part = ThinkingPart::new("Two dice, then the verdict.")
+    ///     .with_signature("EqQBCgIYAh...")
+    ///     .with_provider("anthropic");
+    /// assert_eq!(part.provider.as_deref(), Some("anthropic"));
+    /// ```
+    pub fn new(content: impl Into<String>) -> Self {
+        ThinkingPart {
+            content: content.into(),
+            signature: None,
+            provider: None,
+        }
+    }
+
+    /// Sets the provider's signature over the reasoning.
+    #[must_use]
+    pub fn with_signature(mut self, signature: impl Into<String>) -> Self {
+        self.signature = Some(signature.into());
+        self
+    }
+
+    /// Sets the provider that produced the reasoning.
+    #[must_use]
+    pub fn with_provider(mut self, provider: impl Into<String>) -> Self {
+        self.provider = Some(provider.into());
+        self
+    }
+}
+
+/// A provider's own part of a response, kept verbatim to be sent back to that provider.
+///
+/// Non-exhaustive, so that later versions can add fields (multimodal content, say) without
+/// breaking code: build one with its constructor, and match it with `..`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ProviderPart {
     /// The provider it belongs to (`anthropic`).
     pub provider: String,
@@ -375,15 +470,42 @@ pub struct ProviderPart {
     pub data: Value,
 }
 
-/// Text the model produced.
+impl ProviderPart {
+    /// The part `data` of `provider`, as that provider sent it.
+    pub fn new(provider: impl Into<String>, data: Value) -> Self {
+        ProviderPart {
+            provider: provider.into(),
+            data,
+        }
+    }
+}
+
+/// Text the model produced, as a part of a response.
+///
+/// Non-exhaustive, so that later versions can add fields (multimodal content, say) without
+/// breaking code: build one with its constructor, and match it with `..`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct TextPart {
     /// The text.
     pub content: String,
 }
 
-/// A tool call the model made.
+impl TextPart {
+    /// A text part with the text `content`.
+    pub fn new(content: impl Into<String>) -> Self {
+        TextPart {
+            content: content.into(),
+        }
+    }
+}
+
+/// A tool call the model made, as a part of a response.
+///
+/// Non-exhaustive, so that later versions can add fields (multimodal content, say) without
+/// breaking code: build one with its constructor, and match it with `..`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolCallPart {
     /// The tool the model called.
     pub tool_name: String,
@@ -395,6 +517,26 @@ pub struct ToolCallPart {
 }
 
 impl ToolCallPart {
+    /// A call `tool_call_id` to `tool_name` with `args` (JSON text or a JSON value).
+    ///
+    /// ```
+    /// use golem::model::ToolCallPart;
+    ///
+    /// let call = ToolCallPart::new("roll_dice", serde_json::json!({"n": 2}), "call_1");
+    /// assert_eq!(call.args, r#"{"n":2}"#);
+    /// ```
+    pub fn new(
+        tool_name: impl Into<String>,
+        args: impl Into<ToolArgs>,
+        tool_call_id: impl Into<String>,
+    ) -> Self {
+        ToolCallPart {
+            tool_name: tool_name.into(),
+            args: args.into().0,
+            tool_call_id: tool_call_id.into(),
+        }
+    }
+
     /// This call's result: `content` as a tool return carrying the call's name and id.
     pub fn answer(&self, content: impl Into<Value>) -> RequestPart {
         RequestPart::tool_return(self.tool_name.clone(), self.tool_call_id.clone(), content)

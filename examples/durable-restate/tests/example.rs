@@ -1,0 +1,28 @@
+//! The durable Restate example, run offline with its scripted model and an in-memory
+//! journal with a crash in the middle: what it prints is checked line by line.
+
+#![allow(dead_code)]
+
+#[path = "../main.rs"]
+mod durable_restate;
+
+#[tokio::test]
+async fn durable_restate_replays_the_email_instead_of_sending_it_again() {
+    let output = durable_restate::run(durable_restate::scripted_model())
+        .await
+        .unwrap();
+
+    assert_eq!(
+        output,
+        "\
+system   │ You send reminders by email, then confirm in one line.
+user     │ Remind Ann about invoice 17.
+model    │ calls send_email({\"to\": \"ann@example.com\", \"body\": \"Invoice 17 is due on Friday.\"})
+tool     │ send_email → sent to ann@example.com
+model    │ Reminded Ann that invoice 17 is due on Friday.
+usage    │ 2 requests, 410 input + 42 output tokens, 1 tool calls; rounds that ended in a rejection: 0 requests, 0 tokens
+journal  │ model:1, tool:1:call_1, model:2 (replayed 2)
+sent     │ inv_1/call_1: to ann@example.com: Invoice 17 is due on Friday.
+"
+    );
+}
