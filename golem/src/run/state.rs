@@ -301,7 +301,7 @@ fn is_zero_index(n: &usize) -> bool {
 
 impl From<RunState> for Saved {
     fn from(state: RunState) -> Self {
-        let settled = state.transcript.settled().clone();
+        let settled = state.transcript.settled();
         let (messages, pending, run_start) = state.transcript.into_parts();
         Saved {
             version: RunState::VERSION,

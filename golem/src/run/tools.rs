@@ -158,7 +158,8 @@ where
         handling,
         live: LiveErrors::new(),
     };
-    let stopped = if turn.step.journal.concurrent() {
+    // One call, or a journal that needs its steps in order, runs without the set of futures.
+    let stopped = if turn.step.journal.concurrent() && started.len() > 1 {
         let mut running = FuturesUnordered::new();
         for call in started {
             running.push(run_call(call, turn, retries));
@@ -173,7 +174,7 @@ where
             }
         }
     } else {
-        // One at a time, in call order, for engines that journal steps in sequence.
+        // One at a time, in call order.
         let mut stopped = None;
         for call in started {
             match turn.step.stop.race(run_call(call, turn, retries)).await {

@@ -42,7 +42,7 @@ pub(crate) struct Transcript {
     pending: Option<ModelRequest>,
     /// How the last response's calls that finished ended, by call id; cleared when the
     /// response's handling closes.
-    settled: BTreeMap<String, Settled>,
+    settled: Outcomes,
     /// The index of the first message this run added.
     start: usize,
 }
@@ -76,12 +76,47 @@ pub(crate) enum Settled {
 impl Settled {
     /// The call's answer in the next request.
     pub(crate) fn answer(&self, call: &ToolCallPart) -> RequestPart {
+        self.clone().into_answer(call)
+    }
+
+    /// The call's answer in the next request, made of this outcome.
+    fn into_answer(self, call: &ToolCallPart) -> RequestPart {
         match self {
-            Settled::Returned(value) => call.answer(value.clone()),
-            Settled::Rejected(reason) => call.reject(reason.clone()),
+            Settled::Returned(value) => call.answer(value),
+            Settled::Rejected(reason) => call.reject(reason),
             Settled::Failed(_) => call.answer(TOOL_FAILED),
-            Settled::Denied(reason) => call.answer(denial_text(reason)),
+            Settled::Denied(reason) => call.answer(denial_text(&reason)),
         }
+    }
+}
+
+/// The outcomes of the last response's calls that finished, in the order they finished; a
+/// response has few calls, so a list beats a map.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct Outcomes(Vec<(String, Settled)>);
+
+impl Outcomes {
+    fn get(&self, tool_call_id: &str) -> Option<&Settled> {
+        self.0
+            .iter()
+            .find(|(id, _)| id == tool_call_id)
+            .map(|(_, settled)| settled)
+    }
+
+    fn take(&mut self, tool_call_id: &str) -> Option<Settled> {
+        let index = self.0.iter().position(|(id, _)| id == tool_call_id)?;
+        Some(self.0.swap_remove(index).1)
+    }
+
+    fn insert(&mut self, tool_call_id: &str, outcome: Settled) {
+        match self.0.iter_mut().find(|(id, _)| id == tool_call_id) {
+            Some((_, settled)) => *settled = outcome,
+            None => self.0.push((tool_call_id.to_owned(), outcome)),
+        }
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
     }
 }
 
@@ -98,7 +133,7 @@ impl Transcript {
             start: messages.len(),
             messages,
             pending,
-            settled: BTreeMap::new(),
+            settled: Outcomes::default(),
         }
     }
 
@@ -113,7 +148,7 @@ impl Transcript {
             start: start.min(messages.len()),
             messages,
             pending,
-            settled,
+            settled: Outcomes(settled.into_iter().collect()),
         }
     }
 
@@ -139,7 +174,7 @@ impl Transcript {
         Transcript {
             messages: history,
             pending: Some(request),
-            settled: BTreeMap::new(),
+            settled: Outcomes::default(),
             start,
         }
     }
@@ -160,8 +195,8 @@ impl Transcript {
     }
 
     /// The outcomes of the last response's calls that finished, by call id.
-    pub(crate) fn settled(&self) -> &BTreeMap<String, Settled> {
-        &self.settled
+    pub(crate) fn settled(&self) -> BTreeMap<String, Settled> {
+        self.settled.0.iter().cloned().collect()
     }
 
     /// What the run does next.
@@ -338,8 +373,8 @@ impl Transcript {
         };
         let answers = response
             .tool_calls()
-            .map(|call| match self.settled.get(&call.tool_call_id) {
-                Some(settled) => settled.answer(call),
+            .map(|call| match self.settled.take(&call.tool_call_id) {
+                Some(settled) => settled.into_answer(call),
                 None => call.answer(NOT_RUN),
             })
             .collect();
@@ -363,7 +398,7 @@ pub(crate) const OVER_LIMIT: &str =
 pub(crate) struct Handling<'a> {
     /// The response being handled.
     pub(crate) response: &'a ModelResponse,
-    settled: &'a mut BTreeMap<String, Settled>,
+    settled: &'a mut Outcomes,
     pending: &'a mut Option<ModelRequest>,
 }
 
@@ -375,7 +410,7 @@ impl<'a> Handling<'a> {
 
     /// Records how the call `tool_call_id` ended, the moment it ends.
     pub(crate) fn settle(&mut self, tool_call_id: &str, outcome: Settled) {
-        self.settled.insert(tool_call_id.to_owned(), outcome);
+        self.settled.insert(tool_call_id, outcome);
     }
 
     /// Ends the handling: the pending request answers every call of the response in call
@@ -383,15 +418,14 @@ impl<'a> Handling<'a> {
     /// `unanswered`), followed by `parts`.
     pub(crate) fn close(self, parts: Vec<RequestPart>, unanswered: &str) {
         let answered_in_parts = |id: &str| parts.iter().any(|part| answers(part, id));
-        let mut answers: Vec<RequestPart> = self
-            .response
-            .tool_calls()
-            .filter_map(|call| match self.settled.get(&call.tool_call_id) {
-                Some(settled) => Some(settled.answer(call)),
-                None if answered_in_parts(&call.tool_call_id) => None,
-                None => Some(call.answer(unanswered)),
-            })
-            .collect();
+        let mut answers: Vec<RequestPart> = Vec::with_capacity(parts.len() + self.settled.0.len());
+        for call in self.response.tool_calls() {
+            match self.settled.take(&call.tool_call_id) {
+                Some(settled) => answers.push(settled.into_answer(call)),
+                None if answered_in_parts(&call.tool_call_id) => {}
+                None => answers.push(call.answer(unanswered)),
+            }
+        }
         answers.extend(parts);
         self.settled.clear();
         if !answers.is_empty() {
