@@ -64,8 +64,10 @@ async fn thinking_text_and_a_tool_use_stream_and_add_up_to_the_non_streamed_mess
                 signature: SIGNATURE.to_owned(),
             },
             text_delta(1, "I'll check the "),
-            text_delta(1, "current weather in Paris"),
-            text_delta(1, "."),
+            // The key is `sk-ant-…`: the `s` that ends this delta could begin it, so it
+            // is held back until the next delta shows it does not.
+            text_delta(1, "current weather in Pari"),
+            text_delta(1, "s."),
             call_start(2, "get_weather", "toolu_01T1x1fJ34qAmk2tNTrN7Up6"),
             args_delta(2, r#"{"location": "#),
             args_delta(2, r#""Paris, France", "unit": "c"#),

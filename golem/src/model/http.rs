@@ -50,5 +50,5 @@ pub use model::{HttpBuilder, HttpModel, WireFormat};
 pub use redact::{ApiKey, REDACTED, Redactor};
 pub use retry::RetryPolicy;
 pub use settings::{DEFAULT_IDLE_TIMEOUT, HttpSettings};
-pub(crate) use sse::{Assemble, Fault};
-pub(crate) use transport::Transport;
+pub(crate) use sse::{Assemble, Deltas, Fault};
+pub(crate) use transport::{HeadersTimedOut, Transport};

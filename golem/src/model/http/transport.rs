@@ -52,7 +52,8 @@ impl Transport {
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         let client = Client::builder()
             .connect_timeout(settings.connect_timeout)
-            .timeout(settings.timeout)
+            // No client-wide timeout: reqwest's would bound a stream's whole body. Each
+            // request gets its own (see `post`).
             .default_headers(headers)
             .user_agent(concat!("golem/", env!("CARGO_PKG_VERSION")))
             .build()?;
@@ -72,25 +73,26 @@ impl Transport {
         url: &reqwest::Url,
         body: Vec<u8>,
     ) -> Result<Vec<u8>, ModelError> {
-        match self.post(url, body, Answer::Json).await? {
+        match self.post(url, body, Answer::Json).await?.0 {
             Answered::Json(body) => Ok(self.redactor.redact_bytes(body)),
             Answered::Stream(_) => Err(self.invalid("expected a JSON body")),
         }
     }
 
     /// POSTs `body` to `url` and returns the response once its status says success and its
-    /// content type says an event stream; statuses before that are retried as for
-    /// [`post_json`](Self::post_json), within the deadline. The stream itself is never
-    /// retried. The last attempt's timeout (the deadline's rest, at most
-    /// [`HttpSettings::timeout`]) bounds the whole stream.
+    /// content type says an event stream, with the instant the request's deadline ends;
+    /// statuses before that are retried as for [`post_json`](Self::post_json), within the
+    /// deadline. Each attempt's timeout (the deadline's rest, at most
+    /// [`HttpSettings::timeout`]) bounds the wait for its response headers only: the
+    /// stream's body is bounded by the idle timeout and the deadline, and never retried.
     pub(crate) async fn post_stream(
         &self,
         url: &reqwest::Url,
         body: Vec<u8>,
-    ) -> Result<reqwest::Response, ModelError> {
+    ) -> Result<(reqwest::Response, Option<Instant>), ModelError> {
         match self.post(url, body, Answer::Stream).await? {
-            Answered::Stream(response) => Ok(response),
-            Answered::Json(_) => Err(self.invalid("expected an event stream")),
+            (Answered::Stream(response), deadline) => Ok((response, deadline)),
+            (Answered::Json(_), _) => Err(self.invalid("expected an event stream")),
         }
     }
 
@@ -109,7 +111,7 @@ impl Transport {
         url: &reqwest::Url,
         body: Vec<u8>,
         answer: Answer,
-    ) -> Result<Answered, ModelError> {
+    ) -> Result<(Answered, Option<Instant>), ModelError> {
         let policy = &self.settings.retry;
         let deadline = self
             .settings
@@ -126,15 +128,19 @@ impl Transport {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            if let Some(deadline) = deadline {
-                let left = deadline.saturating_duration_since(Instant::now());
-                *request.timeout_mut() = Some(left.min(self.settings.timeout));
-            }
+            let timeout = match deadline {
+                Some(deadline) => deadline
+                    .saturating_duration_since(Instant::now())
+                    .min(self.settings.timeout),
+                None => self.settings.timeout,
+            };
+            // reqwest's timeout bounds the body too: a JSON answer's, not a stream's.
+            *request.timeout_mut() = (answer == Answer::Json).then_some(timeout);
             let retries_left = attempt <= policy.max_retries;
             let spare = retries_left.then(|| request.try_clone()).flatten();
-            let outcome = self.send_once(request, attempt, answer).await;
+            let outcome = self.send_once(request, attempt, answer, timeout).await;
             let (asked, error) = match outcome {
-                Ok(answered) => return Ok(answered),
+                Ok(answered) => return Ok((answered, deadline)),
                 Err(Attempt::Final(error)) => return Err(error),
                 Err(Attempt::Retryable { asked, error }) => (asked, error),
             };
@@ -163,12 +169,23 @@ impl Transport {
         request: reqwest::Request,
         attempt: u32,
         answer: Answer,
+        timeout: Duration,
     ) -> Result<Answered, Attempt> {
-        let response = self
-            .client
-            .execute(request)
-            .await
-            .map_err(|error| self.transport_error(error, attempt))?;
+        let response = match answer {
+            Answer::Json => self.client.execute(request).await,
+            Answer::Stream => {
+                match tokio::time::timeout(timeout, self.client.execute(request)).await {
+                    Ok(response) => response,
+                    Err(_) => {
+                        return Err(Attempt::Retryable {
+                            asked: None,
+                            error: Failure::HeadersTimedOut(HeadersTimedOut { after: timeout }),
+                        });
+                    }
+                }
+            }
+        }
+        .map_err(|error| self.transport_error(error, attempt))?;
         let status = response.status();
         // What is needed from the headers, taken before reading the body consumes them.
         let header = |name| {
@@ -338,6 +355,7 @@ impl Transport {
         match failure {
             Failure::Status { status, message } => format!("HTTP {}: {message}", status.as_u16()),
             Failure::Transport(error) => self.redactor.redact(&error.to_string()).into_owned(),
+            Failure::HeadersTimedOut(error) => error.to_string(),
         }
     }
 
@@ -365,6 +383,11 @@ impl Transport {
                 attempts,
                 source: Box::new(error),
             },
+            Failure::HeadersTimedOut(error) => ModelError::Transport {
+                provider,
+                attempts,
+                source: Box::new(error),
+            },
         }
     }
 }
@@ -384,6 +407,16 @@ enum Answered {
 enum Failure {
     Status { status: StatusCode, message: String },
     Transport(reqwest::Error),
+    HeadersTimedOut(HeadersTimedOut),
+}
+
+/// The error of a stream request whose response headers did not arrive within the
+/// attempt's timeout: the source of a [`ModelError::Transport`], for which
+/// [`ModelError::is_timeout`] is true.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("no response headers arrived within {} ms", after.as_millis())]
+pub(crate) struct HeadersTimedOut {
+    after: Duration,
 }
 
 enum Attempt {
