@@ -739,3 +739,28 @@ async fn a_four_mib_event_arrives_whole_while_an_idle_stream_beside_it_times_out
         );
     }
 }
+
+#[tokio::test]
+async fn a_complete_stream_gives_its_connection_back_when_its_body_ends_soon_after() {
+    for provider in BOTH {
+        // The body's last chunk comes 50 ms after the end event, as a proxy may send it.
+        let reply = || Reply::sse_keep_alive(&provider.full(), Duration::from_millis(50));
+        let server = serve(vec![reply(), reply(), reply()]).await;
+        let model = provider.model(&server, settings());
+        for _ in 0..3 {
+            let streamed = drive(
+                model.as_ref(),
+                &[request(vec![user("Hi")])],
+                &RequestParams::text(vec![]),
+            )
+            .await;
+            assert_eq!(streamed.response().parts, [text("Hello")], "{provider:?}");
+        }
+        assert_eq!(server.requests(), 3);
+        assert_eq!(
+            server.connections(),
+            1,
+            "{provider:?}: one connection, reused"
+        );
+    }
+}
