@@ -11,17 +11,20 @@
 //! # Streaming
 //!
 //! [`HttpModel`]'s [`request_stream`](crate::model::Model::request_stream) reads the
-//! provider's server-sent events (parsed by `eventsource-stream`) into deltas and, at the
-//! end, into the body the non-streamed API would have sent, decoded by the same decoder as
-//! a whole response. Retries follow one rule: **only before the stream**. A status,
+//! provider's server-sent events (parsed incrementally, each byte looked at once) into
+//! deltas and, at the end, into the body the non-streamed API would have sent, decoded by
+//! the same decoder as a whole response. Retries follow one rule: **only before the stream**. A status,
 //! timeout or reset before the response headers is retried under the [`RetryPolicy`]
 //! within the deadline; once a 200 event stream has begun, nothing is retried, even before
-//! its first delta reached the caller. A stream that breaks, ends early, stays silent past
-//! [`HttpSettings::idle_timeout`], outlives the attempt's timeout or the deadline, carries
+//! its first delta reached the caller. The attempt's timeout bounds only the wait for the
+//! response headers. A stream that breaks, ends early, stays silent past
+//! [`HttpSettings::idle_timeout`], outlives the deadline, carries
 //! a corrupt chunk or an error event, or is not an event stream at all ends in a
 //! [`ModelError::Stream`](crate::model::ModelError::Stream) naming its
-//! [`StreamFault`](crate::model::StreamFault). Every event's data is redacted
-//! before it is read. Dropping the stream closes the connection.
+//! [`StreamFault`](crate::model::StreamFault). Every event's data is redacted before it
+//! is read, each part's deltas are redacted as a stream (a secret split across events is
+//! held back until it is whole), and the assembled response is redacted whole. Dropping the
+//! stream closes the connection.
 //!
 //! # Credentials never leave
 //!

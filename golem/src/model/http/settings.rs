@@ -24,7 +24,10 @@ use crate::model::StreamFault;
 pub struct HttpSettings {
     /// How long connecting may take.
     pub connect_timeout: Duration,
-    /// How long a whole request may take, body included.
+    /// How long one attempt may take: a JSON request in all, body included; a streamed
+    /// request until its response headers arrive (its body is bounded by the
+    /// [`idle_timeout`](Self::idle_timeout) and the [`deadline`](Self::deadline), so a
+    /// long answer that keeps coming is not cut off).
     pub timeout: Duration,
     /// When and how failed requests are retried.
     pub retry: RetryPolicy,
@@ -36,9 +39,9 @@ pub struct HttpSettings {
     /// whose wait would end past it: the last failure is returned instead.
     pub deadline: Option<Duration>,
     /// How long a response stream may go without a byte before it fails as
-    /// [`StreamFault::Idle`]; `None` waits as long as
-    /// the [`timeout`](Self::timeout) and the deadline allow. Two minutes by default:
-    /// providers send keep-alive events (Anthropic's `ping`) well within it.
+    /// [`StreamFault::Idle`]; `None` waits as long as the deadline allows (for ever
+    /// without one). Two minutes by default: providers send keep-alive events
+    /// (Anthropic's `ping`) well within it.
     pub idle_timeout: Option<Duration>,
 }
 
@@ -66,7 +69,8 @@ impl HttpSettings {
         self
     }
 
-    /// Sets the total timeout of one attempt.
+    /// Sets the timeout of one attempt: a JSON request's in all, a stream's until its
+    /// response headers.
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;

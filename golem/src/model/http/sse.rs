@@ -55,6 +55,7 @@ pub struct Deltas {
 enum Item {
     Delta(ResponseDelta),
     /// The part with this number has ended: nothing more of it will arrive.
+    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
     End(usize),
 }
 
@@ -65,12 +66,13 @@ impl Deltas {
     }
 
     /// Says that part `part` has ended, so what its redaction held back can go out.
+    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
     pub(crate) fn end(&mut self, part: usize) {
         self.items.push_back(Item::End(part));
     }
 
     /// The deltas pushed, without the ends.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "openai"))]
     pub(crate) fn into_deltas(self) -> Vec<ResponseDelta> {
         self.items
             .into_iter()
@@ -114,20 +116,20 @@ const BYTES_PER_POLL: usize = 256 * 1024;
 /// What a delta's text belongs to within its part: a thinking part streams its text and
 /// its signature, each redacted on its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Text {
+enum TextKind {
     Text,
     Thinking,
     Args,
     Signature,
 }
 
-impl Text {
+impl TextKind {
     fn delta(self, part: usize, text: String) -> ResponseDelta {
         match self {
-            Text::Text => ResponseDelta::Text { part, text },
-            Text::Thinking => ResponseDelta::Thinking { part, text },
-            Text::Args => ResponseDelta::ToolCallArgs { part, args: text },
-            Text::Signature => ResponseDelta::ThinkingSignature {
+            TextKind::Text => ResponseDelta::Text { part, text },
+            TextKind::Thinking => ResponseDelta::Thinking { part, text },
+            TextKind::Args => ResponseDelta::ToolCallArgs { part, args: text },
+            TextKind::Signature => ResponseDelta::ThinkingSignature {
                 part,
                 signature: text,
             },
@@ -150,7 +152,7 @@ struct SseStream<'a, A, D> {
     /// What the assembler pushed, before redaction.
     pushed: Deltas,
     /// The redaction of each part's texts, while they may hold a tail back.
-    parts: Vec<(usize, Text, PartRedactor)>,
+    parts: Vec<(usize, TextKind, PartRedactor)>,
     /// Deltas ready to be passed on.
     deltas: VecDeque<ResponseDelta>,
     /// The complete response, passed on after the last deltas and the body's end.
@@ -281,11 +283,11 @@ where
                 }
                 Item::Delta(delta) => {
                     let (part, kind, piece) = match delta {
-                        ResponseDelta::Text { part, text } => (part, Text::Text, text),
-                        ResponseDelta::Thinking { part, text } => (part, Text::Thinking, text),
-                        ResponseDelta::ToolCallArgs { part, args } => (part, Text::Args, args),
+                        ResponseDelta::Text { part, text } => (part, TextKind::Text, text),
+                        ResponseDelta::Thinking { part, text } => (part, TextKind::Thinking, text),
+                        ResponseDelta::ToolCallArgs { part, args } => (part, TextKind::Args, args),
                         ResponseDelta::ThinkingSignature { part, signature } => {
-                            (part, Text::Signature, signature)
+                            (part, TextKind::Signature, signature)
                         }
                         other => {
                             self.deltas.push_back(other);

@@ -208,7 +208,11 @@ impl Assemble for Chunks {
         // Sized for the texts up front: a large answer is copied once, not at each doubling.
         let texts = self.content.len()
             + self.reasoning.len()
-            + self.calls.iter().map(|call| call.arguments.len()).sum::<usize>();
+            + self
+                .calls
+                .iter()
+                .map(|call| call.arguments.len())
+                .sum::<usize>();
         let mut body = Vec::with_capacity(texts + texts / 8 + 1024);
         serde_json::to_writer(&mut body, &completion)
             .map_err(|error| Fault::corrupt(error.to_string()))?;
