@@ -266,8 +266,7 @@ impl PartRedactor {
     }
 
     /// Whether a tail is held back.
-    #[cfg(test)]
-    fn is_holding(&self) -> bool {
+    pub(crate) fn is_holding(&self) -> bool {
         !self.held.is_empty()
     }
 }

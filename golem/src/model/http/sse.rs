@@ -294,6 +294,13 @@ where
                             continue;
                         }
                     };
+                    // A part's other text ends here (a thinking part's text before its
+                    // signature): what it held goes out first, in order.
+                    for (known, text, held) in &mut self.parts {
+                        if *known == part && *text != kind && held.is_holding() {
+                            self.deltas.push_back(text.delta(part, held.finish()));
+                        }
+                    }
                     let index = match self
                         .parts
                         .iter()
