@@ -1,8 +1,9 @@
 //! (5) Streaming: one response of `CHUNKS` text chunks through golem's
-//! `OpenAiModel::request_stream` (SSE parsed by eventsource-stream, each chunk decoded, a
-//! delta per chunk, the response rebuilt and decoded at the end), side by side with the
-//! floor: a raw reqwest client reading the same stream from the same loopback server with
-//! the same SSE parser, decoding each chunk into a borrowed struct and appending its text.
+//! `OpenAiModel::request_stream` (SSE parsed by golem's incremental parser, each chunk
+//! decoded, a delta per chunk, the response rebuilt and decoded at the end), side by side
+//! with the floor: a raw reqwest client reading the same stream from the same loopback
+//! server with `eventsource-stream` (the SSE parser golem used before issue 18), decoding
+//! each chunk into a borrowed struct and appending its text.
 //!
 //! Both clients run on the bench thread's current-thread runtime and keep one pooled
 //! connection alive; the server runs on its own thread, so `getrusage(RUSAGE_THREAD)` on the

@@ -1,7 +1,10 @@
 //! An OpenAI-compatible HTTP/1.1 server on loopback that answers every chat completion
-//! request with one streamed response: `CHUNKS` text chunks, the finish reason, the usage
-//! and `[DONE]`, each event written as its own HTTP chunk (chunked transfer encoding, the
-//! connection kept alive). The response is rendered once, before the first request.
+//! request with one answer rendered once, before the first request: by default a streamed
+//! response of `CHUNKS` text chunks, the finish reason, the usage and `[DONE]`, each event
+//! written as its own HTTP chunk (chunked transfer encoding, the connection kept alive);
+//! or one event of a few MiB cut into small HTTP chunks ([`big_event`]), the same text as
+//! one JSON body ([`big_json`]), or a stream that stalls after its first event
+//! ([`stalled`]).
 //!
 //! Like [`server`](crate::server), it runs on its own thread with its own current-thread
 //! runtime, so the client being measured never does its work.
@@ -36,6 +39,15 @@ impl SseServer {
     /// # Panics
     /// If the port cannot be bound or the thread not started.
     pub fn start(chunks: usize) -> SseServer {
+        SseServer::answering(render(chunks))
+    }
+
+    /// Starts a server answering every request with `answer`: the head, then the pieces
+    /// written one by one (an answer without the last chunk `0\r\n\r\n` stalls).
+    ///
+    /// # Panics
+    /// If the port cannot be bound or the thread not started.
+    pub fn answering(answer: Vec<Vec<u8>>) -> SseServer {
         let (shutdown, stop) = oneshot::channel();
         let (ready, addr) = std::sync::mpsc::channel();
         let connections = Arc::new(AtomicUsize::new(0));
@@ -47,7 +59,7 @@ impl SseServer {
                     .enable_all()
                     .build()
                     .expect("the server's runtime starts");
-                runtime.block_on(serve(ready, stop, chunks, &accepted));
+                runtime.block_on(serve(ready, stop, answer, &accepted));
             })
             .expect("the server's thread starts");
         let addr = addr.recv().expect("the server binds");
@@ -80,6 +92,74 @@ impl Drop for SseServer {
             let _ = thread.join();
         }
     }
+}
+
+/// The head of a chunked event stream.
+const SSE_HEAD: &[u8] =
+    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+
+/// `bytes` as one HTTP chunk.
+fn http_chunk(bytes: &[u8]) -> Vec<u8> {
+    let mut chunk = format!("{:x}\r\n", bytes.len()).into_bytes();
+    chunk.extend_from_slice(bytes);
+    chunk.extend_from_slice(b"\r\n");
+    chunk
+}
+
+/// The text of the big answers: `bytes` bytes of ASCII.
+pub fn big_text(bytes: usize) -> String {
+    "golem streams ".repeat(bytes / 14 + 1)[..bytes].to_owned()
+}
+
+/// One streamed chat completion whose text, `bytes` bytes long, is one event, written in
+/// HTTP chunks of `piece` bytes; then the finish reason, the usage and `[DONE]`.
+pub fn big_event(bytes: usize, piece: usize) -> Vec<Vec<u8>> {
+    let text = big_text(bytes);
+    let event = format!(
+        "data: {}\n\n",
+        serde_json::json!({"id": "chatcmpl-big", "object": "chat.completion.chunk", "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": null}]})
+    );
+    let mut out = vec![SSE_HEAD.to_vec()];
+    out.extend(event.as_bytes().chunks(piece).map(http_chunk));
+    let end = format!(
+        "data: {}\n\ndata: {}\n\ndata: [DONE]\n\n",
+        serde_json::json!({"id": "chatcmpl-big", "object": "chat.completion.chunk", "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+        serde_json::json!({"id": "chatcmpl-big", "object": "chat.completion.chunk", "model": "gpt-4o-mini",
+            "choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 1000, "total_tokens": 1012}}),
+    );
+    out.push(http_chunk(end.as_bytes()));
+    out.push(b"0\r\n\r\n".to_vec());
+    out
+}
+
+/// The chat completion [`big_event`] streams, as one JSON body.
+pub fn big_json(bytes: usize) -> Vec<Vec<u8>> {
+    let body = serde_json::json!({
+        "id": "chatcmpl-big", "object": "chat.completion", "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": big_text(bytes)}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 1000, "total_tokens": 1012},
+    })
+    .to_string();
+    vec![
+        format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes(),
+        body.into_bytes(),
+    ]
+}
+
+/// A stream that sends its first event and then nothing, keeping the connection open.
+pub fn stalled() -> Vec<Vec<u8>> {
+    let event = format!(
+        "data: {}\n\n",
+        serde_json::json!({"id": "chatcmpl-stalled", "object": "chat.completion.chunk", "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hel"}, "finish_reason": null}]})
+    );
+    vec![SSE_HEAD.to_vec(), http_chunk(event.as_bytes())]
 }
 
 /// The events of the response, each as one HTTP chunk, after the head; then the last chunk.
@@ -126,7 +206,7 @@ fn render(chunks: usize) -> Vec<Vec<u8>> {
 async fn serve(
     ready: std::sync::mpsc::Sender<SocketAddr>,
     mut stop: oneshot::Receiver<()>,
-    chunks: usize,
+    answer: Vec<Vec<u8>>,
     counter: &AtomicUsize,
 ) {
     let listener = TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
@@ -135,7 +215,7 @@ async fn serve(
     ready
         .send(listener.local_addr().expect("bound"))
         .expect("the starter waits");
-    let answer: Arc<[Vec<u8>]> = render(chunks).into();
+    let answer: Arc<[Vec<u8>]> = answer.into();
     loop {
         tokio::select! {
             _ = &mut stop => return,

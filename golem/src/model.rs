@@ -269,9 +269,12 @@ impl ModelError {
                 matches!(fault, StreamFault::Idle | StreamFault::TimedOut)
             }
             #[cfg(feature = "http")]
-            ModelError::Transport { source, .. } => source
-                .downcast_ref::<reqwest::Error>()
-                .is_some_and(reqwest::Error::is_timeout),
+            ModelError::Transport { source, .. } => {
+                source
+                    .downcast_ref::<reqwest::Error>()
+                    .is_some_and(reqwest::Error::is_timeout)
+                    || source.is::<http::HeadersTimedOut>()
+            }
             _ => false,
         }
     }

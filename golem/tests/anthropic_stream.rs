@@ -64,8 +64,10 @@ async fn thinking_text_and_a_tool_use_stream_and_add_up_to_the_non_streamed_mess
                 signature: SIGNATURE.to_owned(),
             },
             text_delta(1, "I'll check the "),
-            text_delta(1, "current weather in Paris"),
-            text_delta(1, "."),
+            // The key is `sk-ant-…`: the `s` that ends this delta could begin it, so it
+            // is held back until the next delta shows it does not.
+            text_delta(1, "current weather in Pari"),
+            text_delta(1, "s."),
             call_start(2, "get_weather", "toolu_01T1x1fJ34qAmk2tNTrN7Up6"),
             args_delta(2, r#"{"location": "#),
             args_delta(2, r#""Paris, France", "unit": "c"#),
@@ -162,4 +164,49 @@ async fn a_tool_use_without_arguments_keeps_its_empty_input() {
     let response = streamed.response();
     assert_eq!(response.parts, [call("now", "{}", "toolu_1")]);
     assert_eq!(response.usage, Usage::request(10, 7));
+}
+
+#[tokio::test]
+async fn thinking_held_back_by_the_redaction_goes_out_before_its_signature() {
+    let event = |data: serde_json::Value| {
+        format!(
+            "event: {}\ndata: {data}\n\n",
+            data["type"].as_str().expect("as scripted")
+        )
+    };
+    let sse = [
+        event(json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude", "content": [], "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 3, "output_tokens": 1}}})),
+        event(json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}})),
+        // The key is `sk-ant-…`: the final `s` could begin it.
+        event(json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Yes"}})),
+        event(json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "c2lnbmVk"}})),
+        event(json!({"type": "content_block_stop", "index": 0})),
+        event(json!({"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": ""}})),
+        event(json!({"type": "content_block_delta", "index": 1, "delta": {"type": "text_delta", "text": "Ok, yes"}})),
+        event(json!({"type": "content_block_stop", "index": 1})),
+        event(json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 4}})),
+        event(json!({"type": "message_stop"})),
+    ]
+    .concat();
+    let server = serve(vec![Reply::sse_whole(&sse)]).await;
+    let streamed = drive(
+        &model(&server),
+        &[request(vec![user("Hi")])],
+        &RequestParams::text(Vec::new()),
+    )
+    .await;
+    assert_eq!(
+        streamed.deltas,
+        [
+            thinking_delta(0, "Ye"),
+            thinking_delta(0, "s"),
+            ResponseDelta::ThinkingSignature {
+                part: 0,
+                signature: "c2lnbmVk".to_owned(),
+            },
+            text_delta(1, "Ok, ye"),
+            // Released when its block stopped.
+            text_delta(1, "s"),
+        ]
+    );
 }

@@ -478,3 +478,60 @@ async fn a_call_starts_once_its_name_arrives_and_keeps_its_part_when_text_follow
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0].args, r#"{"n": 2}"#);
 }
+
+#[tokio::test]
+async fn a_tool_name_streamed_in_fragments_is_joined_before_the_call_starts() {
+    let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
+        format!(
+            "data: {}\n\n",
+            json!({"id": "chatcmpl-f", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o",
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        )
+    };
+    let call = |index: u32, id: Option<&str>, function: serde_json::Value| {
+        let mut call = json!({"index": index, "type": "function", "function": function});
+        if let Some(id) = id {
+            call["id"] = json!(id);
+        }
+        json!({"tool_calls": [call]})
+    };
+    let mut sse = chunk(
+        json!({"role": "assistant", "tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": {"name": "roll"}}]}),
+        json!(null),
+    );
+    sse += &chunk(call(0, None, json!({"name": "_di"})), json!(null));
+    sse += &chunk(
+        call(0, None, json!({"name": "ce", "arguments": ""})),
+        json!(null),
+    );
+    sse += &chunk(
+        call(0, None, json!({"arguments": "{\"n\": 2}"})),
+        json!(null),
+    );
+    // A call without arguments, its name in two fragments: it starts at the end.
+    sse += &chunk(call(1, Some("c2"), json!({"name": "no"})), json!(null));
+    sse += &chunk(call(1, None, json!({"name": "w"})), json!(null));
+    sse += &chunk(json!({}), json!("tool_calls"));
+    sse += "data: [DONE]\n\n";
+    let server = serve(vec![Reply::sse(&sse, 7, Duration::ZERO)]).await;
+    let streamed = drive(
+        &model(&server),
+        &[request(vec![user("Roll")])],
+        &RequestParams::text(Vec::new()),
+    )
+    .await;
+    assert_eq!(
+        streamed.deltas,
+        [
+            call_start(0, "roll_dice", "c1"),
+            args_delta(0, r#"{"n": 2}"#),
+            call_start(1, "now", "c2"),
+        ]
+    );
+    let response = streamed.response();
+    let calls: Vec<_> = response
+        .tool_calls()
+        .map(|call| (call.tool_name.as_str(), call.args.as_str()))
+        .collect();
+    assert_eq!(calls, [("roll_dice", r#"{"n": 2}"#), ("now", "")]);
+}

@@ -92,8 +92,8 @@ impl Provider {
         }
     }
 
-    /// Everything but the end: OpenAI's finish reason and usage without `[DONE]`,
-    /// Anthropic's `message_delta` without `message_stop`.
+    /// Everything but the end: OpenAI's finish reason without the usage (which was asked
+    /// for) and `[DONE]`, Anthropic's `message_delta` without `message_stop`.
     fn all_but_the_end(self) -> String {
         match self {
             Provider::OpenAi => {
@@ -569,5 +569,198 @@ async fn a_stream_fault_ends_an_agent_run_with_the_history_so_far() {
         );
         assert_eq!(error.usage().requests, 0);
         assert_eq!(server.requests(), 1);
+    }
+}
+
+/// OpenAI's usage chunk, sent after the finish reason when `include_usage` was asked for.
+const OPENAI_USAGE: &str = "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"model\":\"gpt-4o\",\"choices\":[],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":2,\"total_tokens\":12}}\n\n";
+
+#[tokio::test]
+async fn an_openai_stream_complete_but_for_done_is_accepted() {
+    // The finish reason and the usage arrived; the body ends without `[DONE]`.
+    let body = Provider::OpenAi.all_but_the_end() + OPENAI_USAGE;
+    let (streamed, _server) = run(
+        Provider::OpenAi,
+        vec![Reply::sse(&body, 11, Duration::ZERO)],
+        settings(),
+    )
+    .await;
+    assert_eq!(streamed.deltas, [text_delta(0, "Hel"), text_delta(0, "lo")]);
+    let response = streamed.response();
+    assert_eq!(response.parts, [text("Hello")]);
+    assert_eq!(
+        response.finish_reason,
+        Some(golem::model::FinishReason::Stop)
+    );
+    assert_eq!(
+        (response.usage.input_tokens, response.usage.output_tokens),
+        (10, 2)
+    );
+
+    // Without the usage asked for, the finish reason is the end.
+    let server = serve(vec![Reply::sse_whole(&Provider::OpenAi.all_but_the_end())]).await;
+    let model = OpenAiModel::builder("gpt-4o")
+        .api_key("sk-test-0123456789abcdef")
+        .base_url(format!("{}/v1", server.uri()))
+        .stream_usage(false)
+        .build()
+        .expect("as scripted");
+    let streamed = drive(
+        &model,
+        &[request(vec![user("Hi")])],
+        &RequestParams::text(vec![]),
+    )
+    .await;
+    assert_eq!(streamed.response().parts, [text("Hello")]);
+}
+
+#[tokio::test]
+async fn a_stream_may_outlast_the_request_timeout_while_it_is_not_idle() {
+    for provider in BOTH {
+        // A keep-alive every 100 ms for a second, three times the request timeout.
+        let full = provider.full();
+        let head = provider.head();
+        let mut reply = Reply::sse_open(&head, usize::MAX, Duration::ZERO);
+        for _ in 0..10 {
+            reply = reply
+                .then(Piece::Pause(Duration::from_millis(100)))
+                .then(Piece::Chunk(b": keep-alive\n\n".to_vec()));
+        }
+        let reply = reply
+            .then(Piece::Chunk(full.as_bytes()[head.len()..].to_vec()))
+            .then(Piece::End);
+        let (streamed, server) = run(
+            provider,
+            vec![reply],
+            settings()
+                .timeout(Duration::from_millis(300))
+                .idle_timeout(Some(Duration::from_secs(2))),
+        )
+        .await;
+        assert_eq!(
+            streamed.deltas,
+            [text_delta(0, "Hel"), text_delta(0, "lo")],
+            "{provider:?}"
+        );
+        assert_eq!(streamed.response().parts, [text("Hello")], "{provider:?}");
+        assert_eq!(server.requests(), 1);
+    }
+}
+
+#[tokio::test]
+async fn the_request_timeout_bounds_the_wait_for_a_streams_headers() {
+    for provider in BOTH {
+        let late = Reply(vec![Piece::Pause(Duration::from_secs(3))]).then(Piece::End);
+        let http = settings().timeout(Duration::from_millis(200));
+        // Late headers are retried like any timeout...
+        let (streamed, server) = run(
+            provider,
+            vec![late.clone(), Reply::sse_whole(&provider.full())],
+            http.clone(),
+        )
+        .await;
+        assert_eq!(streamed.response().parts, [text("Hello")], "{provider:?}");
+        assert_eq!(server.requests(), 2, "{provider:?}");
+        // ...and, once the retries ran out, a timeout error.
+        let (streamed, server) = run(
+            provider,
+            vec![late.clone(), late],
+            http.retry(RetryPolicy::none()),
+        )
+        .await;
+        let error = streamed.error();
+        assert!(error.is_timeout(), "{provider:?}: {error:?}");
+        assert!(
+            matches!(error, ModelError::Transport { attempts: 1, .. }),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.source().map(ToString::to_string).as_deref(),
+            Some("no response headers arrived within 200 ms")
+        );
+        assert_eq!(server.requests(), 1);
+    }
+}
+
+/// A 4 MiB text, as one event's data.
+fn four_mib_stream(provider: Provider) -> (String, String) {
+    let text: String = "golem streams ".repeat(4 * 1024 * 1024 / 14 + 1);
+    let body = match provider {
+        Provider::OpenAi => {
+            openai_chunk(&serde_json::json!([{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": null}]).to_string())
+                + &openai_chunk(r#"[{"index":0,"delta":{},"finish_reason":"stop"}]"#)
+                + OPENAI_USAGE
+                + "data: [DONE]\n\n"
+        }
+        Provider::Anthropic => [
+            r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":1}}}"#.to_owned(),
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#.to_owned(),
+            serde_json::json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}).to_string(),
+            r#"{"type":"content_block_stop","index":0}"#.to_owned(),
+            r#"{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":2}}"#.to_owned(),
+            r#"{"type":"message_stop"}"#.to_owned(),
+        ]
+        .iter()
+        .map(|data| anthropic_event(data))
+        .collect(),
+    };
+    (text, body)
+}
+
+#[tokio::test]
+async fn a_four_mib_event_arrives_whole_while_an_idle_stream_beside_it_times_out() {
+    for provider in BOTH {
+        let (text, body) = four_mib_stream(provider);
+        let big = serve(vec![Reply::sse(&body, 8 * 1024, Duration::ZERO)]).await;
+        let stalled = serve(vec![
+            Reply::sse_open(&provider.head(), usize::MAX, Duration::ZERO)
+                .then(Piece::Pause(Duration::from_secs(30))),
+        ])
+        .await;
+        let idle = settings().idle_timeout(Some(Duration::from_millis(500)));
+        let (big_model, stalled_model) = (
+            provider.model(&big, idle.clone()),
+            provider.model(&stalled, idle),
+        );
+        let messages = [request(vec![user("Hi")])];
+        let params = RequestParams::text(vec![]);
+        let (big, stalled) = futures_util::join!(
+            drive(big_model.as_ref(), &messages, &params),
+            drive(stalled_model.as_ref(), &messages, &params),
+        );
+        assert_eq!(big.text(0).len(), text.len(), "{provider:?}");
+        assert!(big.text(0) == text, "{provider:?}: the text arrives whole");
+        assert_eq!(big.response().text_content(), text, "{provider:?}");
+        assert_fault(
+            provider,
+            &stalled,
+            StreamFault::Idle,
+            "no byte arrived for 500 ms",
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_complete_stream_gives_its_connection_back_when_its_body_ends_soon_after() {
+    for provider in BOTH {
+        // The body's last chunk comes 50 ms after the end event, as a proxy may send it.
+        let reply = || Reply::sse_keep_alive(&provider.full(), Duration::from_millis(50));
+        let server = serve(vec![reply(), reply(), reply()]).await;
+        let model = provider.model(&server, settings());
+        for _ in 0..3 {
+            let streamed = drive(
+                model.as_ref(),
+                &[request(vec![user("Hi")])],
+                &RequestParams::text(vec![]),
+            )
+            .await;
+            assert_eq!(streamed.response().parts, [text("Hello")], "{provider:?}");
+        }
+        assert_eq!(server.requests(), 3);
+        assert_eq!(
+            server.connections(),
+            1,
+            "{provider:?}: one connection, reused"
+        );
     }
 }

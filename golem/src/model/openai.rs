@@ -250,7 +250,7 @@ impl Wire for ChatCompletions {
     }
 
     fn assembler(&self, _params: &RequestParams) -> stream::Chunks {
-        stream::Chunks::default()
+        stream::Chunks::new(!self.no_stream_usage)
     }
 
     fn parse(&self, body: &[u8], params: &RequestParams) -> Result<ModelResponse, String> {

@@ -26,6 +26,8 @@ pub enum Piece {
     Pause(Duration),
     /// Ends the body cleanly (the last, empty chunk) and closes the connection.
     End,
+    /// Ends the body cleanly and keeps the connection for the next request.
+    EndKeepAlive,
     /// Closes the connection without ending the body.
     Cut,
     /// Waits until the client closes the connection, then reports it (see
@@ -38,6 +40,7 @@ pub enum Piece {
 pub struct Reply(pub Vec<Piece>);
 
 const SSE_HEAD: &str = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+const SSE_HEAD_KEEP_ALIVE: &str = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n";
 
 impl Reply {
     /// The head of an event stream.
@@ -62,6 +65,17 @@ impl Reply {
     /// cleanly.
     pub fn sse(body: &str, split: usize, pause: Duration) -> Reply {
         Reply::sse_open(body, split, pause).then(Piece::End)
+    }
+
+    /// An event stream sent whole on a connection that is kept for the next request; the
+    /// body's last chunk follows `end_after` later.
+    pub fn sse_keep_alive(body: &str, end_after: Duration) -> Reply {
+        Reply(vec![
+            Piece::Raw(SSE_HEAD_KEEP_ALIVE.as_bytes().to_vec()),
+            Piece::Chunk(body.as_bytes().to_vec()),
+            Piece::Pause(end_after),
+            Piece::EndKeepAlive,
+        ])
     }
 
     /// An event stream sent whole, ended cleanly.
@@ -97,6 +111,7 @@ pub struct SseServer {
     addr: SocketAddr,
     bodies: Arc<Mutex<Vec<Value>>>,
     closed: Arc<Notify>,
+    connections: Arc<std::sync::atomic::AtomicUsize>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -115,6 +130,11 @@ impl SseServer {
     /// The JSON bodies received, in order.
     pub fn bodies(&self) -> Vec<Value> {
         self.bodies.lock().unwrap().clone()
+    }
+
+    /// How many connections were accepted.
+    pub fn connections(&self) -> usize {
+        self.connections.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// How many requests arrived.
@@ -137,14 +157,17 @@ pub async fn serve(replies: Vec<Reply>) -> SseServer {
     let addr = listener.local_addr().unwrap();
     let bodies = Arc::new(Mutex::new(Vec::new()));
     let closed = Arc::new(Notify::new());
+    let connections = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let replies = Arc::new(Mutex::new(VecDeque::from(replies)));
     let task = {
         let (bodies, closed) = (Arc::clone(&bodies), Arc::clone(&closed));
+        let accepted = Arc::clone(&connections);
         tokio::spawn(async move {
             loop {
                 let Ok((stream, _)) = listener.accept().await else {
                     return;
                 };
+                accepted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let (bodies, closed, replies) = (
                     Arc::clone(&bodies),
                     Arc::clone(&closed),
@@ -160,6 +183,7 @@ pub async fn serve(replies: Vec<Reply>) -> SseServer {
         addr,
         bodies,
         closed,
+        connections,
         task,
     }
 }
@@ -172,12 +196,24 @@ async fn answer(
 ) -> std::io::Result<()> {
     stream.set_nodelay(true)?;
     let mut buf = Vec::new();
+    while answer_one(&mut stream, &mut buf, bodies, closed, replies).await? {}
+    Ok(())
+}
+
+/// Answers one request; whether the connection is kept for the next.
+async fn answer_one(
+    stream: &mut TcpStream,
+    buf: &mut Vec<u8>,
+    bodies: &Mutex<Vec<Value>>,
+    closed: &Notify,
+    replies: &Mutex<VecDeque<Reply>>,
+) -> std::io::Result<bool> {
     let head_len = loop {
         if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
             break end + 4;
         }
-        if stream.read_buf(&mut buf).await? == 0 {
-            return Ok(());
+        if stream.read_buf(buf).await? == 0 {
+            return Ok(false);
         }
     };
     let head = String::from_utf8_lossy(&buf[..head_len]).to_lowercase();
@@ -187,11 +223,12 @@ async fn answer(
         .and_then(|value| value.trim().parse::<usize>().ok())
         .unwrap_or(0);
     while buf.len() < head_len + length {
-        if stream.read_buf(&mut buf).await? == 0 {
-            return Ok(());
+        if stream.read_buf(buf).await? == 0 {
+            return Ok(false);
         }
     }
     let body = serde_json::from_slice(&buf[head_len..head_len + length]).unwrap_or(Value::Null);
+    buf.drain(..head_len + length);
     bodies.lock().unwrap().push(body);
     let reply = replies.lock().unwrap().pop_front().unwrap_or_else(|| {
         Reply::whole(
@@ -213,9 +250,14 @@ async fn answer(
             Piece::End => {
                 stream.write_all(b"0\r\n\r\n").await?;
                 stream.flush().await?;
-                return Ok(());
+                return Ok(false);
             }
-            Piece::Cut => return Ok(()),
+            Piece::EndKeepAlive => {
+                stream.write_all(b"0\r\n\r\n").await?;
+                stream.flush().await?;
+                return Ok(true);
+            }
+            Piece::Cut => return Ok(false),
             Piece::Hold => {
                 let mut sink = [0_u8; 256];
                 loop {
@@ -225,10 +267,10 @@ async fn answer(
                     }
                 }
                 closed.notify_one();
-                return Ok(());
+                return Ok(false);
             }
         }
         stream.flush().await?;
     }
-    Ok(())
+    Ok(false)
 }

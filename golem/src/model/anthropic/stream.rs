@@ -5,12 +5,11 @@
 //! Each content block is one part of the response, so a delta's part is its block's index.
 
 use std::borrow::Cow;
-use std::collections::VecDeque;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::model::http::{Assemble, Fault};
+use crate::model::http::{Assemble, Deltas, Fault};
 use crate::model::{ResponseDelta, StreamFault};
 
 /// The state of one streamed message.
@@ -57,12 +56,7 @@ fn append(block: &mut Map<String, Value>, field: &str, text: &str) {
 }
 
 impl Assemble for Events {
-    fn event(
-        &mut self,
-        _name: &str,
-        data: &str,
-        deltas: &mut VecDeque<ResponseDelta>,
-    ) -> Result<bool, Fault> {
+    fn event(&mut self, _name: &str, data: &str, deltas: &mut Deltas) -> Result<bool, Fault> {
         let event: Event<'_> = serde_json::from_str(data)
             .map_err(|error| Fault::corrupt(format!("an event cannot be read: {error}")))?;
         match event {
@@ -89,7 +83,7 @@ impl Assemble for Events {
                             .unwrap_or_default()
                             .to_owned()
                     };
-                    deltas.push_back(ResponseDelta::ToolCallStart {
+                    deltas.push(ResponseDelta::ToolCallStart {
                         part: index,
                         tool_name: field("name"),
                         tool_call_id: field("id"),
@@ -109,7 +103,7 @@ impl Assemble for Events {
                 match delta {
                     BlockDelta::TextDelta { text } => {
                         append(&mut block.value, "text", &text);
-                        deltas.push_back(ResponseDelta::Text {
+                        deltas.push(ResponseDelta::Text {
                             part: index,
                             text: text.into_owned(),
                         });
@@ -117,7 +111,7 @@ impl Assemble for Events {
                     BlockDelta::InputJsonDelta { partial_json } => {
                         block.json.push_str(&partial_json);
                         if block.tool_use && !partial_json.is_empty() {
-                            deltas.push_back(ResponseDelta::ToolCallArgs {
+                            deltas.push(ResponseDelta::ToolCallArgs {
                                 part: index,
                                 args: partial_json.into_owned(),
                             });
@@ -125,14 +119,14 @@ impl Assemble for Events {
                     }
                     BlockDelta::ThinkingDelta { thinking } => {
                         append(&mut block.value, "thinking", &thinking);
-                        deltas.push_back(ResponseDelta::Thinking {
+                        deltas.push(ResponseDelta::Thinking {
                             part: index,
                             text: thinking.into_owned(),
                         });
                     }
                     BlockDelta::SignatureDelta { signature } => {
                         append(&mut block.value, "signature", &signature);
-                        deltas.push_back(ResponseDelta::ThinkingSignature {
+                        deltas.push(ResponseDelta::ThinkingSignature {
                             part: index,
                             signature: signature.into_owned(),
                         });
@@ -151,6 +145,7 @@ impl Assemble for Events {
                 }
             }
             Event::ContentBlockStop { index } => {
+                deltas.end(index);
                 let block = self.block(index)?;
                 if !block.json.is_empty() {
                     // A call cut off mid-arguments (at `max_tokens`) keeps its text, so

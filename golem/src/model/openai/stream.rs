@@ -4,21 +4,31 @@
 //! Each part gets its number when it begins, in the order parts begin, and keeps it: the
 //! final response orders them reasoning, text, calls, which is the same order unless a
 //! server sends text after a call has begun.
+//!
+//! A call begins once its name is complete, since some servers send the name in several
+//! fragments (and some send the id first): at its first arguments, when another part
+//! begins, or at the end of the stream, whichever comes first.
+//!
+//! The response is complete at `[DONE]`, or when the body ends after the finish reason and,
+//! when it was asked for, the usage: some compatible servers never send `[DONE]`.
 
 use std::borrow::Cow;
-use std::collections::VecDeque;
+use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::wire::null_default;
-use crate::model::http::{Assemble, Fault};
+use crate::model::http::{Assemble, Deltas, Fault};
 use crate::model::{ResponseDelta, StreamFault};
 
 /// The state of one streamed chat completion.
 #[derive(Debug, Default)]
 pub struct Chunks {
+    /// Whether the usage was asked for (`stream_options.include_usage`), so a stream
+    /// without `[DONE]` is complete only once it arrived.
+    usage_asked: bool,
     id: Option<String>,
     model: Option<String>,
     reasoning: String,
@@ -40,27 +50,50 @@ struct Call {
     id: String,
     name: String,
     arguments: String,
-    /// Its part, once its start was reported (when its name, or its first arguments,
-    /// arrived).
+    /// Its part, once its start was reported.
     part: Option<usize>,
 }
 
 impl Chunks {
-    /// The number of a part that begins now.
-    fn begin(parts: &mut usize) -> usize {
-        *parts += 1;
-        *parts - 1
+    /// The state of a stream that asked for its usage (`usage_asked`) or not.
+    pub(crate) fn new(usage_asked: bool) -> Self {
+        Chunks {
+            usage_asked,
+            ..Chunks::default()
+        }
+    }
+
+    /// The number of a part other than a call that begins now: the calls whose names
+    /// arrived begin before it.
+    fn begin(&mut self, deltas: &mut Deltas) -> usize {
+        self.start_calls(0..self.calls.len(), false, deltas);
+        self.parts += 1;
+        self.parts - 1
+    }
+
+    /// Starts the calls in `calls` that have not started: those with a name, or all of
+    /// them with `nameless`.
+    fn start_calls(&mut self, calls: Range<usize>, nameless: bool, deltas: &mut Deltas) {
+        for call in &mut self.calls[calls] {
+            if call.part.is_some() || (call.name.is_empty() && !nameless) {
+                continue;
+            }
+            let part = self.parts;
+            self.parts += 1;
+            call.part = Some(part);
+            deltas.push(ResponseDelta::ToolCallStart {
+                part,
+                tool_name: call.name.clone(),
+                tool_call_id: call.id.clone(),
+            });
+        }
     }
 }
 
 impl Assemble for Chunks {
-    fn event(
-        &mut self,
-        _name: &str,
-        data: &str,
-        deltas: &mut VecDeque<ResponseDelta>,
-    ) -> Result<bool, Fault> {
+    fn event(&mut self, _name: &str, data: &str, deltas: &mut Deltas) -> Result<bool, Fault> {
         if data.trim() == "[DONE]" {
+            self.start_calls(0..self.calls.len(), true, deltas);
             return Ok(true);
         }
         let chunk: Chunk<'_> = serde_json::from_str(data).map_err(|error| {
@@ -88,20 +121,28 @@ impl Assemble for Chunks {
             let delta = choice.delta;
             if let Some(reasoning) = delta.reasoning_content.filter(|r| !r.is_empty()) {
                 self.reasoning.push_str(&reasoning);
-                let part = *self
-                    .reasoning_part
-                    .get_or_insert_with(|| Chunks::begin(&mut self.parts));
-                deltas.push_back(ResponseDelta::Thinking {
+                let part = match self.reasoning_part {
+                    Some(part) => part,
+                    None => {
+                        let part = self.begin(deltas);
+                        *self.reasoning_part.insert(part)
+                    }
+                };
+                deltas.push(ResponseDelta::Thinking {
                     part,
                     text: reasoning.into_owned(),
                 });
             }
             if let Some(content) = delta.content.filter(|c| !c.is_empty()) {
                 self.content.push_str(&content);
-                let part = *self
-                    .text_part
-                    .get_or_insert_with(|| Chunks::begin(&mut self.parts));
-                deltas.push_back(ResponseDelta::Text {
+                let part = match self.text_part {
+                    Some(part) => part,
+                    None => {
+                        let part = self.begin(deltas);
+                        *self.text_part.insert(part)
+                    }
+                };
+                deltas.push(ResponseDelta::Text {
                     part,
                     text: content.into_owned(),
                 });
@@ -119,6 +160,14 @@ impl Assemble for Chunks {
             }
         }
         Ok(false)
+    }
+
+    fn body_ended(&mut self, deltas: &mut Deltas) -> bool {
+        let complete = self.finish_reason.is_some() && (self.usage.is_some() || !self.usage_asked);
+        if complete {
+            self.start_calls(0..self.calls.len(), true, deltas);
+        }
+        complete
     }
 
     fn finish(self) -> Result<Vec<u8>, Fault> {
@@ -156,12 +205,23 @@ impl Assemble for Chunks {
             }],
             usage: self.usage.as_deref(),
         };
-        serde_json::to_vec(&completion).map_err(|error| Fault::corrupt(error.to_string()))
+        // Sized for the texts up front: a large answer is copied once, not at each doubling.
+        let texts = self.content.len()
+            + self.reasoning.len()
+            + self
+                .calls
+                .iter()
+                .map(|call| call.arguments.len())
+                .sum::<usize>();
+        let mut body = Vec::with_capacity(texts + texts / 8 + 1024);
+        serde_json::to_writer(&mut body, &completion)
+            .map_err(|error| Fault::corrupt(error.to_string()))?;
+        Ok(body)
     }
 }
 
 impl Chunks {
-    fn call(&mut self, call: ChunkCall<'_>, deltas: &mut VecDeque<ResponseDelta>) {
+    fn call(&mut self, call: ChunkCall<'_>, deltas: &mut Deltas) {
         let id = call.id.filter(|id| !id.is_empty());
         // A call is known by its index; a new id at a known index (servers that number
         // every call 0) is a new call.
@@ -199,31 +259,25 @@ impl Chunks {
                 self.calls.len() - 1
             }
         };
-        let arguments = arguments.filter(|a| !a.is_empty());
-        let known = &mut self.calls[position];
-        // A call starts once its name is there (some servers send the id first), or at the
-        // latest with its first arguments.
-        let part = match known.part {
+        // The name may go on in the next fragment: the call starts with its first
+        // arguments (after the calls before it), or when another part begins.
+        let Some(arguments) = arguments.filter(|a| !a.is_empty()) else {
+            return;
+        };
+        let part = match self.calls[position].part {
             Some(part) => part,
-            None if known.name.is_empty() && arguments.is_none() => return,
             None => {
-                let part = Chunks::begin(&mut self.parts);
-                known.part = Some(part);
-                deltas.push_back(ResponseDelta::ToolCallStart {
-                    part,
-                    tool_name: known.name.clone(),
-                    tool_call_id: known.id.clone(),
-                });
-                part
+                self.start_calls(0..position, false, deltas);
+                self.start_calls(position..position + 1, true, deltas);
+                self.calls[position].part.unwrap_or_default()
             }
         };
-        if let Some(arguments) = arguments {
-            known.arguments.push_str(&arguments);
-            deltas.push_back(ResponseDelta::ToolCallArgs {
-                part,
-                args: arguments.into_owned(),
-            });
-        }
+        let known = &mut self.calls[position];
+        known.arguments.push_str(&arguments);
+        deltas.push(ResponseDelta::ToolCallArgs {
+            part,
+            args: arguments.into_owned(),
+        });
     }
 }
 
@@ -352,9 +406,9 @@ mod tests {
     use super::*;
 
     fn feed(chunks: &mut Chunks, data: &str) -> (bool, Vec<ResponseDelta>) {
-        let mut deltas = VecDeque::new();
+        let mut deltas = Deltas::default();
         let done = chunks.event("message", data, &mut deltas).expect("a chunk");
-        (done, deltas.into())
+        (done, deltas.into_deltas())
     }
 
     #[test]
