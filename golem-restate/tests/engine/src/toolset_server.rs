@@ -4,7 +4,7 @@
 //! service). It logs what it answered.
 
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -38,6 +38,8 @@ impl Listing {
 pub struct ToolsetLog {
     /// What each `GET /tools` was answered with, in order.
     pub listings: Vec<Listing>,
+    /// When each `GET /tools` was answered, in order.
+    pub listed_at: Vec<Instant>,
     /// The tool calls received, by call id, in order.
     pub calls_received: Vec<String>,
     /// The tool calls answered, by call id, in order.
@@ -116,6 +118,7 @@ impl Respond for Tools {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let listing = state.listing;
         state.log.listings.push(listing);
+        state.log.listed_at.push(Instant::now());
         match listing {
             Listing::Down => ResponseTemplate::new(503).set_body_string("down for maintenance"),
             Listing::Up | Listing::Changed => {

@@ -45,13 +45,20 @@ struct Killed {
     toolset: ToolsetServer,
     effects: Effects,
     service: ServiceProcess,
-    invocation: tokio::task::JoinHandle<(String, Summary)>,
+    invocation: tokio::task::JoinHandle<Ended>,
+}
+
+/// How the invocation ended: its id, the HTTP status and the body of the ingress's answer.
+struct Ended {
+    id: String,
+    status: u16,
+    body: String,
 }
 
 /// Starts the run, waits until the call of `remote_note` is in flight (`tools:0` and
 /// `model:1` are in Restate's journal, the call is not), makes the toolset's server answer
-/// `listing` from then on, kills the service and starts it again.
-async fn killed_during_the_call(name: &str, listing: Listing) -> Killed {
+/// `listing` from then on, kills the service and starts it again `down_for` later.
+async fn killed_during_the_call(name: &str, listing: Listing, down_for: Duration) -> Killed {
     let restate = RestateServer::start(&target_dir()).await;
     let model = ModelServer::remote().await;
     let (toolset, mut held) = ToolsetServer::start(true).await;
@@ -85,13 +92,9 @@ async fn killed_during_the_call(name: &str, listing: Listing) -> Killed {
                 .and_then(|id| id.to_str().ok())
                 .unwrap_or_default()
                 .to_owned();
-            let status = response.status();
+            let status = response.status().as_u16();
             let body = response.text().await.expect("a body");
-            assert!(
-                status.is_success(),
-                "the invocation failed: {status}: {body}"
-            );
-            (id, serde_json::from_str(&body).expect("a summary"))
+            Ended { id, status, body }
         })
     };
 
@@ -103,6 +106,7 @@ async fn killed_during_the_call(name: &str, listing: Listing) -> Killed {
     assert_eq!(toolset.log().listings, [Listing::Up], "tools:0 listed once");
     toolset.set_listing(listing);
     service.kill();
+    tokio::time::sleep(down_for).await;
     let service = start();
     Killed {
         restate,
@@ -128,11 +132,13 @@ impl Killed {
             service,
             invocation,
         } = self;
-        let (id, summary) = tokio::time::timeout(within, invocation)
+        let Ended { id, status, body } = tokio::time::timeout(within, invocation)
             .await
             .unwrap_or_else(|_| panic!("Restate finishes the run within {within:?}"))
             .expect("the invocation task");
         drop(service);
+        assert_eq!(status, 200, "the invocation failed: {body}");
+        let summary: Summary = serde_json::from_str(&body).expect("a summary");
 
         assert_eq!(summary.output, REMOTE_OUTPUT);
         assert_eq!(effects.lines(), [NOTE], "the side effect happened once");
@@ -175,15 +181,56 @@ impl Killed {
         assert_eq!(log.calls_answered, ["call_1"]);
         log
     }
+
+    /// Waits for the invocation to end (at most 60 s) with the toolset's listing error as a
+    /// terminal failure, and checks no side effect happened and no second model request was
+    /// sent. Returns what the toolset's server saw and Restate's step names.
+    async fn ends_with_the_listing_error(self) -> (ToolsetLog, Vec<String>) {
+        let Killed {
+            restate,
+            model,
+            toolset,
+            effects,
+            service,
+            invocation,
+        } = self;
+        let Ended { id, status, body } = tokio::time::timeout(Duration::from_secs(60), invocation)
+            .await
+            .expect("Restate ends the invocation within 60 s")
+            .expect("the invocation task");
+        drop(service);
+        assert_eq!(status, 500, "{body}");
+        let body: serde_json::Value = serde_json::from_str(&body).expect("a JSON error");
+        let expected = format!(
+            "tool `remote_note` failed: toolset `remote` could not list its tools: HTTP status \
+             server error (503 Service Unavailable) for url ({}/tools)",
+            toolset.url()
+        );
+        assert_eq!(body["message"], expected.as_str());
+        assert!(effects.lines().is_empty(), "the call never ran");
+        assert_eq!(model.log().answered, [1]);
+        let log = toolset.log();
+        assert_eq!(log.listings[0], Listing::Up);
+        assert!(
+            log.listings[1..]
+                .iter()
+                .all(|listing| *listing == Listing::Down),
+            "{:?}",
+            log.listings
+        );
+        assert_eq!(log.calls_received, ["call_1"]);
+        (log, restate.step_names(&id).await)
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_toolset_down_during_the_replay_fails_only_the_unrecorded_call_and_restate_retries_it() {
-    let killed = killed_during_the_call("toolset-down", Listing::Down).await;
+    let killed = killed_during_the_call("toolset-down", Listing::Down, Duration::ZERO).await;
 
     // The replay answers tools:0 and model:1 from the journal; only the call of
-    // `remote_note` needs the toolset, and its listing gets 503. The step is retried (1 s
-    // later, by the journal's policy); the server is back by then.
+    // `remote_note` needs the toolset, and its listing gets 503: the step fails, retryable.
+    // Restate retries it by the journal's policy (1 s or more later); the server is back by
+    // then.
     let started = Instant::now();
     while !killed.toolset.log().listings.contains(&Listing::Down) {
         assert!(
@@ -202,11 +249,16 @@ async fn a_toolset_down_during_the_replay_fails_only_the_unrecorded_call_and_res
         [Listing::Up, Listing::Down, Listing::Up],
         "listed for tools:0, then only for the call: once down, once again on the retry"
     );
+    let retried_after = log.listed_at[2] - log.listed_at[1];
+    assert!(
+        retried_after >= Duration::from_millis(900),
+        "the step was retried by the journal's policy, not at once: {retried_after:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replay_uses_the_recorded_tool_list_when_the_toolset_lists_another() {
-    let killed = killed_during_the_call("toolset-changed", Listing::Changed).await;
+    let killed = killed_during_the_call("toolset-changed", Listing::Changed, Duration::ZERO).await;
 
     // `remote_archive` is gone and `remote_search` is new; the replay still offers the
     // recorded list, calls `remote_note` through the new listing, and Restate sees the same
@@ -219,4 +271,34 @@ async fn a_replay_uses_the_recorded_tool_list_when_the_toolset_lists_another() {
         [Listing::Up, Listing::Changed],
         "listed for tools:0, then once for the call"
     );
+}
+
+/// Restate counts a step's attempts since the last recorded step: the attempt that died with
+/// the service is the first of the call's 4.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_toolset_down_for_all_of_the_steps_attempts_fails_the_call_and_ends_the_invocation() {
+    let killed = killed_during_the_call("toolset-gone", Listing::Down, Duration::ZERO).await;
+    let (log, names) = killed.ends_with_the_listing_error().await;
+    // One attempt died with the service; the replays got 503 up to 3 times (fewer when a
+    // retry of the invocation found the service not restarted yet: that counts too).
+    let failed = log.listings.len() - 1;
+    assert!(
+        (1..=3).contains(&failed),
+        "listings after the crash: {:?}",
+        log.listings
+    );
+    assert_eq!(names, REMOTE_NAMES[..4], "tool:1:call_1 recorded as failed");
+}
+
+/// The attempts Restate counts include the invocation's own while the service cannot be
+/// reached: after the service was down longer than a few of Restate's invocation retries
+/// (100 ms to 500 ms apart here), the replayed call's first failure is its last. This pins
+/// what Restate's counting does to the journal's policy, so that a change to either is seen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_long_outage_of_the_service_the_replayed_call_has_no_retry_left() {
+    let killed =
+        killed_during_the_call("toolset-outage", Listing::Down, Duration::from_secs(2)).await;
+    let (log, names) = killed.ends_with_the_listing_error().await;
+    assert_eq!(log.listings, [Listing::Up, Listing::Down]);
+    assert_eq!(names, REMOTE_NAMES[..4], "tool:1:call_1 recorded as failed");
 }
