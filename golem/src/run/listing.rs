@@ -1,7 +1,7 @@
 //! The tools of one run: the agent's own, and what the agent's and the run's toolsets list
 //! for it. In a journaled run the listing is a step (`tools:{turn}`), so a replay uses the
-//! tool list of the first execution and lists the toolsets again only when a tool call
-//! must really run.
+//! tool list of the first execution and lists a tool's toolset again only when a call of
+//! that tool must really run.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -99,7 +99,7 @@ where
 
 /// Lists the toolsets as the journal step `tools:{turn}`: executed, it lists them now and
 /// records each tool's definition and settings; replayed, it gives tools made from the
-/// record, which list the toolsets again only when one of them is called.
+/// record, which list their own toolset again only when one of them is called.
 async fn list_in<Deps, J>(
     journal: &J,
     toolsets: Vec<Arc<dyn Toolset<Deps>>>,
