@@ -16,8 +16,9 @@ use serde_json::Value;
 use crate::error::step_error;
 
 /// A run's journal in a Restate handler: each model request and each tool call is one
-/// `ctx.run` step, named as golem names it (`model:{turn}`, `tool:{turn}:{call_id}`), so a
-/// retried invocation answers the steps Restate recorded instead of running them again.
+/// `ctx.run` step, named as golem names it (`model:{turn}`, `tool:{turn}:{call_id}`, and
+/// `tools:{turn}` and `deadline` for the tool list and the deadline), so a retried
+/// invocation answers the steps Restate recorded instead of running them again.
 ///
 /// Borrow the handler's context (a [`Context`](restate_sdk::context::Context), an object's or
 /// a workflow's) and drive the run through it:
@@ -54,12 +55,18 @@ use crate::error::step_error;
 ///
 /// A step that fails is classified by [`handler_error`](crate::handler_error)'s rules: a
 /// transient model failure (the transport's, HTTP 408, 429 or 5xx, after golem's own
-/// retries) is retried by Restate under the journal's [`RunRetryPolicy`]
-/// ([`DEFAULT_RETRY_ATTEMPTS`] attempts by default; [`retry_policy`](Self::retry_policy)
-/// changes it), and then recorded as failed; any other failure is recorded at once, as a
-/// [`TerminalError`](restate_sdk::errors::TerminalError). A recorded failure ends the run at
-/// the model stage, and on a retried invocation it comes back as a [`RecordedFailure`] with
-/// the same message.
+/// retries), and a toolset that could not list its tools, are retried by Restate under the
+/// journal's [`RunRetryPolicy`] ([`DEFAULT_RETRY_ATTEMPTS`] attempts by default;
+/// [`retry_policy`](Self::retry_policy) changes it), and then recorded as failed; any other
+/// failure is recorded at once, as a [`TerminalError`](restate_sdk::errors::TerminalError).
+/// A recorded failure ends the run at the step's stage, and on a retried invocation it comes
+/// back as a [`RecordedFailure`] with the same message.
+///
+/// Restate counts a step's attempts since the last step it recorded, its retries of the
+/// invocation included: a step that was in flight when the service died, and the attempts
+/// to reach the service while it was down, use up the policy's attempts before a replay
+/// runs the step again. Give a longer policy to steps that must ride out an outage across
+/// a restart.
 pub struct RestateJournal<'a, C> {
     ctx: &'a C,
     retry_policy: RunRetryPolicy,

@@ -3,8 +3,9 @@
 //!
 //! Inside a Restate handler, drive the run through a [`RestateJournal`] on the handler's
 //! context. Each model request and each tool call becomes one `ctx.run` step, named as golem
-//! names it — `model:{turn}` and `tool:{turn}:{call_id}`, a compatibility promise (see
-//! [`golem::run::Journal`]). When the service dies mid-run, Restate invokes the handler again;
+//! names it — `model:{turn}` and `tool:{turn}:{call_id}`, with `tools:{turn}` for the tool
+//! list of the run's toolsets and `deadline` for a run with a timeout, a compatibility
+//! promise (see [`golem::run::Journal`]). When the service dies mid-run, Restate invokes the handler again;
 //! the run starts over from the same prompt, Restate answers the recorded steps from its
 //! journal, and the run goes on from the first step it had not recorded, with the same
 //! history, usage and retry counters as a run that never stopped.

@@ -144,6 +144,15 @@ async fn the_tool_list_is_a_step_and_a_full_replay_lists_nothing() {
 /// `tools:0` and `model:1`, as after a crash during the call.
 async fn crash_during_the_call(remote: &Remote, journal: &MemoryJournal) {
     let requests = Arc::new(AtomicUsize::new(0));
+    crash_during_the_call_of(agent(&requests, remote), remote, journal).await;
+}
+
+/// [`crash_during_the_call`] with `agent`, whose toolsets include `remote`.
+async fn crash_during_the_call_of(
+    agent: Agent<(), String>,
+    remote: &Remote,
+    journal: &MemoryJournal,
+) {
     let held = CancellationToken::new();
     *remote.hold.lock().expect("not poisoned") = Some(held.clone());
     let stop = CancellationToken::new();
@@ -152,7 +161,7 @@ async fn crash_during_the_call(remote: &Remote, journal: &MemoryJournal) {
         tokio::time::sleep(Duration::from_millis(50)).await;
         stopper.cancel();
     });
-    let error = agent(&requests, remote)
+    let error = agent
         .start("Send it", ())
         .with_cancellation(stop)
         .finish_in(journal)
@@ -219,6 +228,108 @@ async fn a_toolset_down_when_a_replayed_call_must_run_fails_that_step_for_the_en
         .unwrap();
     assert_eq!(result.output, "send,archive");
     assert_eq!(remote.sent.load(Ordering::SeqCst), 1);
+}
+
+/// A second toolset, `other`, which can be down and counts its listings.
+#[derive(Clone, Default)]
+struct Other {
+    listings: Arc<AtomicUsize>,
+    down: Arc<AtomicBool>,
+}
+
+impl Toolset<()> for Other {
+    fn name(&self) -> &str {
+        "other"
+    }
+
+    fn list<'a>(
+        &'a self,
+        _ctx: &'a RunContext<()>,
+    ) -> BoxFuture<'a, Result<ToolList<()>, BoxError>> {
+        async move {
+            self.listings.fetch_add(1, Ordering::SeqCst);
+            if self.down.load(Ordering::SeqCst) {
+                return Err("connection refused".into());
+            }
+            let lookup = FunctionTool::new("lookup", |_ctx: RunContext<()>, (): ()| async {
+                Ok::<_, ModelRetry>("found")
+            });
+            Ok(vec![Arc::new(lookup) as Arc<dyn golem::tool::Tool<()>>])
+        }
+        .boxed()
+    }
+}
+
+#[tokio::test]
+async fn a_replayed_call_lists_again_only_its_own_toolset() {
+    let (remote, other) = (Remote::default(), Other::default());
+    let two = |requests: &Arc<AtomicUsize>| {
+        Agent::<(), String>::builder(model(requests))
+            .toolset(remote.clone())
+            .toolset(other.clone())
+            .build()
+            .unwrap()
+    };
+    let journal = MemoryJournal::new();
+    crash_during_the_call_of(two(&Arc::new(AtomicUsize::new(0))), &remote, &journal).await;
+    assert_eq!(other.listings.load(Ordering::SeqCst), 1);
+
+    // The call of `send` must run again; `other`'s server is down, and the call needs only
+    // `remote`.
+    other.down.store(true, Ordering::SeqCst);
+    let requests = Arc::new(AtomicUsize::new(0));
+    let result = two(&requests)
+        .start("Send it", ())
+        .finish_in(&journal)
+        .await
+        .unwrap();
+
+    assert_eq!(result.output, "send,archive,lookup");
+    assert_eq!(remote.sent.load(Ordering::SeqCst), 1);
+    assert_eq!(remote.listings.load(Ordering::SeqCst), 2);
+    assert_eq!(other.listings.load(Ordering::SeqCst), 1, "not listed again");
+    assert_eq!(
+        journal.names(),
+        ["tools:0", "model:1", "tool:1:c1", "model:2"]
+    );
+}
+
+#[tokio::test]
+async fn a_replayed_call_whose_tool_is_not_listed_any_more_fails_its_step_naming_the_toolset() {
+    let remote = Remote::default();
+    let journal = MemoryJournal::new();
+    crash_during_the_call(&remote, &journal).await;
+
+    // The server lists no `send` now: the recorded call cannot run, and is not recorded.
+    let gone = |requests: &Arc<AtomicUsize>| {
+        let empty: Vec<Arc<dyn golem::tool::Tool<()>>> = Vec::new();
+        let remote = golem::toolset::ToolsetExt::named(empty, "remote");
+        Agent::<(), String>::builder(model(requests))
+            .toolset(remote)
+            .build()
+            .unwrap()
+    };
+    let requests = Arc::new(AtomicUsize::new(0));
+    let error = gone(&requests)
+        .start("Send it", ())
+        .finish_in(&journal)
+        .await
+        .unwrap_err();
+
+    assert_eq!(error.stage(), Stage::Tool);
+    assert_eq!(
+        error.cause().to_string(),
+        "toolset `remote` could not list its tools"
+    );
+    assert!(matches!(
+        error.cause().downcast_ref::<ToolsetError>(),
+        Some(ToolsetError::List { toolset, source })
+            if toolset == "remote"
+                && source.to_string()
+                    == "tool `send` was listed when the run began and is not listed any more"
+    ));
+    assert_eq!(journal.names(), ["tools:0", "model:1"]);
+    assert_eq!(requests.load(Ordering::SeqCst), 0);
 }
 
 #[tokio::test]

@@ -27,8 +27,8 @@ pub type JournalStep = BoxFuture<'static, Result<Value, BoxError>>;
 ///   value, rejected with feedback for the model, or failed.
 /// - `tools:{turn}`: the listing of the run's toolsets, before the request of turn
 ///   `turn + 1` (`tools:0` at the start); its result is each listed tool's definition,
-///   budget and approval setting. A replay uses the recorded list, and lists the toolsets
-///   again only when a tool call that was not recorded must run. A listing that fails is
+///   budget and approval setting. A replay uses the recorded list, and lists a tool's
+///   toolset again only when a call of that tool that was not recorded must run. A listing that fails is
 ///   the step's error, which an engine may retry.
 /// - `output:{turn}`: the validation of the answer in the response of that turn, when the
 ///   agent has output validators (they may do I/O); its result is the verdict: accepted,

@@ -1,7 +1,7 @@
 //! The tools of one run: the agent's own, and what the agent's and the run's toolsets list
 //! for it. In a journaled run the listing is a step (`tools:{turn}`), so a replay uses the
-//! tool list of the first execution and lists the toolsets again only when a tool call
-//! must really run.
+//! tool list of the first execution and lists a tool's toolset again only when a call of
+//! that tool must really run.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -99,7 +99,7 @@ where
 
 /// Lists the toolsets as the journal step `tools:{turn}`: executed, it lists them now and
 /// records each tool's definition and settings; replayed, it gives tools made from the
-/// record, which list the toolsets again only when one of them is called.
+/// record, which list their own toolset again only when one of them is called.
 async fn list_in<Deps, J>(
     journal: &J,
     toolsets: Vec<Arc<dyn Toolset<Deps>>>,
@@ -130,8 +130,8 @@ where
     }
     let recorded: Vec<RecordedTool> = serde_json::from_value(recorded)?;
     let relisting = Arc::new(Relisting {
+        tools: toolsets.iter().map(|_| OnceCell::new()).collect(),
         toolsets,
-        tools: OnceCell::new(),
     });
     Ok(recorded
         .into_iter()
@@ -170,25 +170,32 @@ impl RecordedTool {
     }
 }
 
-/// The toolsets of a replayed run, listed again the first time one of their recorded tools
-/// is called.
+/// The toolsets of a replayed run, each listed again the first time one of its recorded
+/// tools is called.
 struct Relisting<Deps> {
     toolsets: Vec<Arc<dyn Toolset<Deps>>>,
-    tools: OnceCell<HashMap<String, Arc<dyn Tool<Deps>>>>,
+    /// What each of `toolsets` lists now, once it was listed again.
+    tools: Vec<OnceCell<ByName<Deps>>>,
 }
 
+/// The tools one toolset lists, by name.
+type ByName<Deps> = HashMap<String, Arc<dyn Tool<Deps>>>;
+
 impl<Deps: 'static> Relisting<Deps> {
-    /// The tool the toolsets list now as `name`.
+    /// The tool the toolsets named `source` list now as `name`. Only those are listed: a
+    /// call needs no other toolset's server.
     async fn find(
         &self,
+        source: &str,
         name: &str,
         ctx: &RunContext<Deps>,
     ) -> Result<Arc<dyn Tool<Deps>>, ToolsetError> {
-        let tools = self
-            .tools
-            .get_or_try_init(|| async {
-                let mut tools = HashMap::new();
-                for toolset in &self.toolsets {
+        for (toolset, tools) in self.toolsets.iter().zip(&self.tools) {
+            if toolset.name() != source {
+                continue;
+            }
+            let tools = tools
+                .get_or_try_init(|| async {
                     let listed = toolset
                         .list(ctx)
                         .await
@@ -196,15 +203,20 @@ impl<Deps: 'static> Relisting<Deps> {
                             toolset: toolset.name().to_owned(),
                             source,
                         })?;
-                    for tool in listed {
-                        tools.insert(tool.definition().name, tool);
-                    }
-                }
-                Ok::<_, ToolsetError>(tools)
-            })
-            .await?;
-        tools.get(name).cloned().ok_or_else(|| ToolsetError::List {
-            toolset: "the run's toolsets".to_owned(),
+                    Ok::<_, ToolsetError>(
+                        listed
+                            .into_iter()
+                            .map(|tool| (tool.definition().name, tool))
+                            .collect(),
+                    )
+                })
+                .await?;
+            if let Some(tool) = tools.get(name) {
+                return Ok(Arc::clone(tool));
+            }
+        }
+        Err(ToolsetError::List {
+            toolset: source.to_owned(),
             source: format!(
                 "tool `{name}` was listed when the run began and is not listed any more"
             )
@@ -256,7 +268,10 @@ impl<Deps: Send + Sync + 'static> Tool<Deps> for Relisted<Deps> {
     ) -> BoxFuture<'a, Result<Value, BoxError>> {
         Box::pin(async move {
             let name = &self.recorded.definition.name;
-            let tool = self.relisting.find(name, ctx).await?;
+            let tool = self
+                .relisting
+                .find(&self.recorded.source, name, ctx)
+                .await?;
             tool.call(ctx, args).await
         })
     }

@@ -253,6 +253,21 @@ impl RestateServer {
         let rows: Value = serde_json::from_str(&body).expect("JSON rows");
         rows["rows"].as_array().cloned().unwrap_or_default()
     }
+
+    /// The names of the `ctx.run` steps Restate recorded for invocation `id`, in order.
+    ///
+    /// # Panics
+    /// If the query fails.
+    pub async fn step_names(&self, id: &str) -> Vec<String> {
+        self.query(&format!(
+            "SELECT name FROM sys_journal WHERE id = '{id}' AND entry_type = 'Command: Run' \
+             ORDER BY index"
+        ))
+        .await
+        .iter()
+        .filter_map(|row| row["name"].as_str().map(str::to_owned))
+        .collect()
+    }
 }
 
 impl Drop for RestateServer {
@@ -278,7 +293,34 @@ impl ServiceProcess {
     /// # Panics
     /// If it cannot start.
     pub fn start(binary: &Path, port: u16, model_url: &str, effects: &Path) -> ServiceProcess {
-        let mut child = Command::new(binary)
+        Self::spawn(Command::new(binary), binary, port, model_url, effects)
+    }
+
+    /// Starts `binary` as [`start`](Self::start) does, with the `Toolsets` service too, its
+    /// tools listed by the toolset server at `toolset_url`.
+    ///
+    /// # Panics
+    /// If it cannot start.
+    pub fn with_toolset(
+        binary: &Path,
+        port: u16,
+        model_url: &str,
+        effects: &Path,
+        toolset_url: &str,
+    ) -> ServiceProcess {
+        let mut command = Command::new(binary);
+        command.env("TOOLSET_URL", toolset_url);
+        Self::spawn(command, binary, port, model_url, effects)
+    }
+
+    fn spawn(
+        mut command: Command,
+        binary: &Path,
+        port: u16,
+        model_url: &str,
+        effects: &Path,
+    ) -> ServiceProcess {
+        let mut child = command
             .env("PORT", port.to_string())
             .env("MODEL_URL", model_url)
             .env("EFFECTS", effects)

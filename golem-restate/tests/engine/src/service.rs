@@ -1,6 +1,6 @@
 //! The Restate services: `Durable` runs the agent under test through a
-//! [`RestateJournal`]; `Bench` runs a golem run against the same number of bare `ctx.run`
-//! steps, for the bench.
+//! [`RestateJournal`]; `Toolsets` runs the remote toolset agent the same way; `Bench` runs a
+//! golem run against the same number of bare `ctx.run` steps, for the bench.
 
 use std::net::SocketAddr;
 
@@ -14,6 +14,7 @@ use restate_sdk::prelude::*;
 use serde_json::{Value, json};
 
 use crate::agent::{Effects, Summary, agent};
+use crate::remote::remote_agent;
 
 /// The service under test: one handler that runs the agent durably.
 #[derive(Debug)]
@@ -36,6 +37,39 @@ impl Durable {
 #[restate_sdk::service]
 impl Durable {
     /// Runs the agent on `prompt` through Restate's journal.
+    #[handler]
+    async fn run(&self, ctx: Context<'_>, prompt: String) -> Result<Json<Summary>, HandlerError> {
+        let result = self
+            .agent
+            .start(prompt, self.effects.clone())
+            .finish_in(&RestateJournal::new(&ctx))
+            .await
+            .map_err(handler_error)?;
+        Ok(Json(Summary::of(result)))
+    }
+}
+
+/// The toolset tests' service: one handler that runs the remote toolset agent durably.
+#[derive(Debug)]
+pub struct Toolsets {
+    agent: Agent<Effects, String>,
+    effects: Effects,
+}
+
+impl Toolsets {
+    /// The service, its agent on the model server at `model_url` with the tools of the
+    /// toolset server at `toolset_url`, their side effects in `effects`.
+    pub fn new(model_url: &str, toolset_url: &str, effects: Effects) -> Self {
+        Toolsets {
+            agent: remote_agent(model_url, toolset_url),
+            effects,
+        }
+    }
+}
+
+#[restate_sdk::service]
+impl Toolsets {
+    /// Runs the remote toolset agent on `prompt` through Restate's journal.
     #[handler]
     async fn run(&self, ctx: Context<'_>, prompt: String) -> Result<Json<Summary>, HandlerError> {
         let result = self

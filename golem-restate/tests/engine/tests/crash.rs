@@ -3,15 +3,16 @@
 //! the run without a repeated model request or side effect, with the usage and retry
 //! counters of a run that never stopped.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::time::Duration;
 
+use common::{SERVICE, effects, target_dir};
 use golem_restate_engine_tests::agent::{Effects, OUTPUT, PROMPT, Summary, agent};
 use golem_restate_engine_tests::model_server::{Log, ModelServer};
 use golem_restate_engine_tests::restate::{RestateServer, ServiceProcess, free_port};
 use serde_json::json;
-
-const SERVICE: &str = env!("CARGO_BIN_EXE_golem-restate-test-service");
 
 /// The steps of the scripted run, as golem names them (a compatibility promise).
 const NAMES: [&str; 7] = [
@@ -23,23 +24,6 @@ const NAMES: [&str; 7] = [
     "tool:3:call_3",
     "model:4",
 ];
-
-/// The cargo target directory (`CARGO_TARGET_TMPDIR` is its `tmp`).
-fn target_dir() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .expect("CARGO_TARGET_TMPDIR is inside the target directory")
-        .to_path_buf()
-}
-
-fn effects(name: &str) -> Effects {
-    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "golem-restate-{name}-{}.effects",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_file(&path);
-    Effects { path }
-}
 
 /// The same run, in process, without a journal and without a crash.
 async fn uninterrupted() -> Summary {
@@ -145,7 +129,7 @@ async fn restate_records_the_steps_under_golems_names() {
 
     let (id, output) = restate.invoke("Durable", "run", &json!(PROMPT)).await;
     assert_eq!(output["output"], OUTPUT);
-    let names = step_names(&restate, &id).await;
+    let names = restate.step_names(&id).await;
     assert_eq!(names, NAMES);
 }
 
@@ -161,19 +145,6 @@ async fn a_refused_model_request_ends_the_invocation_without_a_retry() {
         }
     );
     assert!(effects.lines().is_empty());
-}
-
-/// The names of the `ctx.run` steps Restate recorded for invocation `id`, in order.
-async fn step_names(restate: &RestateServer, id: &str) -> Vec<String> {
-    restate
-        .query(&format!(
-            "SELECT name FROM sys_journal WHERE id = '{id}' AND entry_type = 'Command: Run' \
-             ORDER BY index"
-        ))
-        .await
-        .iter()
-        .filter_map(|row| row["name"].as_str().map(str::to_owned))
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -206,7 +177,7 @@ async fn a_model_outage_past_golems_retries_is_retried_by_restate_then_recorded_
     );
     assert_eq!(effects.lines(), ["call_1 hello"]);
     assert_eq!(
-        step_names(&restate, &id).await,
+        restate.step_names(&id).await,
         NAMES,
         "model:1 is recorded once"
     );

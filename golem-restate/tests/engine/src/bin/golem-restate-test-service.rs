@@ -1,11 +1,12 @@
-//! The service the crash test kills and restarts: `Durable` on `127.0.0.1:$PORT`, its agent
-//! on the model server at `$MODEL_URL`, its side effects in `$EFFECTS`.
+//! The service the crash tests kill and restart: `Durable` on `127.0.0.1:$PORT`, its agent
+//! on the model server at `$MODEL_URL`, its side effects in `$EFFECTS`; and, when
+//! `$TOOLSET_URL` is set, `Toolsets`, its tools listed by the toolset server there.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 
 use golem_restate_engine_tests::agent::Effects;
-use golem_restate_engine_tests::service::{Durable, serve};
+use golem_restate_engine_tests::service::{Durable, Toolsets, serve};
 use restate_sdk::prelude::Endpoint;
 
 fn var(name: &str) -> String {
@@ -18,8 +19,11 @@ async fn main() {
     let effects = Effects {
         path: PathBuf::from(var("EFFECTS")),
     };
-    let endpoint = Endpoint::builder()
-        .bind(Durable::new(&var("MODEL_URL"), effects))
-        .build();
+    let model_url = var("MODEL_URL");
+    let mut endpoint = Endpoint::builder().bind(Durable::new(&model_url, effects.clone()));
+    if let Ok(toolset_url) = std::env::var("TOOLSET_URL") {
+        endpoint = endpoint.bind(Toolsets::new(&model_url, &toolset_url, effects));
+    }
+    let endpoint = endpoint.build();
     serve(endpoint, SocketAddr::from((Ipv4Addr::LOCALHOST, port))).await;
 }
