@@ -74,11 +74,6 @@ pub(crate) enum Settled {
 }
 
 impl Settled {
-    /// The call's answer in the next request.
-    pub(crate) fn answer(&self, call: &ToolCallPart) -> RequestPart {
-        self.clone().into_answer(call)
-    }
-
     /// The call's answer in the next request, made of this outcome.
     fn into_answer(self, call: &ToolCallPart) -> RequestPart {
         match self {
