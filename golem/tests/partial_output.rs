@@ -606,9 +606,6 @@ async fn a_tuple_struct_reads_the_elements_that_have_arrived() {
     );
 }
 
-#[cfg(any())]
-mod tree {
-use super::*;
 /// A tree: a field typed `Vec<Self>` names the twin's own type in the twin.
 #[golem::output]
 #[derive(Debug, PartialEq)]
@@ -642,5 +639,4 @@ async fn a_recursive_field_reads_as_the_twin() {
             ),
         ]
     );
-}
 }

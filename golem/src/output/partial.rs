@@ -28,6 +28,16 @@ use serde_json::{Map, Number, Value};
 pub trait PartialValue {
     /// The value so far.
     type Partial: DeserializeOwned + fmt::Debug + Clone + PartialEq + Send + 'static;
+
+    /// Reads what has arrived of a value, `json` (open strings, lists and objects closed
+    /// where they stop), as far as it reads; `None` when it does not read yet.
+    ///
+    /// The default deserializes [`Partial`](Self::Partial) from `json`. Lists and maps
+    /// read their items with their element type's `read_partial`, so an item still in
+    /// flight hides no item before it.
+    fn read_partial(json: Value) -> Option<Self::Partial> {
+        Self::Partial::deserialize(json).ok()
+    }
 }
 
 /// The partial output of an output that has none: plain text streams as
@@ -67,14 +77,35 @@ whole!(
 
 impl<T: PartialValue> PartialValue for Option<T> {
     type Partial = Option<T::Partial>;
+
+    fn read_partial(json: Value) -> Option<Self::Partial> {
+        match json {
+            Value::Null => Some(None),
+            json => T::read_partial(json).map(Some),
+        }
+    }
 }
 
 impl<T: PartialValue> PartialValue for Vec<T> {
     type Partial = Vec<T::Partial>;
+
+    /// The items that read, up to the first that does not: the item in flight, as far as
+    /// it reads, or nothing of it when it does not read yet (a tagged enum whose tag is
+    /// still arriving). Items keep their indices in the final list.
+    fn read_partial(json: Value) -> Option<Self::Partial> {
+        match json {
+            Value::Array(items) => Some(items.into_iter().map_while(T::read_partial).collect()),
+            _ => None,
+        }
+    }
 }
 
 impl<T: PartialValue> PartialValue for Box<T> {
     type Partial = Box<T::Partial>;
+
+    fn read_partial(json: Value) -> Option<Self::Partial> {
+        T::read_partial(json).map(Box::new)
+    }
 }
 
 impl<K, V> PartialValue for BTreeMap<K, V>
@@ -83,6 +114,17 @@ where
     V: PartialValue,
 {
     type Partial = BTreeMap<K, V::Partial>;
+
+    /// The entries whose values read; the one in flight is left out until it does.
+    fn read_partial(json: Value) -> Option<Self::Partial> {
+        let entries = BTreeMap::<K, Value>::deserialize(json).ok()?;
+        let entries = entries.into_iter();
+        Some(
+            entries
+                .filter_map(|(key, value)| Some((key, V::read_partial(value)?)))
+                .collect(),
+        )
+    }
 }
 
 impl<K, V> PartialValue for HashMap<K, V>
@@ -91,6 +133,17 @@ where
     V: PartialValue,
 {
     type Partial = HashMap<K, V::Partial>;
+
+    /// The entries whose values read; the one in flight is left out until it does.
+    fn read_partial(json: Value) -> Option<Self::Partial> {
+        let entries = HashMap::<K, Value>::deserialize(json).ok()?;
+        let entries = entries.into_iter();
+        Some(
+            entries
+                .filter_map(|(key, value)| Some((key, V::read_partial(value)?)))
+                .collect(),
+        )
+    }
 }
 
 /// Reads incomplete JSON text: what has arrived, with open strings, lists and objects
@@ -179,6 +232,26 @@ where
 {
     let value = Value::deserialize(deserializer)?;
     Ok(T::deserialize(value).ok())
+}
+
+/// A field of a partial twin in its partial form: [`read`](Self::read) reads it with its
+/// type's [`PartialValue::read_partial`], so one unreadable field never hides the others.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Lenient<T>(std::marker::PhantomData<T>);
+
+impl<T: PartialValue> Lenient<T> {
+    /// The field's partial form so far, or `None` if it does not read yet.
+    ///
+    /// # Errors
+    /// Only when what the deserializer holds is no JSON value (never, from the twin's
+    /// derive reading a [`Value`]).
+    pub fn read<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<T::Partial>, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        Ok(T::read_partial(value))
+    }
 }
 
 #[cfg(test)]
