@@ -12,6 +12,11 @@ use std::hash::Hash;
 use serde::de::{Deserialize, DeserializeOwned, Deserializer};
 use serde_json::{Map, Number, Value};
 
+mod reader;
+
+pub use reader::PartialCadence;
+pub(crate) use reader::Reader;
+
 /// A type whose incomplete JSON has a typed form, [`Partial`](Self::Partial): what of a
 /// value has arrived while it streams.
 ///
@@ -148,8 +153,15 @@ where
 
 /// Reads incomplete JSON text: what has arrived, with open strings, lists and objects
 /// closed where they stop (jiter's partial mode); `None` when nothing has.
+#[cfg(test)]
 pub(crate) fn parse(raw: &str) -> Option<Value> {
-    let raw = without_trailing_number(raw);
+    let mut scan = reader::Scan::default();
+    scan.advance(raw.as_bytes());
+    parse_readable(&raw[..scan.readable_end()])
+}
+
+/// Parses `raw`, incomplete JSON that does not end in a number still arriving.
+fn parse_readable(raw: &str) -> Option<Value> {
     let value = jiter::JsonValue::parse_with_config(
         raw.as_bytes(),
         false,
@@ -157,35 +169,6 @@ pub(crate) fn parse(raw: &str) -> Option<Value> {
     )
     .ok()?;
     Some(to_serde(value))
-}
-
-/// `raw` without a number it ends in, unless it is nothing but that number: more digits may
-/// follow, and `12` of a coming `125` is no value yet.
-fn without_trailing_number(raw: &str) -> &str {
-    // Inside an open string, digits at the end are text.
-    let mut in_string = false;
-    let mut escaped = false;
-    for byte in raw.bytes() {
-        match (in_string, escaped, byte) {
-            (true, true, _) => escaped = false,
-            (true, false, b'\\') => escaped = true,
-            (_, _, b'"') => in_string = !in_string,
-            _ => {}
-        }
-    }
-    if in_string {
-        return raw;
-    }
-    let start = raw
-        .trim_end_matches(|c: char| c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E'))
-        .len();
-    let number = &raw[start..];
-    if !number.starts_with(|c: char| c.is_ascii_digit() || c == '-')
-        || raw[..start].trim().is_empty()
-    {
-        return raw;
-    }
-    &raw[..start]
 }
 
 fn to_serde(value: jiter::JsonValue<'_>) -> Value {
