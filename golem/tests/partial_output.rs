@@ -437,12 +437,19 @@ async fn a_stop_mid_stream_keeps_what_arrived_as_an_incomplete_response() {
 }
 
 /// The partials a run reports while the output call's arguments stream in `fragments`.
-async fn streamed_partials<O>(fragments: &'static [&'static str]) -> Vec<O::Partial>
+async fn streamed_partials<O>(fragments: &[&str]) -> Vec<O::Partial>
 where
     O: Output,
     O::Partial: Clone,
 {
-    let model = FunctionModel::new_stream(move |_, _| call_stream(fragments, "c1"));
+    let fragments: Vec<String> = fragments
+        .iter()
+        .map(|&fragment| fragment.to_owned())
+        .collect();
+    let model = FunctionModel::new_stream(move |_, _| {
+        let fragments: Vec<&str> = fragments.iter().map(String::as_str).collect();
+        call_stream(&fragments, "c1")
+    });
     let agent = Agent::<(), O>::builder(model).build().unwrap();
     let (events, error) = drain(agent.run_stream("Go", ())).await;
     assert!(error.is_none(), "{error:?}");
@@ -639,4 +646,41 @@ async fn a_recursive_field_reads_as_the_twin() {
             ),
         ]
     );
+}
+
+/// A log: one long list.
+#[golem::output]
+#[derive(Debug, PartialEq)]
+struct Log {
+    lines: Vec<String>,
+}
+
+#[tokio::test]
+async fn a_long_answer_is_read_less_often_as_it_grows_and_last_as_a_whole() {
+    let lines: Vec<String> = (0..300).map(|n| format!("line {n}")).collect();
+    let mut fragments = vec![r#"{"lines": ["#.to_owned()];
+    fragments.extend(lines.iter().map(|line| format!(r#""{line}", "#)));
+    fragments.push(r#""end"]}"#.to_owned());
+    let fragments: Vec<&str> = fragments.iter().map(String::as_str).collect();
+    let seen = streamed_partials::<Log>(&fragments).await;
+    let mut all = lines.clone();
+    all.push("end".to_owned());
+    let counts: Vec<usize> = seen
+        .iter()
+        .map(|partial| partial.lines.as_ref().map_or(0, Vec::len))
+        .collect();
+    // A partial after each of the first deltas...
+    assert_eq!(counts[..20], (0..20).collect::<Vec<_>>());
+    // ... then fewer as the answer grows, each the answer as far as it has arrived...
+    assert!(seen.len() < 100, "{} partials for 302 deltas", seen.len());
+    assert!(
+        counts.windows(2).all(|pair| pair[0] < pair[1]),
+        "{counts:?}"
+    );
+    for partial in &seen {
+        let read = partial.lines.as_deref().unwrap_or_default();
+        assert_eq!(read, &all[..read.len()]);
+    }
+    // ... and the last one the whole answer.
+    assert_eq!(seen.last(), Some(&LogPartial { lines: Some(all) }));
 }
