@@ -223,15 +223,19 @@ where
 #[derive(Debug)]
 pub struct Lenient<T>(std::marker::PhantomData<T>);
 
-impl<T: PartialValue> Lenient<T> {
+impl<T> Lenient<T> {
     /// The field's partial form so far, or `None` if it does not read yet.
     ///
     /// # Errors
     /// Only when what the deserializer holds is no JSON value (never, from the twin's
     /// derive reading a [`Value`]).
-    pub fn read<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Option<T::Partial>, D::Error> {
+    // The bound sits on the fn, not the impl, so a field with no partial form gets the
+    // trait's own diagnostic.
+    pub fn read<'de, D>(deserializer: D) -> Result<Option<T::Partial>, D::Error>
+    where
+        T: PartialValue,
+        D: Deserializer<'de>,
+    {
         let value = Value::deserialize(deserializer)?;
         Ok(T::read_partial(value))
     }
