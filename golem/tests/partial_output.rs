@@ -450,7 +450,9 @@ where
         let fragments: Vec<&str> = fragments.iter().map(String::as_str).collect();
         call_stream(&fragments, "c1")
     });
-    let agent = Agent::<(), O>::builder(model).build().unwrap();
+    let agent = Agent::<(), O>::builder(model)
+        .build()
+        .expect("a valid agent");
     let (events, error) = drain(agent.run_stream("Go", ())).await;
     assert!(error.is_none(), "{error:?}");
     partials(&events).into_iter().cloned().collect()
