@@ -686,3 +686,27 @@ async fn a_long_answer_is_read_less_often_as_it_grows_and_last_as_a_whole() {
     // ... and the last one the whole answer.
     assert_eq!(seen.last(), Some(&LogPartial { lines: Some(all) }));
 }
+
+/// An answer with a tuple variant.
+#[golem::output]
+#[derive(Debug, PartialEq)]
+enum Move {
+    Step(String, u32),
+    Stay,
+}
+
+#[test]
+fn a_tuple_variant_reads_the_elements_that_have_arrived() {
+    assert_eq!(
+        Move::decode_partial(serde_json::json!({"Step": ["north"]})),
+        Some(MovePartial::Step(Some("north".to_owned()), None))
+    );
+    assert_eq!(
+        Move::decode_partial(serde_json::json!({"Step": ["north", 3]})),
+        Some(MovePartial::Step(Some("north".to_owned()), Some(3)))
+    );
+    assert_eq!(
+        Move::decode_partial(serde_json::json!("Stay")),
+        Some(MovePartial::Stay)
+    );
+}

@@ -254,4 +254,34 @@ mod tests {
         expected.finish_reason = Some(FinishReason::Incomplete);
         assert_eq!(response, expected);
     }
+
+    #[test]
+    fn native_text_is_read_as_it_grows_in_part_order() {
+        let answer = PartialAnswer {
+            channel: AnswerChannel::Text,
+            wrapped: false,
+            cadence: PartialCadence::default(),
+        };
+        let mut received = Received::default();
+        let mut read = |delta: ResponseDelta| {
+            received.apply(&delta);
+            received.partial::<crate::output::Json<Value>>(&answer, &delta)
+        };
+        assert_eq!(
+            read(text(0, r#"{"a": "x"#)),
+            Some(serde_json::json!({"a": "x"}))
+        );
+        assert_eq!(
+            read(text(1, r#"yz", "n": 1"#)),
+            Some(serde_json::json!({"a": "xyz"}))
+        );
+        // More of an earlier part: the answer is the text in part order.
+        assert_eq!(read(text(0, "w")), Some(serde_json::json!({"a": "xwyz"})));
+        assert_eq!(
+            read(text(1, "2}")),
+            Some(serde_json::json!({"a": "xwyz", "n": 12}))
+        );
+        // A delta that adds nothing readable is not read.
+        assert_eq!(read(text(1, " ")), None);
+    }
 }
