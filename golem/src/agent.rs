@@ -93,6 +93,8 @@ pub(crate) struct OutputSetup<Deps, O> {
     pub(crate) tool_name: Arc<str>,
     pub(crate) decoder: Decoder<O>,
     pub(crate) validators: Vec<Validator<Deps, O>>,
+    /// How often a streaming structured answer is read for its partial form.
+    pub(crate) partial_cadence: crate::output::PartialCadence,
 }
 
 impl<Deps, O> Agent<Deps, O>
@@ -194,6 +196,7 @@ pub struct AgentBuilder<Deps, O> {
     usage_limits: UsageLimits,
     run_timeout: Option<Duration>,
     output_mode: OutputMode,
+    partial_cadence: crate::output::PartialCadence,
     output_tool_name: String,
     decoder: Option<Decoder<O>>,
     validators: Vec<Validator<Deps, O>>,
@@ -231,6 +234,7 @@ where
             usage_limits: UsageLimits::default(),
             run_timeout: None,
             output_mode: OutputMode::default(),
+            partial_cadence: crate::output::PartialCadence::default(),
             output_tool_name: DEFAULT_OUTPUT_TOOL_NAME.to_owned(),
             decoder: None,
             validators: Vec::new(),
@@ -465,6 +469,28 @@ where
         self
     }
 
+    /// How often a structured answer that streams is read for its partial form
+    /// ([`RunEvent::PartialOutput`](crate::RunEvent::PartialOutput));
+    /// [`PartialCadence::proportional(16)`](crate::output::PartialCadence::proportional) by
+    /// default, which keeps the cost per delta the same however long the answer grows.
+    ///
+    /// ```
+    /// use golem::model::function::FunctionModel;
+    /// use golem::model::ModelResponse;
+    /// use golem::output::PartialCadence;
+    /// use golem::Agent;
+    ///
+    /// let model = FunctionModel::new(|_, _| ModelResponse::text("{}"));
+    /// let agent = Agent::<(), golem::output::Json<serde_json::Value>>::builder(model)
+    ///     .partial_cadence(PartialCadence::every_delta()) // a short answer, every update
+    ///     .build()?;
+    /// # Ok::<_, golem::BuildError>(())
+    /// ```
+    pub fn partial_cadence(mut self, cadence: crate::output::PartialCadence) -> Self {
+        self.partial_cadence = cadence;
+        self
+    }
+
     /// The output tool's name; [`DEFAULT_OUTPUT_TOOL_NAME`] by default.
     pub fn output_tool_name(mut self, name: impl Into<String>) -> Self {
         self.output_tool_name = name.into();
@@ -574,6 +600,7 @@ where
                     tool_name: Arc::from(self.output_tool_name.as_str()),
                     decoder: self.decoder.unwrap_or_else(|| Arc::new(O::decode)),
                     validators: self.validators,
+                    partial_cadence: self.partial_cadence,
                 },
                 tool_retries: self.tool_retries,
                 output_retries: self.output_retries,

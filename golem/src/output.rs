@@ -17,7 +17,7 @@ use crate::model::retry::ModelRetry;
 
 pub mod partial;
 
-pub use partial::{NoPartial, PartialValue};
+pub use partial::{NoPartial, PartialCadence, PartialValue};
 
 /// How structured output reaches the model.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]

@@ -439,3 +439,278 @@ async fn a_stop_mid_stream_keeps_what_arrived_as_an_incomplete_response() {
     assert_eq!(error.usage().requests, 1);
     assert_eq!(error.usage().input_tokens + error.usage().output_tokens, 0);
 }
+
+/// The partials a run reports while the output call's arguments stream in `fragments`.
+async fn streamed_partials<O>(fragments: &[&str]) -> Vec<O::Partial>
+where
+    O: Output,
+    O::Partial: Clone,
+{
+    let fragments: Vec<String> = fragments
+        .iter()
+        .map(|&fragment| fragment.to_owned())
+        .collect();
+    let model = FunctionModel::new_stream(move |_, _| {
+        let fragments: Vec<&str> = fragments.iter().map(String::as_str).collect();
+        call_stream(&fragments, "c1")
+    });
+    let agent = Agent::<(), O>::builder(model)
+        .build()
+        .expect("a valid agent");
+    let (events, error) = drain(agent.run_stream("Go", ())).await;
+    assert!(error.is_none(), "{error:?}");
+    partials(&events).into_iter().cloned().collect()
+}
+
+/// A trip: lists of structs, of plain values, of tagged enums, a nested list and a map.
+#[golem::output]
+#[derive(Debug, PartialEq)]
+struct Trip {
+    stops: Vec<Stop>,
+    moods: Vec<Mood>,
+    legs: Vec<Leg>,
+    weeks: Vec<Vec<Mood>>,
+    ratings: Vec<u32>,
+    moods_by_city: std::collections::BTreeMap<String, Mood>,
+}
+
+#[golem::output]
+#[derive(Debug, PartialEq)]
+struct Stop {
+    city: String,
+    nights: u32,
+}
+
+#[golem::output]
+#[derive(Debug, PartialEq)]
+#[serde(tag = "by", rename_all = "snake_case")]
+enum Leg {
+    Train { line: String },
+    Walk,
+}
+
+#[tokio::test]
+async fn a_list_keeps_the_items_that_read_while_one_is_in_flight() {
+    const TRIP: [&str; 8] = [
+        r#"{"stops": [{"city": "Paris", "nights": 2}, {"city": "Ly"#,
+        r#"on", "nights": 3}], "moods": ["calm", "ang"#,
+        r#"ry"], "legs": [{"by": "train", "line": "TGV"}, {"by": "wa"#,
+        r#"lk"}, {"line": "RE"#,
+        r#"1", "by": "train"}], "weeks": [["calm"], ["angry", "ca"#,
+        r#"lm"]], "ratings": [4, 5"#,
+        r#"], "moods_by_city": {"Paris": "calm", "Lyon": "an"#,
+        r#"gry"}}"#,
+    ];
+    let stop = |city: &str, nights| StopPartial {
+        city: Some(city.to_owned()),
+        nights,
+    };
+    let train = |line: &str| LegPartial::Train {
+        line: Some(line.to_owned()),
+    };
+    let stops = Some(vec![stop("Paris", Some(2)), stop("Lyon", Some(3))]);
+    let moods = Some(vec![MoodPartial::Calm, MoodPartial::Angry]);
+    let legs = Some(vec![train("TGV"), LegPartial::Walk, train("RE1")]);
+    let weeks = Some(vec![
+        vec![MoodPartial::Calm],
+        vec![MoodPartial::Angry, MoodPartial::Calm],
+    ]);
+    let done = TripPartial {
+        stops: stops.clone(),
+        moods: moods.clone(),
+        legs: legs.clone(),
+        weeks: weeks.clone(),
+        ratings: Some(vec![4, 5]),
+        moods_by_city: None,
+    };
+    assert_eq!(
+        streamed_partials::<Trip>(&TRIP).await,
+        [
+            // The second stop is in flight: it reads as far as it has arrived.
+            TripPartial {
+                stops: Some(vec![stop("Paris", Some(2)), stop("Ly", None)]),
+                ..TripPartial::default()
+            },
+            // "ang" is no mood yet: the list keeps the one before it.
+            TripPartial {
+                stops: stops.clone(),
+                moods: Some(vec![MoodPartial::Calm]),
+                ..TripPartial::default()
+            },
+            // A tagged leg whose tag is still arriving is left out.
+            TripPartial {
+                stops: stops.clone(),
+                moods: moods.clone(),
+                legs: Some(vec![train("TGV")]),
+                ..TripPartial::default()
+            },
+            // So is one whose tag has not arrived.
+            TripPartial {
+                stops: stops.clone(),
+                moods: moods.clone(),
+                legs: Some(vec![train("TGV"), LegPartial::Walk]),
+                ..TripPartial::default()
+            },
+            // An inner list keeps its prefix too.
+            TripPartial {
+                stops: stops.clone(),
+                moods: moods.clone(),
+                legs: legs.clone(),
+                weeks: Some(vec![vec![MoodPartial::Calm], vec![MoodPartial::Angry]]),
+                ..TripPartial::default()
+            },
+            // `5` may be the start of `50`: it waits.
+            TripPartial {
+                stops: stops.clone(),
+                moods: moods.clone(),
+                legs: legs.clone(),
+                weeks: weeks.clone(),
+                ratings: Some(vec![4]),
+                ..TripPartial::default()
+            },
+            // A map keeps the entries that read.
+            TripPartial {
+                moods_by_city: Some([("Paris".to_owned(), MoodPartial::Calm)].into()),
+                ..done.clone()
+            },
+            TripPartial {
+                moods_by_city: Some(
+                    [
+                        ("Lyon".to_owned(), MoodPartial::Angry),
+                        ("Paris".to_owned(), MoodPartial::Calm),
+                    ]
+                    .into(),
+                ),
+                ..done.clone()
+            },
+        ]
+    );
+}
+
+/// A pair, as a JSON array.
+#[golem::output]
+#[derive(Debug, PartialEq)]
+struct Pair(String, Vec<Mood>, u32);
+
+#[tokio::test]
+async fn a_tuple_struct_reads_the_elements_that_have_arrived() {
+    const PAIR: [&str; 4] = [
+        r#"{"response": ["Ro"#,
+        r#"me", ["calm", "an"#,
+        r#"gry"], 1"#,
+        r#"2]}"#,
+    ];
+    assert_eq!(
+        streamed_partials::<Pair>(&PAIR).await,
+        [
+            PairPartial(Some("Ro".to_owned()), None, None),
+            PairPartial(Some("Rome".to_owned()), Some(vec![MoodPartial::Calm]), None),
+            PairPartial(
+                Some("Rome".to_owned()),
+                Some(vec![MoodPartial::Calm, MoodPartial::Angry]),
+                None
+            ),
+            PairPartial(
+                Some("Rome".to_owned()),
+                Some(vec![MoodPartial::Calm, MoodPartial::Angry]),
+                Some(12)
+            ),
+        ]
+    );
+}
+
+/// A tree: a field typed `Vec<Self>` names the twin's own type in the twin.
+#[golem::output]
+#[derive(Debug, PartialEq)]
+struct Tree {
+    name: String,
+    children: Vec<Self>,
+}
+
+#[tokio::test]
+async fn a_recursive_field_reads_as_the_twin() {
+    const TREE: [&str; 3] = [
+        r#"{"name": "root", "children": [{"name": "a", "children": []}, {"na"#,
+        r#"me": "b", "chi"#,
+        r#"ldren": []}]}"#,
+    ];
+    let leaf = |name: &str, children: Option<Vec<TreePartial>>| TreePartial {
+        name: Some(name.to_owned()),
+        children,
+    };
+    assert_eq!(
+        streamed_partials::<Tree>(&TREE).await,
+        [
+            leaf(
+                "root",
+                Some(vec![leaf("a", Some(vec![])), TreePartial::default()])
+            ),
+            leaf("root", Some(vec![leaf("a", Some(vec![])), leaf("b", None)])),
+            leaf(
+                "root",
+                Some(vec![leaf("a", Some(vec![])), leaf("b", Some(vec![]))])
+            ),
+        ]
+    );
+}
+
+/// A log: one long list.
+#[golem::output]
+#[derive(Debug, PartialEq)]
+struct Log {
+    lines: Vec<String>,
+}
+
+#[tokio::test]
+async fn a_long_answer_is_read_less_often_as_it_grows_and_last_as_a_whole() {
+    let lines: Vec<String> = (0..300).map(|n| format!("line {n}")).collect();
+    let mut fragments = vec![r#"{"lines": ["#.to_owned()];
+    fragments.extend(lines.iter().map(|line| format!(r#""{line}", "#)));
+    fragments.push(r#""end"]}"#.to_owned());
+    let fragments: Vec<&str> = fragments.iter().map(String::as_str).collect();
+    let seen = streamed_partials::<Log>(&fragments).await;
+    let mut all = lines.clone();
+    all.push("end".to_owned());
+    let counts: Vec<usize> = seen
+        .iter()
+        .map(|partial| partial.lines.as_ref().map_or(0, Vec::len))
+        .collect();
+    // A partial after each of the first deltas...
+    assert_eq!(counts[..20], (0..20).collect::<Vec<_>>());
+    // ... then fewer as the answer grows, each the answer as far as it has arrived...
+    assert!(seen.len() < 100, "{} partials for 302 deltas", seen.len());
+    assert!(
+        counts.windows(2).all(|pair| pair[0] < pair[1]),
+        "{counts:?}"
+    );
+    for partial in &seen {
+        let read = partial.lines.as_deref().unwrap_or_default();
+        assert_eq!(read, &all[..read.len()]);
+    }
+    // ... and the last one the whole answer.
+    assert_eq!(seen.last(), Some(&LogPartial { lines: Some(all) }));
+}
+
+/// An answer with a tuple variant.
+#[golem::output]
+#[derive(Debug, PartialEq)]
+enum Move {
+    Step(String, u32),
+    Stay,
+}
+
+#[test]
+fn a_tuple_variant_reads_the_elements_that_have_arrived() {
+    assert_eq!(
+        Move::decode_partial(serde_json::json!({"Step": ["north"]})),
+        Some(MovePartial::Step(Some("north".to_owned()), None))
+    );
+    assert_eq!(
+        Move::decode_partial(serde_json::json!({"Step": ["north", 3]})),
+        Some(MovePartial::Step(Some("north".to_owned()), Some(3)))
+    );
+    assert_eq!(
+        Move::decode_partial(serde_json::json!("Stay")),
+        Some(MovePartial::Stay)
+    );
+}

@@ -70,7 +70,7 @@ pub(crate) fn output(output: &Output, checked: &Checked) -> TokenStream {
                 fn decode_partial(
                     __golem_json: #krate::__private::serde_json::Value,
                 ) -> ::core::option::Option<Self::Partial> {
-                    #krate::__private::serde::Deserialize::deserialize(__golem_json).ok()
+                    <Self as #krate::output::PartialValue>::read_partial(__golem_json)
                 }
             }
         };

@@ -1,7 +1,7 @@
 //! The partial twin of an output: the same struct or enum with every field optional and in
 //! its partial form, read from incomplete JSON while the answer streams.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Group, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
@@ -55,17 +55,19 @@ pub(crate) fn twin(item: &Item, krate: &TokenStream, serde_crate: &TokenStream) 
         return untyped(ident, generics, krate);
     }
     let twin = format_ident!("{}Partial", ident, span = ident.span());
-    let lenient = format!(
-        "{}::output::partial::lenient",
-        krate.to_string().replace(' ', "")
-    );
+    let krate_path = krate.to_string().replace(' ', "");
+    let readers = Readers {
+        krate,
+        whole: format!("{krate_path}::output::partial::lenient"),
+        partial: format!("{krate_path}::output::partial::Lenient"),
+        item: ident,
+    };
     // What comes before the where clause, and after it.
     let (tuple, body) = match item {
         Item::Struct(item) => {
             let fields = fields(
                 &item.fields,
-                krate,
-                &lenient,
+                &readers,
                 true,
                 has_serde_key(attrs, "transparent"),
             );
@@ -83,7 +85,7 @@ pub(crate) fn twin(item: &Item, krate: &TokenStream, serde_crate: &TokenStream) 
             let variants = variants.map(|variant| {
                 let kept = serde_attrs(&variant.attrs, MEMBER_KEYS);
                 let name = &variant.ident;
-                let fields = fields(&variant.fields, krate, &lenient, false, false);
+                let fields = fields(&variant.fields, &readers, false, false);
                 let fields = match &variant.fields {
                     Fields::Named(_) => quote!({ #fields }),
                     Fields::Unnamed(_) => quote!((#fields)),
@@ -140,17 +142,25 @@ fn untyped(ident: &Ident, generics: &syn::Generics, krate: &TokenStream) -> Toke
     }
 }
 
+/// What the twin's fields are read with: `whole` for a `#[golem(whole)]` field (its own
+/// type's `Deserialize`), `partial` for the others (their type's `read_partial`); `item` is
+/// the type the twin is of, which `Self` names in its fields.
+struct Readers<'a> {
+    krate: &'a TokenStream,
+    whole: String,
+    partial: String,
+    item: &'a Ident,
+}
+
 /// The twin's fields: each optional, read leniently, in its partial form unless marked
 /// `#[golem(whole)]`.
 fn fields(
     fields: &Fields,
-    krate: &TokenStream,
-    lenient: &str,
+    readers: &Readers<'_>,
     in_struct: bool,
     transparent: bool,
 ) -> TokenStream {
-    // A transparent struct's one field is the whole JSON: it takes no `default`.
-    let named = matches!(fields, Fields::Named(_)) && !transparent;
+    let krate = readers.krate;
     let fields = fields
         .iter()
         .filter(|field| !skipped(&field.attrs))
@@ -160,26 +170,37 @@ fn fields(
                 .attrs
                 .iter()
                 .filter(|attr| attr.path().is_ident("doc"));
+            // In the twin, `Self` would name the twin: it means the item.
             let ty = &field.ty;
+            let span = ty.span();
+            let ty_tokens = replace_self(quote!(#ty), readers.item);
             let flatten = has_serde_key(&field.attrs, "flatten");
-            let ty = if is_whole(&field.attrs) {
-                quote_spanned!(ty.span()=> ::core::option::Option<#ty>)
-            } else if flatten {
-                // A flattened part that does not read yet is `None`.
-                quote_spanned! {ty.span()=>
-                    ::core::option::Option<<#ty as #krate::output::PartialValue>::Partial>
-                }
+            let whole = is_whole(&field.attrs);
+            let (ty, reader) = if whole {
+                let reader = syn::LitStr::new(&readers.whole, span);
+                (
+                    quote_spanned!(span=> ::core::option::Option<#ty_tokens>),
+                    reader,
+                )
             } else {
-                let inner = option_inner(ty).unwrap_or(ty);
-                quote_spanned! {ty.span()=>
+                // A flattened part that does not read yet is `None`.
+                let inner = match option_inner(ty).filter(|_| !flatten) {
+                    Some(inner) => replace_self(quote!(#inner), readers.item),
+                    None => ty_tokens,
+                };
+                let reader = format!("{}::<{}>::read", readers.partial, inner);
+                let reader = syn::LitStr::new(&reader, span);
+                let ty = quote_spanned! {span=>
                     ::core::option::Option<<#inner as #krate::output::PartialValue>::Partial>
-                }
+                };
+                (ty, reader)
             };
+            // A transparent struct's one field is the whole JSON: it takes no `default`.
             if !flatten {
-                kept.push(if named {
-                    quote!(#[serde(default, deserialize_with = #lenient)])
+                kept.push(if transparent {
+                    quote!(#[serde(deserialize_with = #reader)])
                 } else {
-                    quote!(#[serde(deserialize_with = #lenient)])
+                    quote!(#[serde(default, deserialize_with = #reader)])
                 });
             }
             // Fields of an enum's variants take no visibility.
@@ -192,6 +213,27 @@ fn fields(
         });
     let fields: Vec<_> = fields.collect();
     quote!(#(#fields),*)
+}
+
+/// `tokens` with each `Self` replaced by `item`.
+fn replace_self(tokens: TokenStream, item: &Ident) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|token| match token {
+            TokenTree::Ident(ident) if ident == "Self" => {
+                let mut item = item.clone();
+                item.set_span(ident.span());
+                TokenTree::Ident(item)
+            }
+            TokenTree::Group(group) => {
+                let mut replaced =
+                    Group::new(group.delimiter(), replace_self(group.stream(), item));
+                replaced.set_span(group.span());
+                TokenTree::Group(replaced)
+            }
+            token => token,
+        })
+        .collect()
 }
 
 /// `T` of a field written `Option<T>`: its twin field is `Option<T's partial>`, not an

@@ -12,6 +12,11 @@ use std::hash::Hash;
 use serde::de::{Deserialize, DeserializeOwned, Deserializer};
 use serde_json::{Map, Number, Value};
 
+mod reader;
+
+pub use reader::PartialCadence;
+pub(crate) use reader::Reader;
+
 /// A type whose incomplete JSON has a typed form, [`Partial`](Self::Partial): what of a
 /// value has arrived while it streams.
 ///
@@ -28,6 +33,16 @@ use serde_json::{Map, Number, Value};
 pub trait PartialValue {
     /// The value so far.
     type Partial: DeserializeOwned + fmt::Debug + Clone + PartialEq + Send + 'static;
+
+    /// Reads what has arrived of a value, `json` (open strings, lists and objects closed
+    /// where they stop), as far as it reads; `None` when it does not read yet.
+    ///
+    /// The default deserializes [`Partial`](Self::Partial) from `json`. Lists and maps
+    /// read their items with their element type's `read_partial`, so an item still in
+    /// flight hides no item before it.
+    fn read_partial(json: Value) -> Option<Self::Partial> {
+        Self::Partial::deserialize(json).ok()
+    }
 }
 
 /// The partial output of an output that has none: plain text streams as
@@ -67,14 +82,35 @@ whole!(
 
 impl<T: PartialValue> PartialValue for Option<T> {
     type Partial = Option<T::Partial>;
+
+    fn read_partial(json: Value) -> Option<Self::Partial> {
+        match json {
+            Value::Null => Some(None),
+            json => T::read_partial(json).map(Some),
+        }
+    }
 }
 
 impl<T: PartialValue> PartialValue for Vec<T> {
     type Partial = Vec<T::Partial>;
+
+    /// The items that read, up to the first that does not: the item in flight, as far as
+    /// it reads, or nothing of it when it does not read yet (a tagged enum whose tag is
+    /// still arriving). Items keep their indices in the final list.
+    fn read_partial(json: Value) -> Option<Self::Partial> {
+        match json {
+            Value::Array(items) => Some(items.into_iter().map_while(T::read_partial).collect()),
+            _ => None,
+        }
+    }
 }
 
 impl<T: PartialValue> PartialValue for Box<T> {
     type Partial = Box<T::Partial>;
+
+    fn read_partial(json: Value) -> Option<Self::Partial> {
+        T::read_partial(json).map(Box::new)
+    }
 }
 
 impl<K, V> PartialValue for BTreeMap<K, V>
@@ -83,6 +119,17 @@ where
     V: PartialValue,
 {
     type Partial = BTreeMap<K, V::Partial>;
+
+    /// The entries whose values read; the one in flight is left out until it does.
+    fn read_partial(json: Value) -> Option<Self::Partial> {
+        let entries = BTreeMap::<K, Value>::deserialize(json).ok()?;
+        let entries = entries.into_iter();
+        Some(
+            entries
+                .filter_map(|(key, value)| Some((key, V::read_partial(value)?)))
+                .collect(),
+        )
+    }
 }
 
 impl<K, V> PartialValue for HashMap<K, V>
@@ -91,12 +138,30 @@ where
     V: PartialValue,
 {
     type Partial = HashMap<K, V::Partial>;
+
+    /// The entries whose values read; the one in flight is left out until it does.
+    fn read_partial(json: Value) -> Option<Self::Partial> {
+        let entries = HashMap::<K, Value>::deserialize(json).ok()?;
+        let entries = entries.into_iter();
+        Some(
+            entries
+                .filter_map(|(key, value)| Some((key, V::read_partial(value)?)))
+                .collect(),
+        )
+    }
 }
 
 /// Reads incomplete JSON text: what has arrived, with open strings, lists and objects
 /// closed where they stop (jiter's partial mode); `None` when nothing has.
+#[cfg(test)]
 pub(crate) fn parse(raw: &str) -> Option<Value> {
-    let raw = without_trailing_number(raw);
+    let mut scan = reader::Scan::default();
+    scan.advance(raw.as_bytes());
+    parse_readable(&raw[..scan.readable_end()])
+}
+
+/// Parses `raw`, incomplete JSON that does not end in a number still arriving.
+fn parse_readable(raw: &str) -> Option<Value> {
     let value = jiter::JsonValue::parse_with_config(
         raw.as_bytes(),
         false,
@@ -104,35 +169,6 @@ pub(crate) fn parse(raw: &str) -> Option<Value> {
     )
     .ok()?;
     Some(to_serde(value))
-}
-
-/// `raw` without a number it ends in, unless it is nothing but that number: more digits may
-/// follow, and `12` of a coming `125` is no value yet.
-fn without_trailing_number(raw: &str) -> &str {
-    // Inside an open string, digits at the end are text.
-    let mut in_string = false;
-    let mut escaped = false;
-    for byte in raw.bytes() {
-        match (in_string, escaped, byte) {
-            (true, true, _) => escaped = false,
-            (true, false, b'\\') => escaped = true,
-            (_, _, b'"') => in_string = !in_string,
-            _ => {}
-        }
-    }
-    if in_string {
-        return raw;
-    }
-    let start = raw
-        .trim_end_matches(|c: char| c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E'))
-        .len();
-    let number = &raw[start..];
-    if !number.starts_with(|c: char| c.is_ascii_digit() || c == '-')
-        || raw[..start].trim().is_empty()
-    {
-        return raw;
-    }
-    &raw[..start]
 }
 
 fn to_serde(value: jiter::JsonValue<'_>) -> Value {
@@ -179,6 +215,30 @@ where
 {
     let value = Value::deserialize(deserializer)?;
     Ok(T::deserialize(value).ok())
+}
+
+/// A field of a partial twin in its partial form: [`read`](Self::read) reads it with its
+/// type's [`PartialValue::read_partial`], so one unreadable field never hides the others.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Lenient<T>(std::marker::PhantomData<T>);
+
+impl<T> Lenient<T> {
+    /// The field's partial form so far, or `None` if it does not read yet.
+    ///
+    /// # Errors
+    /// Only when what the deserializer holds is no JSON value (never, from the twin's
+    /// derive reading a [`Value`]).
+    // The bound sits on the fn, not the impl, so a field with no partial form gets the
+    // trait's own diagnostic.
+    pub fn read<'de, D>(deserializer: D) -> Result<Option<T::Partial>, D::Error>
+    where
+        T: PartialValue,
+        D: Deserializer<'de>,
+    {
+        let value = Value::deserialize(deserializer)?;
+        Ok(T::read_partial(value))
+    }
 }
 
 #[cfg(test)]

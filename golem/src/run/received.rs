@@ -2,7 +2,6 @@
 //! after each delta, and kept as an incomplete response when the run stops mid-stream.
 
 use std::any::TypeId;
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -11,7 +10,7 @@ use crate::agent::OutputSetup;
 use crate::model::{
     FinishReason, ModelResponse, ResponseDelta, ResponsePart, TextPart, ThinkingPart, ToolCallPart,
 };
-use crate::output::{NoPartial, Output, OutputMode, partial};
+use crate::output::{NoPartial, Output, OutputMode, PartialCadence, partial};
 use crate::usage::Usage;
 
 /// How far past the parts received so far a delta's part may be.
@@ -26,11 +25,13 @@ pub(crate) enum AnswerChannel {
     Text,
 }
 
-/// The answer's channel and whether golem wrapped its schema as `{"response": ...}`.
+/// The answer's channel, whether golem wrapped its schema as `{"response": ...}`, and how
+/// often it is read.
 #[derive(Debug, Clone)]
 pub(crate) struct PartialAnswer {
     pub(crate) channel: AnswerChannel,
     pub(crate) wrapped: bool,
+    pub(crate) cadence: PartialCadence,
 }
 
 impl<Deps, O> OutputSetup<Deps, O> {
@@ -41,14 +42,31 @@ impl<Deps, O> OutputSetup<Deps, O> {
             OutputMode::Tool => AnswerChannel::Tool(Arc::clone(&self.tool_name)),
             OutputMode::Native => AnswerChannel::Text,
         };
-        Some(PartialAnswer { channel, wrapped })
+        Some(PartialAnswer {
+            channel,
+            wrapped,
+            cadence: self.partial_cadence,
+        })
     }
 }
 
-/// The parts received so far, by their index in the final response.
+/// The parts received so far, by their index in the final response, and the answer's
+/// reading.
 #[derive(Debug, Default)]
 pub(crate) struct Received {
     parts: Vec<Option<ResponsePart>>,
+    answer: AnswerReading,
+}
+
+/// The answer as it is read while it grows.
+#[derive(Debug, Default)]
+struct AnswerReading {
+    /// The part last added to the answer.
+    part: Option<usize>,
+    /// The response's text, for native output (an output call's arguments are read where
+    /// they are received).
+    text: String,
+    reader: partial::Reader,
 }
 
 impl Received {
@@ -124,42 +142,63 @@ impl Received {
         response
     }
 
-    /// The answer's partial form after `delta`, if `delta` added to the answer and what has
-    /// arrived of it reads as anything yet.
+    /// The answer's partial form after `delta`, if `delta` added to the answer, the
+    /// answer's cadence allows a read, and what has arrived of it reads as anything yet.
+    ///
+    /// Each delta costs a scan of its own bytes; a read parses the answer so far, as
+    /// often as [`PartialAnswer::cadence`] allows (by default, at a cost per delta that
+    /// does not grow with the answer).
     pub(crate) fn partial<O: Output>(
-        &self,
+        &mut self,
         answer: &PartialAnswer,
         delta: &ResponseDelta,
     ) -> Option<O::Partial> {
         if TypeId::of::<O::Partial>() == TypeId::of::<NoPartial>() {
             return None;
         }
-        let raw: Cow<'_, str> = match (&answer.channel, delta) {
+        let Received {
+            parts,
+            answer: reading,
+        } = self;
+        let raw: &str = match (&answer.channel, delta) {
             (AnswerChannel::Tool(name), ResponseDelta::ToolCallArgs { part, .. }) => {
                 // Only the first call of the output tool is the answer.
-                let first = self.parts.iter().position(|part| {
+                let first = parts.iter().position(|part| {
                     matches!(part, Some(ResponsePart::ToolCall(call)) if *call.tool_name == **name)
                 })?;
-                match &self.parts[first] {
-                    Some(ResponsePart::ToolCall(call)) if first == *part => {
-                        Cow::Borrowed(call.args.as_str())
-                    }
-                    _ => return None,
+                let Some(ResponsePart::ToolCall(call)) = &parts[first] else {
+                    return None;
+                };
+                if first != *part {
+                    return None;
                 }
+                if reading.part != Some(first) {
+                    reading.reader = partial::Reader::default();
+                    reading.part = Some(first);
+                }
+                &call.args
             }
-            (AnswerChannel::Text, ResponseDelta::Text { .. }) => Cow::Owned(
-                self.parts
-                    .iter()
-                    .flatten()
-                    .filter_map(|part| match part {
-                        ResponsePart::Text(text) => Some(text.content.as_str()),
-                        _ => None,
-                    })
-                    .collect(),
-            ),
+            (AnswerChannel::Text, ResponseDelta::Text { part, text }) => {
+                if reading.part.is_some_and(|last| *part < last) {
+                    // Text of an earlier part: the answer is all the text, in part order.
+                    reading.text = parts
+                        .iter()
+                        .flatten()
+                        .filter_map(|part| match part {
+                            ResponsePart::Text(text) => Some(text.content.as_str()),
+                            _ => None,
+                        })
+                        .collect();
+                    reading.reader = partial::Reader::default();
+                } else {
+                    reading.text.push_str(text);
+                    reading.part = Some(*part);
+                }
+                &reading.text
+            }
             _ => return None,
         };
-        let mut json = partial::parse(&raw)?;
+        let mut json = reading.reader.read(raw, answer.cadence)?;
         if answer.wrapped {
             json = match json {
                 Value::Object(mut fields) => fields.remove("response")?,
@@ -214,5 +253,35 @@ mod tests {
         expected.usage.requests = 1;
         expected.finish_reason = Some(FinishReason::Incomplete);
         assert_eq!(response, expected);
+    }
+
+    #[test]
+    fn native_text_is_read_as_it_grows_in_part_order() {
+        let answer = PartialAnswer {
+            channel: AnswerChannel::Text,
+            wrapped: false,
+            cadence: PartialCadence::default(),
+        };
+        let mut received = Received::default();
+        let mut read = |delta: ResponseDelta| {
+            received.apply(&delta);
+            received.partial::<crate::output::Json<Value>>(&answer, &delta)
+        };
+        assert_eq!(
+            read(text(0, r#"{"a": "x"#)),
+            Some(serde_json::json!({"a": "x"}))
+        );
+        assert_eq!(
+            read(text(1, r#"yz", "n": 1"#)),
+            Some(serde_json::json!({"a": "xyz"}))
+        );
+        // More of an earlier part: the answer is the text in part order.
+        assert_eq!(read(text(0, "w")), Some(serde_json::json!({"a": "xwyz"})));
+        assert_eq!(
+            read(text(1, "2}")),
+            Some(serde_json::json!({"a": "xwyz", "n": 12}))
+        );
+        // A delta that adds nothing readable is not read.
+        assert_eq!(read(text(1, " ")), None);
     }
 }
