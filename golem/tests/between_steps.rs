@@ -273,9 +273,8 @@ fn quick_and_slow(quick_calls: &Arc<AtomicUsize>) -> Vec<Box<dyn golem::tool::To
     vec![Box::new(quick), Box::new(slow)]
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_step_dropped_while_its_tools_run_keeps_the_calls_that_finished() {
-    let quick_calls = Arc::new(AtomicUsize::new(0));
+/// An agent whose model calls `quick` and `slow` in one response, then answers.
+fn send_and_wait_agent(quick_calls: &Arc<AtomicUsize>) -> Agent<(), String> {
     let script = script(vec![
         reply(
             vec![call("quick", "{}", "c1"), call("slow", "{}", "c2")],
@@ -284,10 +283,16 @@ async fn a_step_dropped_while_its_tools_run_keeps_the_calls_that_finished() {
         ),
         reply(vec![text("Both done.")], 20, 3),
     ]);
-    let agent = Agent::<(), String>::builder(script.model.clone())
-        .tools(quick_and_slow(&quick_calls))
+    Agent::<(), String>::builder(script.model)
+        .tools(quick_and_slow(quick_calls))
         .build()
-        .unwrap();
+        .expect("a valid agent")
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_step_dropped_while_its_tools_run_keeps_the_calls_that_finished() {
+    let quick_calls = Arc::new(AtomicUsize::new(0));
+    let agent = send_and_wait_agent(&quick_calls);
     let mut run = agent.start("Send and wait", ());
     assert!(matches!(run.step().await.unwrap(), Step::Responded));
 
@@ -313,18 +318,7 @@ async fn a_step_dropped_while_its_tools_run_keeps_the_calls_that_finished() {
 #[tokio::test]
 async fn dropping_the_event_stream_mid_tool_keeps_the_calls_that_finished() {
     let quick_calls = Arc::new(AtomicUsize::new(0));
-    let script = script(vec![
-        reply(
-            vec![call("quick", "{}", "c1"), call("slow", "{}", "c2")],
-            10,
-            2,
-        ),
-        reply(vec![text("Both done.")], 20, 3),
-    ]);
-    let agent = Agent::<(), String>::builder(script.model.clone())
-        .tools(quick_and_slow(&quick_calls))
-        .build()
-        .unwrap();
+    let agent = send_and_wait_agent(&quick_calls);
     let mut run = agent.start("Send and wait", ());
     {
         let mut events = run.events();
