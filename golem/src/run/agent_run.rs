@@ -27,7 +27,7 @@ use crate::usage::UsageLimits;
 ///
 /// Make one with [`Agent::start`], [`Agent::start_with_history`] or [`Agent::restore`].
 /// Drive it with [`step`](Self::step) (one model request, or one response's tool calls and
-/// output handling), [`events`](Self::events) (a stream of [`RunEvent`]s) or
+/// output handling), [`events`](Self::events) (a stream of [`RunEvent`](super::RunEvent)s) or
 /// [`finish`](Self::finish). Between steps, [`state`](Self::state) shows the messages, the
 /// usage and the retry counters, and can be saved.
 ///
