@@ -272,9 +272,7 @@ impl Transcript {
     /// not run and says why (`note`), so going on sends a new request instead of handling it.
     pub(crate) fn record_unused(&mut self, response: ModelResponse, note: &str) -> &ModelResponse {
         self.record_response(response);
-        let mut parts = not_run(self.last_response());
-        parts.push(RequestPart::retry_prompt(note));
-        self.pending = Some(ModelRequest::new(parts));
+        self.pending = Some(unused(self.last_response(), note));
         self.last_response()
     }
 
@@ -303,9 +301,8 @@ impl Transcript {
     /// Adds a user prompt to the request sent next: after the pending request's parts, or,
     /// after a response that was not handled, after answers to its calls as not run.
     pub(crate) fn push_prompt(&mut self, prompt: RequestPart) {
-        if self.next() == Next::Handle {
-            let answers = self.unanswered_as_not_run();
-            self.pending = Some(ModelRequest::new(answers));
+        if let Some(handling) = self.handling() {
+            handling.close(Vec::new(), NOT_RUN);
         }
         match &mut self.pending {
             Some(request) => request.parts.push(prompt),
@@ -355,26 +352,7 @@ impl Transcript {
             Some(FinishReason::ContentFilter) => FILTERED,
             _ => return,
         };
-        let mut parts = not_run(response);
-        parts.push(RequestPart::retry_prompt(note));
-        self.pending = Some(ModelRequest::new(parts));
-    }
-
-    /// Answers as not run the calls of the last response that are not settled; the settled
-    /// ones keep their outcomes.
-    fn unanswered_as_not_run(&mut self) -> Vec<RequestPart> {
-        let Some(Message::Response(response)) = self.messages.last() else {
-            return Vec::new();
-        };
-        let answers = response
-            .tool_calls()
-            .map(|call| match self.settled.take(&call.tool_call_id) {
-                Some(settled) => settled.into_answer(call),
-                None => call.answer(NOT_RUN),
-            })
-            .collect();
-        self.settled.clear();
-        answers
+        self.pending = Some(unused(response, note));
     }
 }
 
@@ -441,6 +419,14 @@ fn answers(part: &RequestPart, tool_call_id: &str) -> bool {
         RequestPart::RetryPrompt(part) => part.tool_call_id.as_deref() == Some(tool_call_id),
         _ => false,
     }
+}
+
+/// The request after a response the run does not use: its calls answered as not run, and
+/// `note` saying why.
+fn unused(response: &ModelResponse, note: &str) -> ModelRequest {
+    let mut parts = not_run(response);
+    parts.push(RequestPart::retry_prompt(note));
+    ModelRequest::new(parts)
 }
 
 /// Answers every call of `response` as not run.
