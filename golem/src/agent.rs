@@ -25,6 +25,9 @@ pub const DEFAULT_MAX_TURNS: u32 = 50;
 pub const DEFAULT_OUTPUT_TOOL_NAME: &str = "final_result";
 
 type Decoder<O> = Arc<dyn Fn(&str) -> Result<O, BoxError> + Send + Sync>;
+/// Instructions made for each request from the run's context.
+pub(crate) type InstructionsFn<Deps> =
+    Box<dyn Fn(RunContext<Deps>) -> BoxFuture<'static, String> + Send + Sync>;
 type Validator<Deps, O> =
     Box<dyn Fn(RunContext<Deps>, O) -> BoxFuture<'static, Result<O, BoxError>> + Send + Sync>;
 
@@ -73,7 +76,10 @@ impl<Deps, O> fmt::Debug for Agent<Deps, O> {
 pub(crate) struct AgentInner<Deps, O> {
     pub(crate) model: Arc<dyn Model>,
     pub(crate) name: Option<String>,
-    pub(crate) instructions: Option<String>,
+    /// The system prompt that opens a new conversation and stays in its history.
+    pub(crate) system_prompt: Option<String>,
+    /// Instructions made for each request (the static ones are in the toolbox's params).
+    pub(crate) instructions_fns: Vec<InstructionsFn<Deps>>,
     /// The agent's own tools; a run adds its toolsets' to a copy.
     pub(crate) toolbox: Arc<Toolbox<Deps>>,
     pub(crate) toolsets: Vec<Arc<dyn Toolset<Deps>>>,
@@ -187,7 +193,9 @@ pub enum BuildError {
 pub struct AgentBuilder<Deps, O> {
     model: Arc<dyn Model>,
     name: Option<String>,
+    system_prompt: Option<String>,
     instructions: Option<String>,
+    instructions_fns: Vec<InstructionsFn<Deps>>,
     tools: Vec<Box<dyn Tool<Deps>>>,
     toolsets: Vec<Arc<dyn Toolset<Deps>>>,
     tool_retries: u32,
@@ -225,7 +233,9 @@ where
         AgentBuilder {
             model,
             name: None,
+            system_prompt: None,
             instructions: None,
+            instructions_fns: Vec::new(),
             tools: Vec::new(),
             toolsets: Vec::new(),
             tool_retries: 0,
@@ -248,9 +258,98 @@ where
         self
     }
 
-    /// The instructions (system prompt) at the start of every new conversation.
+    /// The instructions sent with every request, before the history, as its system message.
+    ///
+    /// They are not stored in the history: a continued conversation, or one handed over from
+    /// another agent, is sent with the instructions of the agent that sends it, as they are
+    /// now. For text that should open the conversation and stay in its history, use
+    /// [`system_prompt`](Self::system_prompt). Instructions made per request from the run's
+    /// context come from [`instructions_fn`](Self::instructions_fn), after these.
+    ///
+    /// ```
+    /// use golem::model::function::FunctionModel;
+    /// use golem::model::{Message, ModelResponse, RequestPart};
+    /// use golem::Agent;
+    ///
+    /// let model = FunctionModel::new(|_: &[Message], params| {
+    ///     ModelResponse::text(params.instructions.clone().unwrap_or_default())
+    /// });
+    /// let agent = Agent::<(), String>::builder(model)
+    ///     .system_prompt("You are talking to Ann.") // stays in the history
+    ///     .instructions("Answer in one line.") // sent with every request, never stored
+    ///     .build()?;
+    /// # tokio::runtime::Runtime::new()?.block_on(async {
+    /// let result = agent.run("Hi", ()).await?;
+    /// assert_eq!(result.output, "Answer in one line.");
+    /// let Message::Request(first) = &result.messages[0] else { unreachable!() };
+    /// assert_eq!(
+    ///     first.parts,
+    ///     [RequestPart::system_prompt("You are talking to Ann."), RequestPart::user_prompt("Hi")]
+    /// );
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// # })?;
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
     pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
         self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Adds instructions made for each request from the run's context (its dependencies,
+    /// usage and turn), sent after the static [`instructions`](Self::instructions) and, like
+    /// them, never stored in the history. An empty string adds nothing.
+    ///
+    /// ```
+    /// use golem::model::function::FunctionModel;
+    /// use golem::model::{Message, ModelResponse};
+    /// use golem::{Agent, RunContext};
+    ///
+    /// let model = FunctionModel::new(|_: &[Message], params| {
+    ///     ModelResponse::text(params.instructions.clone().unwrap_or_default())
+    /// });
+    /// let agent = Agent::<String, String>::builder(model)
+    ///     .instructions("Be brief.")
+    ///     .instructions_fn(|ctx: &RunContext<String>| format!("The user is {}.", ctx.deps()))
+    ///     .build()?;
+    /// # tokio::runtime::Runtime::new()?.block_on(async {
+    /// let result = agent.run("Hi", "Ann".to_owned()).await?;
+    /// assert_eq!(result.output, "Be brief.\n\nThe user is Ann.");
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// # })?;
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn instructions_fn<F, S>(mut self, instructions: F) -> Self
+    where
+        F: Fn(&RunContext<Deps>) -> S + Send + Sync + 'static,
+        S: Into<String>,
+    {
+        self.instructions_fns.push(Box::new(move |ctx| {
+            futures_util::future::ready(instructions(&ctx).into()).boxed()
+        }));
+        self
+    }
+
+    /// Adds instructions made for each request by an async function of the run's context
+    /// (a lookup in a database, say); otherwise as [`instructions_fn`](Self::instructions_fn).
+    pub fn instructions_fn_async<F, Fut, S>(mut self, instructions: F) -> Self
+    where
+        F: Fn(RunContext<Deps>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = S> + Send + 'static,
+        S: Into<String>,
+    {
+        self.instructions_fns.push(Box::new(move |ctx| {
+            let future = instructions(ctx);
+            async move { future.await.into() }.boxed()
+        }));
+        self
+    }
+
+    /// A system prompt that opens every new conversation and stays in its history, as the
+    /// first part of its first request: a run that continues a history keeps the system
+    /// prompt that history has. Most agents want [`instructions`](Self::instructions)
+    /// instead, which are sent with every request and never go stale.
+    pub fn system_prompt(mut self, system_prompt: impl Into<String>) -> Self {
+        self.system_prompt = Some(system_prompt.into());
         self
     }
 
@@ -549,6 +648,7 @@ where
         let mut params = RequestParams::text(Vec::with_capacity(self.tools.len()));
         params.output_mode = self.output_mode;
         params.settings = self.model_settings;
+        params.instructions = self.instructions;
         let wrapped = structured.map(|structured| {
             let wrapped = !schema::is_object_schema(&structured.schema);
             let object_schema = if wrapped {
@@ -591,7 +691,8 @@ where
             inner: Arc::new(AgentInner {
                 model: self.model,
                 name: self.name,
-                instructions: self.instructions,
+                system_prompt: self.system_prompt,
+                instructions_fns: self.instructions_fns,
                 toolbox: Arc::new(toolbox),
                 toolsets: self.toolsets,
                 output: OutputSetup {

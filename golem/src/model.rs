@@ -108,6 +108,11 @@ pub struct RequestParams {
     /// key). The agent's settings, with a run's merged over them, go here
     /// (model < agent < run).
     pub settings: ModelSettings,
+    /// The agent's instructions for this request, sent before the history as its system
+    /// message. They are not part of the history: every request carries the instructions
+    /// of the agent that sends it (see
+    /// [`AgentBuilder::instructions`](crate::AgentBuilder::instructions)).
+    pub instructions: Option<String>,
 }
 
 impl RequestParams {
@@ -120,6 +125,7 @@ impl RequestParams {
             output_schema: None,
             allow_text_output: true,
             settings: ModelSettings::default(),
+            instructions: None,
         }
     }
 

@@ -3,13 +3,15 @@
 mod common;
 
 use common::*;
-use golem::model::Message;
+use golem::model::function::FunctionModel;
 use golem::model::test::TestModel;
+use golem::model::{Message, ModelResponse};
 use golem::output::Json;
 use golem::tool::{FunctionTool, RetryLimit, Tool};
 use golem::{Agent, BuildError, ModelRetry, RunContext, RunState, Stage};
 use serde_json::json;
 use std::error::Error as _;
+use std::sync::{Arc, Mutex};
 
 #[golem::args]
 struct Dice {
@@ -124,13 +126,60 @@ fn tool_definitions_are_built_once_with_provider_friendly_schemas() {
 }
 
 #[tokio::test]
+async fn instructions_go_with_every_request_and_never_into_the_history() {
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let model = {
+        let sent = Arc::clone(&sent);
+        FunctionModel::new(move |messages: &[Message], params| {
+            sent.lock().unwrap().push(params.instructions.clone());
+            ModelResponse::text(format!("reply {}", messages.len()))
+        })
+    };
+    let router = Agent::<(), String>::builder(model.clone())
+        .instructions("Route the question.")
+        .build()
+        .unwrap();
+    let specialist = Agent::<u32, String>::builder(model)
+        .instructions("Answer maths questions.")
+        .instructions_fn(|ctx: &RunContext<u32>| {
+            format!("Turn {}, level {}.", ctx.turn(), ctx.deps())
+        })
+        .instructions_fn_async(|_ctx: RunContext<u32>| async { String::new() })
+        .build()
+        .unwrap();
+
+    let first = router.run("What is 2 + 2?", ()).await.unwrap();
+    let second = specialist
+        .run_with_history(first.messages.clone(), "Please answer.", 3)
+        .await
+        .unwrap();
+
+    assert_eq!(
+        *sent.lock().unwrap(),
+        [
+            Some("Route the question.".to_owned()),
+            Some("Answer maths questions.\n\nTurn 1, level 3.".to_owned()),
+        ]
+    );
+    assert_eq!(
+        second.messages,
+        [
+            request(vec![user("What is 2 + 2?")]),
+            response(vec![text("reply 1")], 0, 0),
+            request(vec![user("Please answer.")]),
+            response(vec![text("reply 3")], 0, 0),
+        ]
+    );
+}
+
+#[tokio::test]
 async fn a_saved_history_continues_in_a_later_run() {
     let script = script(vec![
         reply(vec![text("Nice to meet you, Ann.")], 5, 3),
         reply(vec![text("Your name is Ann.")], 12, 4),
     ]);
     let agent = Agent::<(), String>::builder(script.model.clone())
-        .instructions("Remember names.")
+        .system_prompt("Remember names.")
         .build()
         .unwrap();
 

@@ -106,7 +106,7 @@ fn dice_call(n: i64, id: &str) -> golem::model::ResponsePart {
 async fn tool_retries_are_off_by_default() {
     let script = script(vec![reply(vec![dice_call(-1, "c1")], 10, 5)]);
     let agent = Agent::<Game, String>::builder(script.model.clone())
-        .instructions("You referee dice games.")
+        .system_prompt("You referee dice games.")
         .tool(roll_dice())
         .build()
         .unwrap();

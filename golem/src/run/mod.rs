@@ -78,8 +78,10 @@ where
     /// [`into_messages`](RunError::into_messages)) with a new `prompt`. The run's usage and
     /// retry counters start from zero.
     ///
-    /// The instructions open a conversation only when `history` is empty: a saved history
-    /// keeps its own. A history that ends in a response whose calls were not answered (that
+    /// The [system prompt](crate::AgentBuilder::system_prompt) opens a conversation only
+    /// when `history` is empty: a saved history keeps its own. The
+    /// [instructions](crate::AgentBuilder::instructions) are not in any history; every
+    /// request carries this agent's. A history that ends in a response whose calls were not answered (that
     /// of a run whose budget ran out, or that stopped before handling its last response)
     /// gets them answered as not run before the prompt, as providers require every call to
     /// be answered.
@@ -124,9 +126,9 @@ where
     ) -> AgentRun<Deps, O> {
         let mut parts = Vec::with_capacity(2);
         if history.is_empty()
-            && let Some(instructions) = &self.inner.instructions
+            && let Some(system_prompt) = &self.inner.system_prompt
         {
-            parts.push(RequestPart::system_prompt(instructions.clone()));
+            parts.push(RequestPart::system_prompt(system_prompt.clone()));
         }
         parts.push(RequestPart::user_prompt(prompt));
         let transcript = Transcript::continued(history, parts);

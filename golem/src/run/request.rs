@@ -14,6 +14,8 @@ use super::received::{PartialAnswer, Received};
 use super::scope::StepScope;
 use super::state::RunState;
 use super::transcript::{FILTERED, INTERRUPTED, OVER_LIMIT, TRUNCATED};
+use crate::agent::InstructionsFn;
+use crate::context::RunContext;
 use crate::error::Stage;
 use crate::model::{
     FinishReason, Message, Model, ModelError, ModelResponse, RequestParams, StreamEvent,
@@ -41,6 +43,21 @@ where
     limits
         .check_before_request(&state.usage)
         .map_err(Failure::limit)?;
+    let mut params = step.params();
+    if !step.agent.instructions_fns.is_empty() {
+        let ctx = RunContext::from_parts(
+            Arc::clone(step.deps),
+            Arc::new(state.usage.clone()),
+            state.turns + 1,
+        );
+        let made = step
+            .stop
+            .race(instructions(&step.agent.instructions_fns, ctx))
+            .await
+            .map_err(Failure::stopped)?;
+        let instructions = &mut params.to_mut().instructions;
+        *instructions = join_instructions(instructions.take(), made);
+    }
     state.turns += 1;
     let turn = state.turns;
     let RunState {
@@ -50,7 +67,6 @@ where
     emit(step.events, || RunEvent::RequestSent { turn });
 
     let model = step.model();
-    let params = step.params();
     let response = if step.journal.records() {
         // An owned step, so the journal's engine can run it wherever it runs steps.
         let model = Arc::clone(model);
@@ -137,6 +153,28 @@ where
         Some(failure) => Err(failure),
         None => Ok(Step::Responded),
     }
+}
+
+/// The instructions each of `fns` makes for this request, in order.
+async fn instructions<Deps>(fns: &[InstructionsFn<Deps>], ctx: RunContext<Deps>) -> Vec<String> {
+    let mut made = Vec::with_capacity(fns.len());
+    for instructions in fns {
+        made.push(instructions(ctx.clone()).await);
+    }
+    made
+}
+
+/// The static instructions and those made for this request, one paragraph each; `None`
+/// when all are empty.
+fn join_instructions(fixed: Option<String>, made: Vec<String>) -> Option<String> {
+    let mut joined = fixed.unwrap_or_default();
+    for text in made.iter().filter(|text| !text.is_empty()) {
+        if !joined.is_empty() {
+            joined.push_str("\n\n");
+        }
+        joined.push_str(text);
+    }
+    (!joined.is_empty()).then_some(joined)
 }
 
 /// Where a streamed response goes as it arrives.

@@ -58,7 +58,7 @@ pub(super) fn body(
         let choice = tool_choice.get_or_insert_with(|| serde_json::json!({"type": "auto"}));
         choice["disable_parallel_tool_use"] = Value::Bool(true);
     }
-    let (system, messages) = anthropic_messages(messages);
+    let (system, messages) = anthropic_messages(params.instructions.as_deref(), messages);
     let request = MessagesRequest {
         model,
         max_tokens: settings.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
@@ -143,9 +143,13 @@ fn tool_choice(choice: ToolUse<'_>) -> Value {
     }
 }
 
-/// The system prompt and the alternating user/assistant messages of a history.
-fn anthropic_messages(messages: &[Message]) -> (Option<String>, Vec<AnthropicMessage<'_>>) {
-    let mut system: Option<String> = None;
+/// The system prompt (the instructions, then the history's system prompts) and the
+/// alternating user/assistant messages of a history.
+fn anthropic_messages<'a>(
+    instructions: Option<&str>,
+    messages: &'a [Message],
+) -> (Option<String>, Vec<AnthropicMessage<'a>>) {
+    let mut system: Option<String> = instructions.map(str::to_owned);
     let mut out: Vec<AnthropicMessage<'_>> = Vec::with_capacity(messages.len());
     for message in messages {
         let (role, blocks) = match message {

@@ -59,7 +59,7 @@ pub(super) fn body(
     };
     let request = ChatRequest {
         model,
-        messages: chat_messages(messages),
+        messages: chat_messages(params.instructions.as_deref(), messages),
         tools,
         tool_choice,
         parallel_tool_calls: settings.parallel_tool_calls.filter(|_| has_tools),
@@ -188,9 +188,17 @@ fn without_added_nulls(args: String, tool: &str, params: &RequestParams) -> Stri
     }
 }
 
-/// The history as Chat Completions messages.
-fn chat_messages(messages: &[Message]) -> Vec<ChatMessage<'_>> {
+/// The instructions and the history as Chat Completions messages.
+fn chat_messages<'a>(
+    instructions: Option<&'a str>,
+    messages: &'a [Message],
+) -> Vec<ChatMessage<'a>> {
     let mut out = Vec::with_capacity(messages.len() + 1);
+    if let Some(instructions) = instructions {
+        out.push(ChatMessage::System {
+            content: Cow::Borrowed(instructions),
+        });
+    }
     for message in messages {
         match message {
             Message::Request(request) => {
