@@ -81,10 +81,10 @@ where
     /// The [system prompt](crate::AgentBuilder::system_prompt) opens a conversation only
     /// when `history` is empty: a saved history keeps its own. The
     /// [instructions](crate::AgentBuilder::instructions) are not in any history; every
-    /// request carries this agent's. A history that ends in a response whose calls were not answered (that
-    /// of a run whose budget ran out, or that stopped before handling its last response)
-    /// gets them answered as not run before the prompt, as providers require every call to
-    /// be answered.
+    /// request carries this agent's. A history that ends in a response whose calls were not
+    /// answered (that of a run whose budget ran out, or that stopped before handling its
+    /// last response) gets them answered as not run before the prompt, as providers require
+    /// every call to be answered.
     ///
     /// ```
     /// use golem::model::function::FunctionModel;

@@ -50,13 +50,9 @@ where
             Arc::new(state.usage.clone()),
             state.turns + 1,
         );
-        let made = step
-            .stop
-            .race(instructions(&step.agent.instructions_fns, ctx))
-            .await
-            .map_err(Failure::stopped)?;
-        let instructions = &mut params.to_mut().instructions;
-        *instructions = join_instructions(instructions.take(), made);
+        let fixed = params.instructions.clone();
+        let made = instructions(fixed, &step.agent.instructions_fns, ctx);
+        params.to_mut().instructions = step.stop.race(made).await.map_err(Failure::stopped)?;
     }
     state.turns += 1;
     let turn = state.turns;
@@ -155,24 +151,20 @@ where
     }
 }
 
-/// The instructions each of `fns` makes for this request, in order.
-async fn instructions<Deps>(fns: &[InstructionsFn<Deps>], ctx: RunContext<Deps>) -> Vec<String> {
-    let mut made = Vec::with_capacity(fns.len());
-    for instructions in fns {
-        made.push(instructions(ctx.clone()).await);
-    }
-    made
-}
-
-/// The static instructions and those made for this request, one paragraph each; `None`
-/// when all are empty.
-fn join_instructions(fixed: Option<String>, made: Vec<String>) -> Option<String> {
+/// The static instructions, then those each of `fns` makes for this request, one paragraph
+/// each; `None` when all are empty.
+async fn instructions<Deps>(
+    fixed: Option<String>,
+    fns: &[InstructionsFn<Deps>],
+    ctx: RunContext<Deps>,
+) -> Option<String> {
     let mut joined = fixed.unwrap_or_default();
-    for text in made.iter().filter(|text| !text.is_empty()) {
-        if !joined.is_empty() {
+    for instructions in fns {
+        let text = instructions(ctx.clone()).await;
+        if !text.is_empty() && !joined.is_empty() {
             joined.push_str("\n\n");
         }
-        joined.push_str(text);
+        joined.push_str(&text);
     }
     (!joined.is_empty()).then_some(joined)
 }
