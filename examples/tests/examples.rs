@@ -38,7 +38,6 @@ async fn self_correction_shows_one_rejection_then_the_answer() {
     assert_eq!(
         output,
         "\
-system   │ You referee dice games. Roll with the roll_dice tool, then give the verdict.
 user     │ Roll two dice for Ann; she wins with whatever she rolls.
 model    │ calls roll_dice({\"n\": -1})
 rejected │ roll_dice, retry 1 of 1: n must be between 1 and 10, got -1
@@ -102,7 +101,6 @@ async fn human_in_the_loop_denies_one_deletion_and_approves_the_next() {
         "\
 approval │ delete_file({\"path\": \"old-report.pdf\"}) → denied: reports are kept for a year
 approval │ delete_file({\"path\": \"build.log\"}) → approved
-system   │ You tidy up a shared drive. List the files, then delete temporary and old ones, one call at a time. Finish with a one-line summary.
 user     │ Tidy up the drive.
 model    │ calls list_files({})
 tool     │ list_files → old-report.pdf, build.log, notes.md

@@ -15,7 +15,6 @@ async fn durable_restate_replays_the_email_instead_of_sending_it_again() {
     assert_eq!(
         output,
         "\
-system   │ You send reminders by email, then confirm in one line.
 user     │ Remind Ann about invoice 17.
 model    │ calls send_email({\"to\": \"ann@example.com\", \"body\": \"Invoice 17 is due on Friday.\"})
 tool     │ send_email → sent to ann@example.com

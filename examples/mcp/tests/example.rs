@@ -26,7 +26,6 @@ async fn mcp_fixes_a_sum_the_real_server_rejected() {
     assert_eq!(
         output,
         "\
-system   │ You do arithmetic with the get-sum tool, then answer in one line.
 user     │ What is two plus 3?
 model    │ calls get-sum({\"a\": \"two\", \"b\": 3})
 rejected │ get-sum, retry 1 of 1: MCP error -32602: Input validation error: Invalid arguments for tool get-sum: Invalid input: expected number, received string at a
