@@ -155,10 +155,7 @@ async fn a_macro_tool_corrects_itself_over_the_openai_path() {
     assert_eq!(
         transcript,
         [
-            vec![
-                "system: You referee dice games.",
-                "user: Roll two dice for Ann."
-            ],
+            vec!["user: Roll two dice for Ann."],
             vec![r#"call roll_dice call_1: {"n": -1}"#],
             vec!["rejected roll_dice call_1: n must be between 1 and 10, got -1"],
             vec![r#"call roll_dice call_2: {"n": 2}"#],
@@ -175,6 +172,14 @@ async fn a_macro_tool_corrects_itself_over_the_openai_path() {
     assert_eq!(result.usage.rejected.tools["roll_dice"].input_tokens, 90);
 
     let sent = server.received_requests().await.expect("recorded");
+    // The instructions are not in the history, but every request is sent with them first.
+    for request in &sent {
+        let body: Value = serde_json::from_slice(&request.body).expect("json");
+        assert_eq!(
+            body["messages"][0],
+            json!({"role": "system", "content": "You referee dice games."})
+        );
+    }
     let first: Value = serde_json::from_slice(&sent[0].body).expect("json");
     assert_eq!(
         first["tools"][0]["function"],
