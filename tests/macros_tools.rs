@@ -1,5 +1,6 @@
 //! Generated tools called directly: return values converted by their type (not their
-//! name), borrowed parameters read into owned values, and the `requires_approval` key.
+//! name), borrowed parameters read into owned values, and the `requires_approval` and
+//! `repeatable` keys.
 
 use golem::tool::Tool;
 use golem::{BoxError, ModelRetry, RunContext};
@@ -164,6 +165,18 @@ fn requires_approval_is_set_by_the_key() {
     assert!(Tool::<()>::requires_approval(&DeleteFile));
     assert!(!Tool::<()>::requires_approval(&ReadFile));
     assert!(!Tool::<()>::requires_approval(&Search));
+}
+
+/// The time now, in seconds.
+#[golem::tool(repeatable)]
+async fn clock() -> u64 {
+    0
+}
+
+#[test]
+fn repeatable_is_set_by_the_key() {
+    assert!(Tool::<()>::repeatable(&Clock));
+    assert!(!Tool::<()>::repeatable(&ReadFile));
 }
 
 /// A raw identifier, a borrow, `mut` and an optional parameter.

@@ -85,6 +85,8 @@ pub(crate) struct AgentInner<Deps, O> {
     pub(crate) toolsets: Vec<Arc<dyn Toolset<Deps>>>,
     pub(crate) output: OutputSetup<Deps, O>,
     pub(crate) tool_retries: u32,
+    /// How many equal returned calls in a row make the next one refused; 0: none is.
+    pub(crate) repeated_calls: u32,
     pub(crate) output_retries: u32,
     pub(crate) max_turns: u32,
     pub(crate) usage_limits: UsageLimits,
@@ -199,6 +201,7 @@ pub struct AgentBuilder<Deps, O> {
     tools: Vec<Box<dyn Tool<Deps>>>,
     toolsets: Vec<Arc<dyn Toolset<Deps>>>,
     tool_retries: u32,
+    repeated_calls: u32,
     output_retries: u32,
     max_turns: u32,
     usage_limits: UsageLimits,
@@ -239,6 +242,7 @@ where
             tools: Vec::new(),
             toolsets: Vec::new(),
             tool_retries: 0,
+            repeated_calls: 0,
             output_retries: 0,
             max_turns: DEFAULT_MAX_TURNS,
             usage_limits: UsageLimits::default(),
@@ -482,6 +486,59 @@ where
         self
     }
 
+    /// Refuses a call the model already has the result of: once a tool has returned for
+    /// equal arguments `after` times in a row since the user's last prompt, a call with those
+    /// arguments does not run. Its answer is feedback that names the earlier result and asks
+    /// for the final answer, and it is a rejection like any other: charged to that tool's
+    /// budget, shown in the events and in `usage.rejected`, and the run fails typed when the
+    /// budget is spent. Off (0) by default.
+    ///
+    /// Arguments are equal as JSON values (key order and spacing do not count). A call of
+    /// the tool with other arguments ends the streak; calls of other tools and calls that did
+    /// not return do not. Calls in one response never count against each other, and a tool
+    /// whose result changes between calls opts out with `#[golem::tool(repeatable)]` (or
+    /// [`Tool::repeatable`]).
+    ///
+    /// A small model that rolls the dice again instead of answering is told so:
+    ///
+    /// ```
+    /// use golem::model::function::FunctionModel;
+    /// use golem::model::{Message, ModelResponse};
+    /// use golem::tool::FunctionTool;
+    /// use golem::{Agent, RunContext};
+    ///
+    /// #[golem::args]
+    /// struct Dice {
+    ///     n: i64,
+    /// }
+    ///
+    /// let roll = FunctionTool::new("roll_dice", |_ctx: RunContext<()>, dice: Dice| async move {
+    ///     Ok::<_, golem::ModelRetry>(dice.n * 3)
+    /// });
+    /// let model = FunctionModel::new(|messages: &[Message], _| match messages.len() {
+    ///     1 => ModelResponse::tool_call("roll_dice", r#"{"n": 2}"#, "c1"),
+    ///     3 => ModelResponse::tool_call("roll_dice", r#"{ "n":2 }"#, "c2"), // the same call
+    ///     _ => ModelResponse::text("You rolled 6."),
+    /// });
+    /// let agent = Agent::<(), String>::builder(model)
+    ///     .tool(roll)
+    ///     .tool_retries(1)
+    ///     .refuse_repeated_calls(1)
+    ///     .build()?;
+    /// # tokio::runtime::Runtime::new()?.block_on(async {
+    /// let result = agent.run("Roll two dice", ()).await?;
+    /// assert_eq!(result.output, "You rolled 6.");
+    /// assert_eq!(result.usage.tool_calls, 1); // the repeated call did not run
+    /// assert_eq!(result.usage.rejected.tools["roll_dice"].requests, 1);
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// # })?;
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn refuse_repeated_calls(mut self, after: u32) -> Self {
+        self.repeated_calls = after;
+        self
+    }
+
     /// The output's retry budget: how many rejected outputs a run tolerates. Off (0) by
     /// default.
     ///
@@ -704,6 +761,7 @@ where
                     partial_cadence: self.partial_cadence,
                 },
                 tool_retries: self.tool_retries,
+                repeated_calls: self.repeated_calls,
                 output_retries: self.output_retries,
                 max_turns: self.max_turns,
                 usage_limits: self.usage_limits,

@@ -150,6 +150,14 @@ pub trait Tool<Deps>: Send + Sync + 'static {
         false
     }
 
+    /// Whether calling this tool again with the same arguments can give a new result (a
+    /// clock, a random draw, a search of changing data), so an agent that refuses repeated
+    /// calls ([`AgentBuilder::refuse_repeated_calls`](crate::AgentBuilder::refuse_repeated_calls))
+    /// runs every call of it. `#[golem::tool(repeatable)]` sets it; the default is `false`.
+    fn repeatable(&self) -> bool {
+        false
+    }
+
     /// What kind of tool this is, as OpenTelemetry's `gen_ai.tool.type` names it on the
     /// call's `execute_tool` span: `"function"` (the default) for code the agent runs,
     /// `"extension"` for a tool an external service runs (an MCP server's).
@@ -188,6 +196,10 @@ macro_rules! forward_tool {
 
             fn requires_approval(&self) -> bool {
                 (**self).requires_approval()
+            }
+
+            fn repeatable(&self) -> bool {
+                (**self).repeatable()
             }
 
             fn tool_type(&self) -> &'static str {
@@ -305,6 +317,10 @@ mod tests {
             true
         }
 
+        fn repeatable(&self) -> bool {
+            true
+        }
+
         fn tool_type(&self) -> &'static str {
             "extension"
         }
@@ -323,6 +339,7 @@ mod tests {
         assert_eq!(tool.definition(), EveryMethod.definition());
         assert_eq!(tool.max_retries(), Some(RetryLimit(7)));
         assert!(tool.requires_approval());
+        assert!(tool.repeatable());
         assert_eq!(tool.tool_type(), "extension");
         let ctx = RunContext::new(3);
         let answer = tool

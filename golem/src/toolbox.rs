@@ -25,6 +25,8 @@ pub(crate) struct ToolEntry<Deps> {
     pub(crate) name: Arc<str>,
     pub(crate) max_retries: u32,
     pub(crate) requires_approval: bool,
+    /// Whether calls with the arguments of an earlier call still run.
+    pub(crate) repeatable: bool,
 }
 
 impl<Deps> Clone for ToolEntry<Deps> {
@@ -34,6 +36,7 @@ impl<Deps> Clone for ToolEntry<Deps> {
             name: Arc::clone(&self.name),
             max_retries: self.max_retries,
             requires_approval: self.requires_approval,
+            repeatable: self.repeatable,
         }
     }
 }
@@ -117,6 +120,7 @@ impl<Deps: 'static> Toolbox<Deps> {
             .max_retries()
             .map_or(self.default_retries, |RetryLimit(limit)| limit);
         let requires_approval = tool.requires_approval();
+        let repeatable = tool.repeatable();
         self.any_requires_approval |= requires_approval;
         self.index
             .insert(definition.name.clone(), self.entries.len());
@@ -125,6 +129,7 @@ impl<Deps: 'static> Toolbox<Deps> {
             tool,
             max_retries,
             requires_approval,
+            repeatable,
         });
         self.params.function_tools.push(definition);
         Ok(())

@@ -12,6 +12,7 @@ mod kw {
     syn::custom_keyword!(max_retries);
     syn::custom_keyword!(struct_name);
     syn::custom_keyword!(requires_approval);
+    syn::custom_keyword!(repeatable);
 }
 
 const KEYS: &[&str] = &[
@@ -19,12 +20,13 @@ const KEYS: &[&str] = &[
     "description",
     "max_retries",
     "requires_approval",
+    "repeatable",
     "struct_name",
     "crate",
 ];
 
 /// `#[golem::tool(name = "...", description = "...", max_retries = N, requires_approval,
-/// struct_name = Ident, crate = path)]`.
+/// repeatable, struct_name = Ident, crate = path)]`.
 pub(crate) struct ToolAttr {
     /// The tool name shown to the model; the function's name by default.
     pub(crate) name: Key<LitStr>,
@@ -35,6 +37,9 @@ pub(crate) struct ToolAttr {
     /// Whether each call waits for the caller's approval (`requires_approval`, or
     /// `requires_approval = true|false`).
     pub(crate) requires_approval: Key<LitBool>,
+    /// Whether a call with the same arguments as an earlier one still runs (`repeatable`, or
+    /// `repeatable = true|false`).
+    pub(crate) repeatable: Key<LitBool>,
     /// The generated struct's name; the function's name in PascalCase by default.
     pub(crate) struct_name: Key<Ident>,
     /// The path of the `golem` crate, for a renamed dependency.
@@ -50,6 +55,7 @@ impl Default for ToolAttr {
             description: Key::new("description"),
             max_retries: Key::new("max_retries"),
             requires_approval: Key::new("requires_approval"),
+            repeatable: Key::new("repeatable"),
             struct_name: Key::new("struct_name"),
             krate: Key::new("crate"),
             errors: Errors::default(),
@@ -72,6 +78,8 @@ impl Parse for ToolAttr {
             } else if lookahead.peek(kw::requires_approval) {
                 attr.requires_approval
                     .parse_flag::<kw::requires_approval>(input, errors)
+            } else if lookahead.peek(kw::repeatable) {
+                attr.repeatable.parse_flag::<kw::repeatable>(input, errors)
             } else if lookahead.peek(kw::struct_name) {
                 attr.struct_name.parse::<kw::struct_name>(input, errors)
             } else if lookahead.peek(Token![crate]) {

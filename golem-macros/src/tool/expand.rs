@@ -166,6 +166,13 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
             }
         }
     });
+    let repeatable = checked.repeatable.then(|| {
+        quote! {
+            fn repeatable(&self) -> bool {
+                true
+            }
+        }
+    });
     let max_retries = checked.max_retries.map(|limit| {
         quote! {
             fn max_retries(&self) -> ::core::option::Option<#krate::tool::RetryLimit> {
@@ -202,6 +209,8 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
                 #max_retries
 
                 #requires_approval
+
+                #repeatable
 
                 fn call<'__golem>(
                     &'__golem self,

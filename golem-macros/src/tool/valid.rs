@@ -14,6 +14,8 @@ pub(crate) struct Checked {
     pub(crate) description: String,
     pub(crate) max_retries: Option<u32>,
     pub(crate) requires_approval: bool,
+    /// Whether calls with arguments seen before still run.
+    pub(crate) repeatable: bool,
     pub(crate) struct_name: Ident,
     /// `D` of a `&RunContext<D>` parameter; `None`: the tool works for any `Deps`.
     pub(crate) deps: Option<Type>,
@@ -191,6 +193,7 @@ pub(crate) fn check(tool: &Tool) -> (Checked, Errors) {
         description,
         max_retries,
         requires_approval: attr.requires_approval.is_set(),
+        repeatable: attr.repeatable.is_set(),
         struct_name,
         deps,
         krate: CratePath::new(&attr.krate),

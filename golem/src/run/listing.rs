@@ -155,6 +155,8 @@ struct RecordedTool {
     max_retries: Option<u32>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     requires_approval: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    repeatable: bool,
     tool_type: String,
 }
 
@@ -165,6 +167,7 @@ impl RecordedTool {
             definition: listed.definition.clone(),
             max_retries: listed.tool.max_retries().map(|RetryLimit(limit)| limit),
             requires_approval: listed.tool.requires_approval(),
+            repeatable: listed.tool.repeatable(),
             tool_type: listed.tool.tool_type().to_owned(),
         }
     }
@@ -251,6 +254,10 @@ impl<Deps: Send + Sync + 'static> Tool<Deps> for Relisted<Deps> {
 
     fn requires_approval(&self) -> bool {
         self.recorded.requires_approval
+    }
+
+    fn repeatable(&self) -> bool {
+        self.recorded.repeatable
     }
 
     fn tool_type(&self) -> &'static str {

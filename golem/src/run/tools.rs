@@ -23,7 +23,7 @@ use super::transcript::{Handling, Settled};
 use crate::context::RunContext;
 use crate::error::{BoxError, Exhausted, Stage, ToolPanicked};
 use crate::model::{ModelRetry, ToolCallPart};
-use crate::output::Output;
+use crate::output::{Output, OutputMode};
 use crate::tool::Tool;
 use crate::toolbox::ToolKey;
 use crate::toolset::ToolsetError;
@@ -69,7 +69,7 @@ impl ToolsVerdict {
                 Some(Settled::Rejected(_)) => verdict.rejected = true,
                 Some(Settled::Denied(_)) => verdict.denied = true,
                 Some(Settled::Failed(_)) => verdict.failed = true,
-                Some(Settled::Returned(_)) | None => {}
+                Some(Settled::Returned(_) | Settled::Repeated(_)) | None => {}
             }
         }
         verdict
@@ -80,7 +80,7 @@ impl ToolsVerdict {
 fn outcome_event(settled: &Settled) -> ToolOutcome {
     match settled {
         Settled::Returned(value) => ToolOutcome::Returned(value.clone()),
-        Settled::Rejected(feedback) => ToolOutcome::Rejected {
+        Settled::Rejected(feedback) | Settled::Repeated(feedback) => ToolOutcome::Rejected {
             feedback: feedback.clone(),
         },
         Settled::Failed(error) => ToolOutcome::Failed {
@@ -92,7 +92,8 @@ fn outcome_event(settled: &Settled) -> ToolOutcome {
     }
 }
 
-/// The number of `calls` that will run: known tools, not denied, not settled yet.
+/// The number of `calls` that will run: known tools, not denied, not repeated, not settled
+/// yet.
 pub(crate) fn to_run<Deps: 'static, O: Output, J>(
     turn: &Turn<'_, Deps, O, J>,
     calls: &[&ToolCallPart],
@@ -104,6 +105,7 @@ pub(crate) fn to_run<Deps: 'static, O: Output, J>(
             turn.step.tools.index.contains_key(&call.tool_name)
                 && denial(turn, call).is_none()
                 && handling.settled(&call.tool_call_id).is_none()
+                && repetition(turn, call, handling).is_none()
         })
         .count() as u64
 }
@@ -115,6 +117,55 @@ fn denial<'t, Deps, O: Output, J>(
     match turn.approvals.get(&call.tool_call_id) {
         Some(Approval::Denied { reason }) => Some(reason.as_str()),
         _ => None,
+    }
+}
+
+/// The feedback for `call` when the agent refuses repeated calls and the model already has
+/// its result; `None` when it runs.
+fn repetition<Deps: 'static, O: Output, J>(
+    turn: &Turn<'_, Deps, O, J>,
+    call: &ToolCallPart,
+    handling: &Handling<'_>,
+) -> Option<String> {
+    let agent = turn.step.agent;
+    if agent.repeated_calls == 0 {
+        return None;
+    }
+    let ToolKey::Known(index) = turn.step.tools.key(&call.tool_name) else {
+        return None;
+    };
+    if turn.step.tools.entries[index].repeatable {
+        return None;
+    }
+    let result = handling.repeated(call, agent.repeated_calls)?;
+    let output = &agent.output;
+    let next = match (output.structured, output.mode) {
+        (None, _) => "answer with text".to_owned(),
+        (Some(_), OutputMode::Tool) => format!("call `{}` with your answer", output.tool_name),
+        (Some(_), _) => "answer with JSON that matches the schema".to_owned(),
+    };
+    Some(format!(
+        "`{}` already returned this for these arguments: {}. Calling it again with the same \
+         arguments gives nothing new, so it was not run. Use that result; when you have what \
+         you need, {next}.",
+        call.tool_name,
+        shown(result),
+    ))
+}
+
+/// How many characters of an earlier result the repeated-call feedback shows.
+const SHOWN_RESULT: usize = 400;
+
+/// `result` as the repeated-call feedback shows it: text as it is, other JSON compact, cut
+/// at [`SHOWN_RESULT`] characters.
+fn shown(result: &Value) -> String {
+    let text = match result {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    };
+    match text.char_indices().nth(SHOWN_RESULT) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text,
     }
 }
 
@@ -143,6 +194,12 @@ where
         }
         if let Some(reason) = denial(turn, call) {
             let settled = Settled::Denied(reason.to_owned());
+            emit_finished(turn, call, &settled);
+            handling.settle(&call.tool_call_id, settled);
+            continue;
+        }
+        if let Some(feedback) = repetition(turn, call, handling) {
+            let settled = Settled::Repeated(feedback);
             emit_finished(turn, call, &settled);
             handling.settle(&call.tool_call_id, settled);
             continue;
@@ -265,7 +322,7 @@ pub(crate) fn book<Deps: 'static, O: Output, J>(
     let mut rejected: Vec<(ToolKey, &ToolCallPart, &str)> = Vec::new();
     for &call in calls {
         match handling.settled(&call.tool_call_id) {
-            Some(Settled::Rejected(reason)) => {
+            Some(Settled::Rejected(reason) | Settled::Repeated(reason)) => {
                 let key = tools.key(&call.tool_name);
                 if !rejected.iter().any(|(seen, ..)| *seen == key) {
                     rejected.push((key, call, reason));
@@ -413,7 +470,7 @@ where
     }
     match recorded.and_then(|value| Ok(serde_json::from_value::<Settled>(value)?)) {
         Ok(Settled::Returned(value)) => CallOutcome::Returned(value),
-        Ok(Settled::Rejected(reason)) => CallOutcome::Rejected {
+        Ok(Settled::Rejected(reason) | Settled::Repeated(reason)) => CallOutcome::Rejected {
             error: Box::new(ModelRetry::new(reason.clone())),
             reason,
         },

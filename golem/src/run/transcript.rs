@@ -71,6 +71,9 @@ pub(crate) enum Settled {
     Failed(String),
     /// The caller denied the call, for this reason.
     Denied(String),
+    /// The call was not made: the model already had its result, as this feedback says.
+    /// Charged like a rejection, but it does not hold back an answer in the same response.
+    Repeated(String),
 }
 
 impl Settled {
@@ -78,7 +81,7 @@ impl Settled {
     fn into_answer(self, call: &ToolCallPart) -> RequestPart {
         match self {
             Settled::Returned(value) => call.answer(value),
-            Settled::Rejected(reason) => call.reject(reason),
+            Settled::Rejected(reason) | Settled::Repeated(reason) => call.reject(reason),
             Settled::Failed(_) => call.answer(TOOL_FAILED),
             Settled::Denied(reason) => call.answer(denial_text(&reason)),
         }
@@ -115,9 +118,12 @@ impl Outcomes {
     }
 }
 
+/// How a denied call's answer starts.
+const DENIED: &str = "This call was denied and did not run: ";
+
 /// What a denied call's answer says.
 pub(crate) fn denial_text(reason: &str) -> String {
-    format!("This call was denied and did not run: {reason}")
+    format!("{DENIED}{reason}")
 }
 
 impl Transcript {
@@ -291,6 +297,7 @@ impl Transcript {
         match self.messages.last() {
             Some(Message::Response(response)) => Some(Handling {
                 response,
+                earlier: &self.messages[..self.messages.len() - 1],
                 settled: &mut self.settled,
                 pending: &mut self.pending,
             }),
@@ -371,6 +378,8 @@ pub(crate) const OVER_LIMIT: &str =
 pub(crate) struct Handling<'a> {
     /// The response being handled.
     pub(crate) response: &'a ModelResponse,
+    /// The history before it.
+    earlier: &'a [Message],
     settled: &'a mut Outcomes,
     pending: &'a mut Option<ModelRequest>,
 }
@@ -379,6 +388,62 @@ impl<'a> Handling<'a> {
     /// How the call `tool_call_id` ended, if it finished.
     pub(crate) fn settled(&self, tool_call_id: &str) -> Option<&Settled> {
         self.settled.get(tool_call_id)
+    }
+
+    /// What the tool of `call` returned the last time, when it has returned for arguments
+    /// equal to `call`'s (as JSON values) `times` times in a row since the user's last
+    /// prompt: walking back through the history, a call of that tool with other arguments
+    /// ends the streak, and calls that did not return (rejected, denied, not run) are passed
+    /// over.
+    pub(crate) fn repeated(&self, call: &ToolCallPart, times: u32) -> Option<&'a Value> {
+        let args = Arguments::of(&call.args);
+        let mut streak = 0;
+        let mut last = None;
+        let mut answers: Option<&ModelRequest> = None;
+        for message in self.earlier.iter().rev() {
+            let response = match message {
+                Message::Request(request) => {
+                    if request
+                        .parts
+                        .iter()
+                        .any(|part| matches!(part, RequestPart::UserPrompt(_)))
+                    {
+                        return None;
+                    }
+                    answers = Some(request);
+                    continue;
+                }
+                Message::Response(response) => response,
+            };
+            let answered = answers.take();
+            for earlier in response.tool_calls().collect::<Vec<_>>().into_iter().rev() {
+                if earlier.tool_name != call.tool_name {
+                    continue;
+                }
+                if Arguments::of(&earlier.args) != args {
+                    return None;
+                }
+                let returned = answered.and_then(|request| {
+                    request.parts.iter().find_map(|part| match part {
+                        RequestPart::ToolReturn(answer)
+                            if answer.tool_call_id == earlier.tool_call_id
+                                && !is_golem_note(&answer.content) =>
+                        {
+                            Some(&answer.content)
+                        }
+                        _ => None,
+                    })
+                });
+                if let Some(value) = returned {
+                    last = last.or(Some(value));
+                    streak += 1;
+                    if streak >= times {
+                        return last;
+                    }
+                }
+            }
+        }
+        None
     }
 
     /// Records how the call `tool_call_id` ended, the moment it ends.
@@ -404,6 +469,37 @@ impl<'a> Handling<'a> {
         if !answers.is_empty() {
             *self.pending = Some(ModelRequest::new(answers));
         }
+    }
+}
+
+/// A call's arguments as the repeated-call check compares them: as JSON values, or as
+/// text when they are not JSON.
+#[derive(PartialEq)]
+enum Arguments<'a> {
+    Json(Value),
+    Text(&'a str),
+}
+
+impl<'a> Arguments<'a> {
+    fn of(args: &'a str) -> Self {
+        match serde_json::from_str(args) {
+            Ok(value) => Arguments::Json(value),
+            Err(_) => Arguments::Text(args.trim()),
+        }
+    }
+}
+
+/// Whether `content` is one of golem's own answers to a call that did not return: not run,
+/// stopped during the call, failed or denied.
+fn is_golem_note(content: &Value) -> bool {
+    match content {
+        Value::String(text) => {
+            text == NOT_RUN
+                || text == STOPPED_DURING_CALL
+                || text == TOOL_FAILED
+                || text.starts_with(DENIED)
+        }
+        _ => false,
     }
 }
 

@@ -46,6 +46,7 @@ pub struct FunctionTool<Deps, Args, F> {
     schema: ArgsSchema,
     max_retries: Option<RetryLimit>,
     requires_approval: bool,
+    repeatable: bool,
     function: F,
     _marker: PhantomData<fn(Deps, Args)>,
 }
@@ -56,6 +57,7 @@ impl<Deps, Args, F> fmt::Debug for FunctionTool<Deps, Args, F> {
             .field("definition", &self.definition)
             .field("max_retries", &self.max_retries)
             .field("requires_approval", &self.requires_approval)
+            .field("repeatable", &self.repeatable)
             .finish_non_exhaustive()
     }
 }
@@ -77,6 +79,7 @@ where
             definition,
             max_retries: None,
             requires_approval: false,
+            repeatable: false,
             function,
             _marker: PhantomData,
         }
@@ -102,6 +105,15 @@ where
         self.requires_approval = requires_approval;
         self
     }
+
+    /// Runs every call of this tool, even one with the same arguments as an earlier call,
+    /// in an agent that refuses repeated calls: for a tool whose result changes between
+    /// calls (see [`Tool::repeatable`]).
+    #[must_use]
+    pub fn repeatable(mut self, repeatable: bool) -> Self {
+        self.repeatable = repeatable;
+        self
+    }
 }
 
 impl<Deps, Args, F, Fut, T, E> Tool<Deps> for FunctionTool<Deps, Args, F>
@@ -123,6 +135,10 @@ where
 
     fn requires_approval(&self) -> bool {
         self.requires_approval
+    }
+
+    fn repeatable(&self) -> bool {
+        self.repeatable
     }
 
     fn call<'a>(

@@ -155,6 +155,10 @@ impl<Deps: 'static> Tool<Deps> for Wrapped<Deps> {
         self.inner.requires_approval()
     }
 
+    fn repeatable(&self) -> bool {
+        self.inner.repeatable()
+    }
+
     fn tool_type(&self) -> &'static str {
         self.inner.tool_type()
     }
