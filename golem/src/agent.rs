@@ -11,7 +11,7 @@ use futures_util::future::BoxFuture;
 use crate::context::RunContext;
 use crate::error::BoxError;
 use crate::model::{Message, Model, ModelSettings, OutputSchema, RequestParams};
-use crate::output::{Output, OutputKind, OutputMode};
+use crate::output::{Output, OutputKind, OutputMode, prompted};
 use crate::schema;
 use crate::tool::{Tool, ToolDefinition, is_valid_tool_name};
 use crate::toolbox::{NameClash, Toolbox};
@@ -713,7 +713,7 @@ where
             } else {
                 structured.schema
             };
-            params.allow_text_output = false;
+            params.allow_text_output = self.output_mode == OutputMode::Prompted;
             match self.output_mode {
                 OutputMode::Tool => params.output_tools.push(ToolDefinition {
                     name: self.output_tool_name.clone(),
@@ -727,6 +727,13 @@ where
                         name: self.output_tool_name.clone(),
                         description: structured.description,
                         schema: object_schema,
+                    });
+                }
+                OutputMode::Prompted => {
+                    let schema = prompted::instructions(&object_schema);
+                    params.instructions = Some(match params.instructions.take() {
+                        Some(instructions) => format!("{instructions}\n\n{schema}"),
+                        None => schema,
                     });
                 }
             }

@@ -16,6 +16,7 @@ use crate::error::BoxError;
 use crate::model::retry::ModelRetry;
 
 pub mod partial;
+pub(crate) mod prompted;
 
 pub use partial::{NoPartial, PartialCadence, PartialValue};
 
@@ -30,6 +31,39 @@ pub enum OutputMode {
     /// As the provider's native JSON-schema response format; the answer is the response
     /// text.
     Native,
+    /// As instructions: the output's schema is sent with the agent's instructions, and the
+    /// answer is the JSON in the response's text (the whole text, a fenced ```` ```json ````
+    /// block, or the object among prose). For models that ignore output tools and servers
+    /// whose JSON grammar would keep the model from calling tools. An answer that does not
+    /// parse or validate is a rejection under the output budget, as in the other modes, and
+    /// streaming runs read its partial form from the text.
+    ///
+    /// ```
+    /// use golem::model::function::FunctionModel;
+    /// use golem::model::{Message, ModelResponse, RequestParams};
+    /// use golem::output::OutputMode;
+    /// use golem::Agent;
+    ///
+    /// /// A verdict on the game.
+    /// #[golem::output]
+    /// struct Verdict {
+    ///     winner: String,
+    /// }
+    ///
+    /// let model = FunctionModel::new(|_: &[Message], params: &RequestParams| {
+    ///     assert!(params.instructions.as_deref().is_some_and(|text| text.contains("\"winner\"")));
+    ///     ModelResponse::text("Here you go:\n```json\n{\"winner\": \"Ann\"}\n```")
+    /// });
+    /// let agent = Agent::<(), Verdict>::builder(model)
+    ///     .output_mode(OutputMode::Prompted)
+    ///     .build()?;
+    /// # tokio::runtime::Runtime::new()?.block_on(async {
+    /// assert_eq!(agent.run("Who won?", ()).await?.output.winner, "Ann");
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// # })?;
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
+    Prompted,
 }
 
 /// What kind of answer an [`Output`] needs.

@@ -379,7 +379,7 @@ async fn native_output_is_refused_with_a_clear_error() {
 
     assert_eq!(
         error.source().unwrap().to_string(),
-        "Anthropic's Messages API has no native structured output; use OutputMode::Tool"
+        "Anthropic's Messages API has no native structured output; use OutputMode::Tool or OutputMode::Prompted"
     );
     assert!(server.received_requests().await.unwrap().is_empty());
 }

@@ -369,6 +369,83 @@ async fn native_output_is_decoded_from_the_text_and_fed_back_as_a_user_message()
 }
 
 #[tokio::test]
+async fn prompted_output_is_found_in_the_text_after_tool_calls_and_corrected_once() {
+    let script = script(vec![
+        reply(vec![call("roll_dice", r#"{"n": 1}"#, "c1")], 10, 1),
+        reply(vec![text("Ann won with 3.")], 20, 2),
+        reply(
+            vec![text(
+                "Here is the verdict:\n```json\n{\"winner\": \"Ann\", \"score\": 3}\n```",
+            )],
+            30,
+            3,
+        ),
+    ]);
+    let roll = FunctionTool::new(
+        "roll_dice",
+        |_ctx: RunContext<()>, _: serde_json::Value| async { Ok::<_, ModelRetry>(3) },
+    );
+    let agent = Agent::<(), Json<Verdict>>::builder(script.model.clone())
+        .instructions("You referee dice games.")
+        .tool(roll)
+        .output_mode(OutputMode::Prompted)
+        .output_retries(1)
+        .build()
+        .unwrap();
+
+    let result = agent.run("Who won?", ()).await.unwrap();
+
+    assert_eq!(
+        result.output.0,
+        Verdict {
+            winner: "Ann".to_owned(),
+            score: 3
+        }
+    );
+    assert_eq!(
+        result.messages,
+        [
+            request(vec![user("Who won?")]),
+            response(vec![call("roll_dice", r#"{"n": 1}"#, "c1")], 10, 1),
+            request(vec![tool_return("roll_dice", "c1", json!(3))]),
+            response(vec![text("Ann won with 3.")], 20, 2),
+            request(vec![retry(
+                "invalid output: expected value at line 1 column 1"
+            )]),
+            response(
+                vec![text(
+                    "Here is the verdict:\n```json\n{\"winner\": \"Ann\", \"score\": 3}\n```",
+                )],
+                30,
+                3,
+            ),
+        ]
+    );
+    assert_eq!(result.usage.rejected.output, cost(1, 20, 2));
+    // The schema goes with the instructions; no output tool, no native format, and the model
+    // may answer with text.
+    let params = script.params.lock().expect("not poisoned")[0].clone();
+    assert!(params.output_tools.is_empty());
+    assert!(params.output_schema.is_none());
+    assert!(params.allow_text_output);
+    let OutputKind::Structured(structured) = Json::<Verdict>::kind() else {
+        panic!("a structured output")
+    };
+    let schema = structured.schema.to_string();
+    assert_eq!(
+        params.instructions.as_deref(),
+        Some(
+            format!(
+                "You referee dice games.\n\nWhen you give your final answer, write it as one \
+                 JSON object that matches this JSON schema, with no text before or after \
+                 it.\n\n{schema}"
+            )
+            .as_str()
+        )
+    );
+}
+
+#[tokio::test]
 async fn validators_see_their_retry_count_budget_and_last_attempt() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let script = script(vec![

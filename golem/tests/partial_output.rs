@@ -264,6 +264,59 @@ async fn native_output_streams_as_text_and_is_unwrapped_before_it_is_read() {
 }
 
 #[tokio::test]
+async fn prompted_output_is_read_from_the_json_in_the_streaming_text() {
+    let model = FunctionModel::new_stream(|_, _| {
+        let fragments = [
+            "The verdict:\n```js",
+            "on\n{\"response\": {\"kind\": \"win\"",
+            r#", "margin": 3, "note": "close"}}"#,
+            "\n```\nGood game.",
+        ];
+        let mut items: Vec<StreamEvent> = fragments
+            .iter()
+            .map(|text| {
+                StreamEvent::Delta(ResponseDelta::Text {
+                    part: 0,
+                    text: (*text).to_owned(),
+                })
+            })
+            .collect();
+        items.push(StreamEvent::Done(ModelResponse::text(fragments.concat())));
+        items
+    });
+    let agent = Agent::<(), Verdict>::builder(model)
+        .output_mode(OutputMode::Prompted)
+        .build()
+        .unwrap();
+    let (events, error) = drain(agent.run_stream("Who won?", ())).await;
+    assert!(error.is_none());
+    // Nothing reads before the first brace; the prose after the closing fence adds nothing.
+    assert_eq!(
+        partials(&events),
+        [
+            &VerdictPartial::Win {
+                margin: None,
+                note: None
+            },
+            &VerdictPartial::Win {
+                margin: Some(3),
+                note: Some("close".to_owned())
+            },
+        ]
+    );
+    let Some(RunEvent::Finished(result)) = events.last() else {
+        panic!("the run finished")
+    };
+    assert_eq!(
+        result.output,
+        Verdict::Win {
+            margin: 3,
+            note: Some("close".to_owned())
+        }
+    );
+}
+
+#[tokio::test]
 async fn a_rejected_answer_is_marked_after_its_partials_and_the_retry_streams_on() {
     let model = FunctionModel::new_stream(|messages: &[Message], _| match messages.len() {
         1 => call_stream(

@@ -73,7 +73,7 @@ fn agent(model: golem::model::function::FunctionModel, after: u32) -> Agent<(), 
         .tool_retries(1)
         .refuse_repeated_calls(after)
         .build()
-        .unwrap()
+        .expect("a valid agent")
 }
 
 #[tokio::test]

@@ -10,7 +10,8 @@
 //!
 //! Structured output goes through the output tool ([`OutputMode::Tool`](crate::output::OutputMode::Tool)); the Messages API
 //! has no native JSON-schema response format, so [`OutputMode::Native`](crate::output::OutputMode::Native) is refused with a
-//! clear error.
+//! clear error. [`OutputMode::Prompted`](crate::output::OutputMode::Prompted) works too: the schema goes with the
+//! instructions.
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 

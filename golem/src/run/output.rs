@@ -2,6 +2,7 @@
 //! stop signals, panics caught), then accept it or reject it with feedback the model can act
 //! on.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -23,7 +24,7 @@ use crate::agent::OutputSetup;
 use crate::context::RunContext;
 use crate::error::{BoxError, Exhausted, OutputPanicked, Stage};
 use crate::model::{ModelResponse, ModelRetry, RequestPart, ToolCallPart};
-use crate::output::{Output, OutputMode, decode_json};
+use crate::output::{Output, OutputMode, decode_json, prompted};
 
 const FINAL_RESULT_PROCESSED: &str = "Final result processed.";
 const OUTPUT_NOT_USED: &str = "Output tool not used: only the first output call is considered.";
@@ -107,7 +108,11 @@ where
         };
         return Ok(Answer::Missing(reason.to_owned()));
     }
-    let result = decode(turn, None, &text, retries).await?;
+    let raw = match output.mode {
+        OutputMode::Prompted if output.structured.is_some() => prompted::json_in(&text),
+        _ => Cow::Borrowed(text.as_str()),
+    };
+    let result = decode(turn, None, &raw, retries).await?;
     Ok(Answer::Decoded { call: None, result })
 }
 

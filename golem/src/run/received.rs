@@ -10,7 +10,7 @@ use crate::agent::OutputSetup;
 use crate::model::{
     FinishReason, ModelResponse, ResponseDelta, ResponsePart, TextPart, ThinkingPart, ToolCallPart,
 };
-use crate::output::{NoPartial, Output, OutputMode, PartialCadence, partial};
+use crate::output::{NoPartial, Output, OutputMode, PartialCadence, partial, prompted};
 use crate::usage::Usage;
 
 /// How far past the parts received so far a delta's part may be.
@@ -23,6 +23,8 @@ pub(crate) enum AnswerChannel {
     Tool(Arc<str>),
     /// The response's text (native structured output).
     Text,
+    /// The JSON in the response's text (prompted output).
+    Prompted,
 }
 
 /// The answer's channel, whether golem wrapped its schema as `{"response": ...}`, and how
@@ -41,6 +43,7 @@ impl<Deps, O> OutputSetup<Deps, O> {
         let channel = match self.mode {
             OutputMode::Tool => AnswerChannel::Tool(Arc::clone(&self.tool_name)),
             OutputMode::Native => AnswerChannel::Text,
+            OutputMode::Prompted => AnswerChannel::Prompted,
         };
         Some(PartialAnswer {
             channel,
@@ -178,7 +181,10 @@ impl Received {
                 }
                 &call.args
             }
-            (AnswerChannel::Text, ResponseDelta::Text { part, text }) => {
+            (
+                channel @ (AnswerChannel::Text | AnswerChannel::Prompted),
+                ResponseDelta::Text { part, text },
+            ) => {
                 if reading.part.is_some_and(|last| *part < last) {
                     // Text of an earlier part: the answer is all the text, in part order.
                     reading.text = parts
@@ -194,7 +200,10 @@ impl Received {
                     reading.text.push_str(text);
                     reading.part = Some(*part);
                 }
-                &reading.text
+                match channel {
+                    AnswerChannel::Prompted => prompted::growing_json(&reading.text)?,
+                    _ => &reading.text,
+                }
             }
             _ => return None,
         };

@@ -27,7 +27,7 @@ pub(super) fn body(
 ) -> Result<Vec<u8>, ModelError> {
     if params.output_mode == OutputMode::Native && params.output_schema.is_some() {
         return Err(ModelError::other(
-            "Anthropic's Messages API has no native structured output; use OutputMode::Tool",
+            "Anthropic's Messages API has no native structured output; use OutputMode::Tool or OutputMode::Prompted",
         ));
     }
     let settings = request_settings(provider_settings, params);
