@@ -67,6 +67,11 @@ pub mod guide {
     #[doc = include_str!("../../docs/streaming.md")]
     pub mod streaming {}
 
+    /// Context and small models: instructions, bounded output, repeated calls, prompted
+    /// output.
+    #[doc = include_str!("../../docs/context.md")]
+    pub mod context {}
+
     /// Durable runs: the journal, what is journaled, and tools' side effects.
     #[doc = include_str!("../../docs/durability.md")]
     pub mod durability {}
