@@ -10,6 +10,7 @@ use futures_util::future::BoxFuture;
 
 use crate::context::RunContext;
 use crate::error::BoxError;
+use crate::history::HistoryProcessor;
 use crate::model::{Message, Model, ModelSettings, OutputSchema, RequestParams};
 use crate::output::{Output, OutputKind, OutputMode, prompted};
 use crate::schema;
@@ -80,6 +81,8 @@ pub(crate) struct AgentInner<Deps, O> {
     pub(crate) system_prompt: Option<String>,
     /// Instructions made for each request (the static ones are in the toolbox's params).
     pub(crate) instructions_fns: Vec<InstructionsFn<Deps>>,
+    /// What rewrites the history each request sends, in order.
+    pub(crate) history_processors: Vec<Arc<dyn HistoryProcessor<Deps>>>,
     /// The agent's own tools; a run adds its toolsets' to a copy.
     pub(crate) toolbox: Arc<Toolbox<Deps>>,
     pub(crate) toolsets: Vec<Arc<dyn Toolset<Deps>>>,
@@ -198,6 +201,7 @@ pub struct AgentBuilder<Deps, O> {
     system_prompt: Option<String>,
     instructions: Option<String>,
     instructions_fns: Vec<InstructionsFn<Deps>>,
+    history_processors: Vec<Arc<dyn HistoryProcessor<Deps>>>,
     tools: Vec<Box<dyn Tool<Deps>>>,
     toolsets: Vec<Arc<dyn Toolset<Deps>>>,
     tool_retries: u32,
@@ -239,6 +243,7 @@ where
             system_prompt: None,
             instructions: None,
             instructions_fns: Vec::new(),
+            history_processors: Vec::new(),
             tools: Vec::new(),
             toolsets: Vec::new(),
             tool_retries: 0,
@@ -345,6 +350,29 @@ where
             let future = instructions(ctx);
             async move { future.await.into() }.boxed()
         }));
+        self
+    }
+
+    /// Adds a processor that rewrites what each request sends of the history, after those
+    /// added before it; the run keeps the whole history. See [`history`](crate::history)
+    /// for the built-in ones and the checks on what a processor returns.
+    ///
+    /// ```
+    /// use golem::history::{KeepLastTurns, TrimToolOutputs};
+    /// use golem::model::function::FunctionModel;
+    /// use golem::model::{Message, ModelResponse};
+    /// use golem::Agent;
+    ///
+    /// # let model = FunctionModel::new(|_: &[Message], _| ModelResponse::text("ok"));
+    /// let agent = Agent::<(), String>::builder(model)
+    ///     .history_processor(KeepLastTurns::new(10))
+    ///     .history_processor(TrimToolOutputs::new(2_000))
+    ///     .build()?;
+    /// # let _ = agent;
+    /// # Ok::<_, golem::BuildError>(())
+    /// ```
+    pub fn history_processor(mut self, processor: impl HistoryProcessor<Deps>) -> Self {
+        self.history_processors.push(Arc::new(processor));
         self
     }
 
@@ -757,6 +785,7 @@ where
                 name: self.name,
                 system_prompt: self.system_prompt,
                 instructions_fns: self.instructions_fns,
+                history_processors: self.history_processors,
                 toolbox: Arc::new(toolbox),
                 toolsets: self.toolsets,
                 output: OutputSetup {

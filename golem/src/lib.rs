@@ -31,6 +31,7 @@
 mod agent;
 mod context;
 mod error;
+pub mod history;
 pub mod model;
 pub mod output;
 mod private;

@@ -165,6 +165,7 @@ pub struct UsageLimits {
     output_tokens: Option<u64>,
     total_tokens: Option<u64>,
     tool_calls: Option<u64>,
+    request_tokens: Option<u64>,
 }
 
 impl UsageLimits {
@@ -208,6 +209,18 @@ impl UsageLimits {
         self
     }
 
+    /// At most `limit` estimated input tokens in any one request (its messages as the
+    /// history processors leave them, its instructions and its tool schemas; see
+    /// [`estimate_request_tokens`](crate::history::estimate_request_tokens)), checked before
+    /// it is sent: a request over it is not sent, and the run fails with
+    /// [`LimitExceeded::RequestTokens`]. Keep the history under it with a processor such as
+    /// [`FitTokens`](crate::history::FitTokens).
+    #[must_use]
+    pub fn request_tokens_limit(mut self, limit: u64) -> Self {
+        self.request_tokens = Some(limit);
+        self
+    }
+
     /// The request limit, if any.
     pub fn requests(&self) -> Option<u64> {
         self.requests
@@ -226,6 +239,24 @@ impl UsageLimits {
         match self.requests {
             Some(limit) if usage.requests.saturating_add(1) > limit => {
                 Err(LimitExceeded::Requests { limit })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The limit on one request's estimated input tokens, if any.
+    pub fn request_tokens(&self) -> Option<u64> {
+        self.request_tokens
+    }
+
+    /// Checked before a request is sent: are its `estimated` input tokens over the limit?
+    ///
+    /// # Errors
+    /// [`LimitExceeded::RequestTokens`] when they are.
+    pub fn check_request_tokens(&self, estimated: u64) -> Result<(), LimitExceeded> {
+        match self.request_tokens {
+            Some(limit) if estimated > limit => {
+                Err(LimitExceeded::RequestTokens { limit, estimated })
             }
             _ => Ok(()),
         }
@@ -322,6 +353,17 @@ pub enum LimitExceeded {
         limit: u64,
         /// The tool calls the run would have made with this turn's.
         requested: u64,
+    },
+    /// The next request's estimated input tokens are over the limit on one request; it was
+    /// not sent.
+    #[error(
+        "the next request's estimated {estimated} input tokens exceed the limit of {limit} per request"
+    )]
+    RequestTokens {
+        /// The limit.
+        limit: u64,
+        /// The request's estimated input tokens.
+        estimated: u64,
     },
 }
 

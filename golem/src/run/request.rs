@@ -1,6 +1,7 @@
 //! The request step: one model request, streamed when someone listens, through the journal
 //! when there is one.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use futures_util::StreamExt;
@@ -17,6 +18,7 @@ use super::transcript::{FILTERED, INTERRUPTED, OVER_LIMIT, TRUNCATED};
 use crate::agent::InstructionsFn;
 use crate::context::RunContext;
 use crate::error::Stage;
+use crate::history;
 use crate::model::{
     FinishReason, Message, Model, ModelError, ModelResponse, RequestParams, StreamEvent,
 };
@@ -54,12 +56,38 @@ where
         let made = instructions(fixed, &step.agent.instructions_fns, ctx);
         params.to_mut().instructions = step.stop.race(made).await.map_err(Failure::stopped)?;
     }
+    let processed = if step.agent.history_processors.is_empty() {
+        None
+    } else {
+        let ctx = RunContext::from_parts(
+            Arc::clone(step.deps),
+            Arc::new(state.usage.clone()),
+            state.turns + 1,
+        );
+        let view = state.transcript.to_send();
+        let processing = history::process(&step.agent.history_processors, &ctx, view);
+        let processed = step.stop.race(processing).await.map_err(Failure::stopped)?;
+        Some(processed.map_err(|error| Failure::new(Stage::Input, error))?)
+    };
+    if limits.request_tokens().is_some() {
+        let estimated = match &processed {
+            Some(messages) => history::estimate_request_tokens(messages, &params),
+            None => history::estimate_request_tokens(&state.transcript.to_send(), &params),
+        };
+        limits
+            .check_request_tokens(estimated)
+            .map_err(Failure::limit)?;
+    }
     state.turns += 1;
     let turn = state.turns;
     let RunState {
         transcript, usage, ..
     } = state;
-    let messages = transcript.send();
+    let sent = transcript.send();
+    let messages = match processed {
+        Some(processed) => Cow::Owned(processed),
+        None => sent,
+    };
     emit(step.events, || RunEvent::RequestSent { turn });
 
     let model = step.model();

@@ -212,57 +212,27 @@ impl Transcript {
         }
     }
 
-    /// Puts the pending request into the history and returns what to send: the history, but
-    /// with a response cut off by a stop reduced to its text (its cut-off calls, their
-    /// answers and unsigned thinking are not sent, as providers refuse invalid arguments and
-    /// tool use without its signed thinking), or left out when it has no text.
+    /// Puts the pending request into the history and returns what to send: the history as
+    /// [`sendable`] makes it.
     pub(crate) fn send(&mut self) -> Cow<'_, [Message]> {
         debug_assert_eq!(self.next(), Next::Send);
         if let Some(request) = self.pending.take() {
             self.messages.push(Message::Request(request));
         }
-        if !self.messages.iter().any(is_incomplete) {
-            return Cow::Borrowed(&self.messages);
+        sendable(&self.messages)
+    }
+
+    /// What [`send`](Self::send) would send, without changing the transcript: for the
+    /// history processors, which may fail the run before anything is sent.
+    pub(crate) fn to_send(&self) -> Vec<Message> {
+        let mut messages = self.messages.clone();
+        if let Some(request) = &self.pending {
+            messages.push(Message::Request(request.clone()));
         }
-        let mut sent = Vec::with_capacity(self.messages.len());
-        let mut cut_calls: Vec<&str> = Vec::new();
-        for message in &self.messages {
-            match message {
-                Message::Response(response) if is_incomplete(message) => {
-                    cut_calls = response
-                        .tool_calls()
-                        .map(|call| call.tool_call_id.as_str())
-                        .collect();
-                    let text: Vec<ResponsePart> = response
-                        .parts
-                        .iter()
-                        .filter(|part| matches!(part, ResponsePart::Text(text) if !text.content.is_empty()))
-                        .cloned()
-                        .collect();
-                    if !text.is_empty() {
-                        let mut kept = response.clone();
-                        kept.parts = text;
-                        sent.push(Message::Response(kept));
-                    }
-                }
-                Message::Request(request) if !cut_calls.is_empty() => {
-                    let parts: Vec<RequestPart> = request
-                        .parts
-                        .iter()
-                        .filter(|part| !cut_calls.iter().any(|id| answers(part, id)))
-                        .cloned()
-                        .collect();
-                    cut_calls.clear();
-                    if !parts.is_empty() {
-                        let mut kept = request.clone();
-                        kept.parts = parts;
-                        sent.push(Message::Request(kept));
-                    }
-                }
-                other => sent.push(other.clone()),
-            }
+        match sendable(&messages) {
+            Cow::Borrowed(_) => messages,
+            Cow::Owned(sent) => sent,
         }
-        Cow::Owned(sent)
     }
 
     /// Adds the response to the request just sent, its calls named uniquely.
@@ -501,6 +471,56 @@ fn is_golem_note(content: &Value) -> bool {
         }
         _ => false,
     }
+}
+
+/// `messages` as they are sent: a response cut off by a stop reduced to its text (its cut-off
+/// calls, their answers and unsigned thinking are not sent, as providers refuse invalid
+/// arguments and tool use without its signed thinking), or left out when it has no text.
+fn sendable(messages: &[Message]) -> Cow<'_, [Message]> {
+    if !messages.iter().any(is_incomplete) {
+        return Cow::Borrowed(messages);
+    }
+    let mut sent = Vec::with_capacity(messages.len());
+    let mut cut_calls: Vec<&str> = Vec::new();
+    for message in messages {
+        match message {
+            Message::Response(response) if is_incomplete(message) => {
+                cut_calls = response
+                    .tool_calls()
+                    .map(|call| call.tool_call_id.as_str())
+                    .collect();
+                let text: Vec<ResponsePart> = response
+                    .parts
+                    .iter()
+                    .filter(
+                        |part| matches!(part, ResponsePart::Text(text) if !text.content.is_empty()),
+                    )
+                    .cloned()
+                    .collect();
+                if !text.is_empty() {
+                    let mut kept = response.clone();
+                    kept.parts = text;
+                    sent.push(Message::Response(kept));
+                }
+            }
+            Message::Request(request) if !cut_calls.is_empty() => {
+                let parts: Vec<RequestPart> = request
+                    .parts
+                    .iter()
+                    .filter(|part| !cut_calls.iter().any(|id| answers(part, id)))
+                    .cloned()
+                    .collect();
+                cut_calls.clear();
+                if !parts.is_empty() {
+                    let mut kept = request.clone();
+                    kept.parts = parts;
+                    sent.push(Message::Request(kept));
+                }
+            }
+            other => sent.push(other.clone()),
+        }
+    }
+    Cow::Owned(sent)
 }
 
 /// Whether `message` is a response cut off by a stop.

@@ -1,0 +1,201 @@
+//! History processors: what a request sends of a long conversation.
+//!
+//! A [`HistoryProcessor`] rewrites the messages the next request would send into the ones it
+//! does send: the last turns only, old tool outputs cut, whatever fits a token budget. The
+//! run keeps the whole history (in [`RunResult::messages`](crate::RunResult::messages), the
+//! saved [`RunState`](crate::RunState) and every error); processing changes only what is
+//! sent, again before each request, from the whole history. What a processor returns is
+//! checked before it is sent: a history that starts with anything but a request, ends in
+//! anything but one, or separates a tool call from its answer fails the run at the
+//! [`Stage::Input`](crate::Stage::Input) stage with a [`HistoryError`] naming the processor,
+//! so no processor can send a history a provider refuses.
+//!
+//! ```
+//! use golem::history::{self, KeepLastTurns};
+//! use golem::model::function::FunctionModel;
+//! use golem::model::{Message, ModelResponse};
+//! use golem::Agent;
+//!
+//! // A model that says how many messages it was sent.
+//! let model = FunctionModel::new(|messages: &[Message], _| {
+//!     ModelResponse::text(messages.len().to_string())
+//! });
+//! let agent = Agent::<(), String>::builder(model)
+//!     .history_processor(KeepLastTurns::new(1))
+//!     .build()?;
+//! # tokio::runtime::Runtime::new()?.block_on(async {
+//! let first = agent.run("Hi", ()).await?;
+//! let second = agent.run_with_history(first.messages, "And now?", ()).await?;
+//! assert_eq!(second.output, "1"); // only the last turn was sent
+//! assert_eq!(second.messages.len(), 4); // and the whole conversation kept
+//! # Ok::<_, Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok::<_, Box<dyn std::error::Error>>(())
+//! ```
+
+use std::future::Future;
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+
+use crate::context::RunContext;
+use crate::error::BoxError;
+use crate::model::Message;
+
+mod builtin;
+mod check;
+mod estimate;
+
+pub use builtin::{FitTokens, KeepLastTurns, TrimToolOutputs};
+pub(crate) use check::check;
+pub use estimate::{estimate_request_tokens, estimate_tokens};
+
+/// Rewrites the messages a request would send into the ones it sends.
+///
+/// Implement it for a processor with state or settings of its own; [`from_fn`] and
+/// [`from_async_fn`] make one of a closure. A processor gets the whole history each time
+/// (ending in the request about to be sent) and returns what to send; it should give the
+/// same answer for the same history and context, so a resumed or replayed run sends the
+/// same.
+pub trait HistoryProcessor<Deps>: Send + Sync + 'static {
+    /// The name errors give for this processor.
+    fn name(&self) -> &str;
+
+    /// What to send of `messages`.
+    ///
+    /// # Errors
+    /// Any error fails the run at the [`Stage::Input`](crate::Stage::Input) stage, as a
+    /// [`HistoryError::Failed`] naming this processor.
+    fn process<'a>(
+        &'a self,
+        ctx: &'a RunContext<Deps>,
+        messages: Vec<Message>,
+    ) -> BoxFuture<'a, Result<Vec<Message>, BoxError>>;
+}
+
+/// Why a history processor failed a run: the cause of a [`RunError`](crate::RunError) at
+/// the [`Stage::Input`](crate::Stage::Input) stage.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HistoryError {
+    /// The processor returned a history no provider accepts.
+    #[error("history processor `{processor}` returned a history that cannot be sent: {problem}")]
+    Invalid {
+        /// The processor's name.
+        processor: String,
+        /// What is wrong with the history.
+        problem: String,
+    },
+    /// The processor itself failed.
+    #[error("history processor `{processor}` failed")]
+    Failed {
+        /// The processor's name.
+        processor: String,
+        /// Its error.
+        #[source]
+        source: BoxError,
+    },
+}
+
+/// A processor named `name` that runs `process` on each request's messages.
+///
+/// ```
+/// use golem::history;
+/// use golem::model::{Message, RequestPart};
+/// use golem::RunContext;
+///
+/// // Drops the system prompts a history from another agent opens with.
+/// let processor = history::from_fn("no_system_prompt", |_ctx: &RunContext<()>, mut messages: Vec<Message>| {
+///     if let Some(Message::Request(first)) = messages.first_mut() {
+///         first.parts.retain(|part| !matches!(part, RequestPart::SystemPrompt(_)));
+///     }
+///     messages
+/// });
+/// # let _ = processor;
+/// ```
+pub fn from_fn<Deps, F>(name: impl Into<String>, process: F) -> impl HistoryProcessor<Deps>
+where
+    Deps: Send + Sync + 'static,
+    F: Fn(&RunContext<Deps>, Vec<Message>) -> Vec<Message> + Send + Sync + 'static,
+{
+    FnProcessor {
+        name: name.into(),
+        process: move |ctx: &RunContext<Deps>, messages| {
+            futures_util::future::ready(Ok(process(ctx, messages))).boxed()
+        },
+    }
+}
+
+/// A processor named `name` that runs the async `process` on each request's messages (a
+/// lookup, a model call); its error fails the run.
+pub fn from_async_fn<Deps, F, Fut, E>(
+    name: impl Into<String>,
+    process: F,
+) -> impl HistoryProcessor<Deps>
+where
+    Deps: Send + Sync + 'static,
+    F: Fn(RunContext<Deps>, Vec<Message>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Vec<Message>, E>> + Send + 'static,
+    E: Into<BoxError>,
+{
+    FnProcessor {
+        name: name.into(),
+        process: move |ctx: &RunContext<Deps>, messages| {
+            let future = process(ctx.clone(), messages);
+            async move { future.await.map_err(Into::into) }.boxed()
+        },
+    }
+}
+
+/// A processor made of a closure.
+struct FnProcessor<F> {
+    name: String,
+    process: F,
+}
+
+impl<Deps, F> HistoryProcessor<Deps> for FnProcessor<F>
+where
+    Deps: Send + Sync + 'static,
+    F: for<'a> Fn(
+            &'a RunContext<Deps>,
+            Vec<Message>,
+        ) -> BoxFuture<'static, Result<Vec<Message>, BoxError>>
+        + Send
+        + Sync
+        + 'static,
+{
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn process<'a>(
+        &'a self,
+        ctx: &'a RunContext<Deps>,
+        messages: Vec<Message>,
+    ) -> BoxFuture<'a, Result<Vec<Message>, BoxError>> {
+        (self.process)(ctx, messages)
+    }
+}
+
+/// Runs `processors` in order on `messages`, checking what each returns.
+pub(crate) async fn process<Deps: 'static>(
+    processors: &[std::sync::Arc<dyn HistoryProcessor<Deps>>],
+    ctx: &RunContext<Deps>,
+    mut messages: Vec<Message>,
+) -> Result<Vec<Message>, HistoryError> {
+    for processor in processors {
+        messages =
+            processor
+                .process(ctx, messages)
+                .await
+                .map_err(|source| HistoryError::Failed {
+                    processor: processor.name().to_owned(),
+                    source,
+                })?;
+        check(&messages).map_err(|problem| HistoryError::Invalid {
+            processor: processor.name().to_owned(),
+            problem,
+        })?;
+    }
+    Ok(messages)
+}
