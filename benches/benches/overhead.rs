@@ -1,6 +1,7 @@
 //! (1) Pure framework overhead: the three-turn self-correction scenario with `FunctionModel`,
 //! so no I/O at all. Target: ≤ 10 µs per model turn; ≤ 2 µs per turn for the run driven
-//! step by step, and as a stream of events.
+//! step by step, and as a stream of events; with one history processor, ≤ 1.2× the run
+//! without.
 
 use std::time::{Duration, Instant};
 
@@ -24,6 +25,12 @@ fn main() {
     let run = || {
         runtime
             .block_on(agent.run(PROMPT, Table { face: 3 }))
+            .expect("the scenario succeeds")
+    };
+    let processed_agent = scenario::agent_with_processor(scenario::function_model());
+    let processed = || {
+        runtime
+            .block_on(processed_agent.run(PROMPT, Table { face: 3 }))
             .expect("the scenario succeeds")
     };
     let stepped = || {
@@ -52,6 +59,7 @@ fn main() {
         "the scenario ends as scripted"
     );
     assert!(scenario::is_expected(&stepped()));
+    assert!(scenario::is_expected(&processed()));
     assert!(streamed() > 0);
 
     let mut criterion = Criterion::default()
@@ -64,11 +72,13 @@ fn main() {
     group.bench_function("function_model/run", |b| b.iter(run));
     group.bench_function("function_model/step", |b| b.iter(stepped));
     group.bench_function("function_model/events", |b| b.iter(streamed));
+    group.bench_function("function_model/run_with_processor", |b| b.iter(processed));
     group.finish();
     criterion.final_summary();
 
     if golem_benches::is_bench_run() {
-        // `OVERHEAD_DRIVER=run|step|events` times one driver only, e.g. under callgrind.
+        // `OVERHEAD_DRIVER=run|step|events|processor` times one driver only, e.g. under
+        // callgrind.
         let only = std::env::var("OVERHEAD_DRIVER").ok();
         let wanted = |driver: &str| only.as_deref().is_none_or(|only| only == driver);
         if wanted("run") {
@@ -79,6 +89,9 @@ fn main() {
         }
         if wanted("events") {
             summary("events()", &streamed);
+        }
+        if wanted("processor") {
+            summary("run() with one history processor", &processed);
         }
     }
 }

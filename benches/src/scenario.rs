@@ -81,6 +81,22 @@ pub fn agent(model: impl golem::model::Model) -> Agent<Table, Verdict> {
         .expect("the scenario's agent builds")
 }
 
+/// The agent of the scenario over `model`, with one history processor: the last ten
+/// turns, which keeps the scenario's single turn whole, so the run is the same and what it
+/// costs is the processing itself (the history cloned for it, and the check of what it
+/// returns).
+///
+/// # Panics
+/// If the agent does not build.
+pub fn agent_with_processor(model: impl golem::model::Model) -> Agent<Table, Verdict> {
+    Agent::<Table, Verdict>::builder(model)
+        .instructions(INSTRUCTIONS)
+        .tool(RollDice)
+        .history_processor(golem::history::KeepLastTurns::new(10))
+        .build()
+        .expect("the scenario's agent builds")
+}
+
 /// A [`FunctionModel`] that plays the script from the history's length.
 pub fn function_model() -> FunctionModel {
     FunctionModel::new(|messages: &[Message], _params| scripted(messages))

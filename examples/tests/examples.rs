@@ -21,6 +21,9 @@ mod human_in_the_loop;
 #[path = "../streaming/main.rs"]
 mod streaming;
 
+#[path = "../long-chat/main.rs"]
+mod long_chat;
+
 fn rejections(output: &str) -> usize {
     output
         .lines()
@@ -134,4 +137,11 @@ plan: Two days in Lisbon
   day 2: Museums while it rains
 "
     );
+}
+
+#[tokio::test]
+async fn long_chat_sends_the_latest_turns_that_fit_and_keeps_them_all() {
+    let output = long_chat::run(long_chat::scripted_model()).await.unwrap();
+
+    assert_eq!(output, "");
 }

@@ -10,7 +10,7 @@ use futures_util::future::BoxFuture;
 
 use crate::context::RunContext;
 use crate::error::BoxError;
-use crate::history::HistoryProcessor;
+use crate::history::{HistoryProcessor, Summarize};
 use crate::model::{Message, Model, ModelSettings, OutputSchema, RequestParams};
 use crate::output::{Output, OutputKind, OutputMode, prompted};
 use crate::schema;
@@ -83,6 +83,8 @@ pub(crate) struct AgentInner<Deps, O> {
     pub(crate) instructions_fns: Vec<InstructionsFn<Deps>>,
     /// What rewrites the history each request sends, in order.
     pub(crate) history_processors: Vec<Arc<dyn HistoryProcessor<Deps>>>,
+    /// What summarises older turns, if anything does.
+    pub(crate) summarize: Option<Summarize>,
     /// The agent's own tools; a run adds its toolsets' to a copy.
     pub(crate) toolbox: Arc<Toolbox<Deps>>,
     pub(crate) toolsets: Vec<Arc<dyn Toolset<Deps>>>,
@@ -202,6 +204,7 @@ pub struct AgentBuilder<Deps, O> {
     instructions: Option<String>,
     instructions_fns: Vec<InstructionsFn<Deps>>,
     history_processors: Vec<Arc<dyn HistoryProcessor<Deps>>>,
+    summarize: Option<Summarize>,
     tools: Vec<Box<dyn Tool<Deps>>>,
     toolsets: Vec<Arc<dyn Toolset<Deps>>>,
     tool_retries: u32,
@@ -244,6 +247,7 @@ where
             instructions: None,
             instructions_fns: Vec::new(),
             history_processors: Vec::new(),
+            summarize: None,
             tools: Vec::new(),
             toolsets: Vec::new(),
             tool_retries: 0,
@@ -373,6 +377,14 @@ where
     /// ```
     pub fn history_processor(mut self, processor: impl HistoryProcessor<Deps>) -> Self {
         self.history_processors.push(Arc::new(processor));
+        self
+    }
+
+    /// Summarises the older turns of a long conversation with a model, before each request
+    /// and before the history processors, once the history it would send is over a token
+    /// budget; see [`Summarize`] for what is counted, journaled and recorded.
+    pub fn summarize_history(mut self, summarize: Summarize) -> Self {
+        self.summarize = Some(summarize);
         self
     }
 
@@ -786,6 +798,7 @@ where
                 system_prompt: self.system_prompt,
                 instructions_fns: self.instructions_fns,
                 history_processors: self.history_processors,
+                summarize: self.summarize,
                 toolbox: Arc::new(toolbox),
                 toolsets: self.toolsets,
                 output: OutputSetup {

@@ -45,10 +45,13 @@ use crate::model::Message;
 mod builtin;
 mod check;
 mod estimate;
+mod summary;
 
 pub use builtin::{FitTokens, KeepLastTurns, TrimToolOutputs};
 pub(crate) use check::check;
 pub use estimate::{estimate_request_tokens, estimate_tokens};
+pub use summary::Summarize;
+pub(crate) use summary::{Plan, Summary};
 
 /// Rewrites the messages a request would send into the ones it sends.
 ///

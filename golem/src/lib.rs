@@ -69,7 +69,7 @@ pub mod guide {
     pub mod streaming {}
 
     /// Context and small models: instructions, bounded output, repeated calls, prompted
-    /// output.
+    /// output, history processors, a token budget before sending.
     #[doc = include_str!("../../docs/context.md")]
     pub mod context {}
 

@@ -38,6 +38,10 @@ pub struct Usage {
     /// The share of the above spent on rounds that ended in a rejection.
     #[serde(skip_serializing_if = "RejectedUsage::is_empty")]
     pub rejected: RejectedUsage,
+    /// The share of the above spent on summaries of older turns
+    /// ([`Summarize`](crate::history::Summarize)).
+    #[serde(skip_serializing_if = "RoundCost::is_zero")]
+    pub summaries: RoundCost,
 }
 
 impl Usage {
@@ -80,6 +84,7 @@ impl AddAssign<&Usage> for Usage {
             .saturating_add(other.cache_write_tokens);
         self.tool_calls = self.tool_calls.saturating_add(other.tool_calls);
         self.rejected += &other.rejected;
+        self.summaries += other.summaries;
     }
 }
 

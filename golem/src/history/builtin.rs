@@ -153,7 +153,7 @@ impl<Deps: Send + Sync + 'static> HistoryProcessor<Deps> for FitTokens {
 }
 
 /// Where each turn starts: the requests with a user prompt.
-fn turn_starts(messages: &[Message]) -> Vec<usize> {
+pub(super) fn turn_starts(messages: &[Message]) -> Vec<usize> {
     messages
         .iter()
         .enumerate()
@@ -168,8 +168,18 @@ fn turn_starts(messages: &[Message]) -> Vec<usize> {
 /// The messages from `start` on (a request with a user prompt), without the answers that
 /// request gives to the response left out before it, and with the system prompt of the
 /// first request in front.
-fn cut(mut messages: Vec<Message>, start: usize) -> Vec<Message> {
-    let system = opening_system(&messages);
+fn cut(messages: Vec<Message>, start: usize) -> Vec<Message> {
+    cut_with(messages, start, Vec::new())
+}
+
+/// As [`cut`], with `extra` parts after the system prompt (a summary of what was cut).
+pub(super) fn cut_with(
+    mut messages: Vec<Message>,
+    start: usize,
+    extra: Vec<RequestPart>,
+) -> Vec<Message> {
+    let mut front = opening_system(&messages);
+    front.extend(extra);
     let mut kept = messages.split_off(start);
     if let Some(Message::Request(first)) = kept.first_mut() {
         first.parts.retain(|part| {
@@ -182,7 +192,7 @@ fn cut(mut messages: Vec<Message>, start: usize) -> Vec<Message> {
                     })
             )
         });
-        first.parts.splice(0..0, system);
+        first.parts.splice(0..0, front);
     }
     kept
 }

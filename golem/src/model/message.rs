@@ -14,6 +14,10 @@ use crate::usage::Usage;
 /// One message of a conversation: a request golem sent, or a response the model gave.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "most messages of a history are responses; boxing them would cost an allocation each and change the public type"
+)]
 pub enum Message {
     /// Sent to the model: prompts, tool results, validation feedback.
     Request(ModelRequest),

@@ -34,6 +34,10 @@ pub type JournalStep = BoxFuture<'static, Result<Value, BoxError>>;
 ///   agent has output validators (they may do I/O); its result is the verdict: accepted,
 ///   rejected with feedback, or failed. A replay takes a rejection or failure from the
 ///   journal; a recorded acceptance runs the validators again to rebuild the value.
+/// - `summary:{turn}`: the request for a summary of older turns, before the request of that
+///   turn, when the agent summarises its history
+///   ([`Summarize`](crate::history::Summarize)); its result is the summary model's
+///   [`ModelResponse`](crate::model::ModelResponse).
 /// - `deadline`: when the run must have finished, recorded at its first step when it has a
 ///   timeout, so a replay keeps the deadline of the first execution.
 ///
@@ -201,6 +205,11 @@ pub(crate) fn tools_step(turn: u32) -> String {
 /// The name of the validation of the answer of `turn`.
 pub(crate) fn output_step(turn: u32) -> String {
     format!("output:{turn}")
+}
+
+/// The name of the summary request before the model request of `turn`.
+pub(crate) fn summary_step(turn: u32) -> String {
+    format!("summary:{turn}")
 }
 
 /// The name of the model request of `turn`.

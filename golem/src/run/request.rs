@@ -18,7 +18,7 @@ use super::transcript::{FILTERED, INTERRUPTED, OVER_LIMIT, TRUNCATED};
 use crate::agent::InstructionsFn;
 use crate::context::RunContext;
 use crate::error::Stage;
-use crate::history;
+use crate::history::{self, Plan, Summarize, Summary};
 use crate::model::{
     FinishReason, Message, Model, ModelError, ModelResponse, RequestParams, StreamEvent,
 };
@@ -56,18 +56,25 @@ where
         let made = instructions(fixed, &step.agent.instructions_fns, ctx);
         params.to_mut().instructions = step.stop.race(made).await.map_err(Failure::stopped)?;
     }
-    let processed = if step.agent.history_processors.is_empty() {
+    let processors = &step.agent.history_processors;
+    let processed = if processors.is_empty() && step.agent.summarize.is_none() {
         None
     } else {
-        let ctx = RunContext::from_parts(
-            Arc::clone(step.deps),
-            Arc::new(state.usage.clone()),
-            state.turns + 1,
-        );
-        let view = state.transcript.to_send();
-        let processing = history::process(&step.agent.history_processors, &ctx, view);
-        let processed = step.stop.race(processing).await.map_err(Failure::stopped)?;
-        Some(processed.map_err(|error| Failure::new(Stage::Input, error))?)
+        let mut view = state.transcript.to_send();
+        if let Some(summarize) = &step.agent.summarize {
+            view = summarized(step, state, summarize, view).await?;
+        }
+        if !processors.is_empty() {
+            let ctx = RunContext::from_parts(
+                Arc::clone(step.deps),
+                Arc::new(state.usage.clone()),
+                state.turns + 1,
+            );
+            let processing = history::process(processors, &ctx, view);
+            let processed = step.stop.race(processing).await.map_err(Failure::stopped)?;
+            view = processed.map_err(|error| Failure::new(Stage::Input, error))?;
+        }
+        Some(view)
     };
     if limits.request_tokens().is_some() {
         let estimated = match &processed {
@@ -177,6 +184,75 @@ where
         Some(failure) => Err(failure),
         None => Ok(Step::Responded),
     }
+}
+
+/// `view` with the older turns summarised, as `summarize` plans it: the summary the run
+/// state records, one the agent remembers, or a new one asked of the summary model (the
+/// journal step `summary:{turn}` in a durable run), counted in the usage and recorded in the
+/// state.
+async fn summarized<Deps, O, J>(
+    step: &StepScope<'_, Deps, O, J>,
+    state: &mut RunState,
+    summarize: &Summarize,
+    view: Vec<Message>,
+) -> Result<Vec<Message>, Failure>
+where
+    Deps: Send + Sync + 'static,
+    O: Output,
+    J: Journal,
+{
+    let summary = match summarize.plan(&view, state.summary.as_ref(), step.journal.records()) {
+        Plan::Send(summary) => summary,
+        Plan::Ask {
+            covers,
+            digest,
+            request,
+        } => {
+            let (messages, params) = *request;
+            let model = Arc::clone(&summarize.model);
+            let asked = if step.journal.records() {
+                let ask = async move {
+                    let response = model.request(&messages, &params).await?;
+                    Ok(serde_json::to_value(response)?)
+                };
+                let name = journal::summary_step(state.turns + 1);
+                step.stop
+                    .race(step.journal.step(name, Box::pin(ask)))
+                    .await
+                    .map(|recorded| {
+                        recorded
+                            .and_then(|value| Ok(serde_json::from_value::<ModelResponse>(value)?))
+                    })
+            } else {
+                step.stop
+                    .race(model.request(&messages, &params))
+                    .await
+                    .map(|response| response.map_err(Into::into))
+            };
+            let response = match asked {
+                Ok(response) => response.map_err(|error| Failure::new(Stage::Model, error))?,
+                Err(stopped) => {
+                    // The request was sent, though nothing came back.
+                    state.usage.requests += 1;
+                    state.usage.summaries.requests += 1;
+                    return Err(Failure::stopped(stopped));
+                }
+            };
+            state.usage += &response.usage;
+            state.usage.summaries += response.usage.cost();
+            let summary = Summary::of(covers, digest, &response);
+            summarize.remember(&summary);
+            Some(summary)
+        }
+    };
+    Ok(match summary {
+        Some(summary) => {
+            let view = summary.apply(view);
+            state.summary = Some(summary);
+            view
+        }
+        None => view,
+    })
 }
 
 /// The static instructions, then those each of `fns` makes for this request, one paragraph

@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 
 use super::transcript::{Settled, Transcript};
+use crate::history::Summary;
 use crate::model::{Message, ModelRequest, ToolCallPart};
 use crate::usage::Usage;
 
@@ -60,6 +61,8 @@ pub struct RunState {
     pub(crate) approvals: BTreeMap<String, Approval>,
     /// When the run must have finished, if it has a timeout.
     pub(crate) deadline: Option<Deadline>,
+    /// The summary of older turns the run's requests send in their place.
+    pub(crate) summary: Option<Summary>,
 }
 
 impl RunState {
@@ -77,6 +80,7 @@ impl RunState {
             awaiting_approval: Vec::new(),
             approvals: BTreeMap::new(),
             deadline: None,
+            summary: None,
         }
     }
 
@@ -293,6 +297,8 @@ struct Saved {
     approvals: BTreeMap<String, Approval>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     deadline: Option<Deadline>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    summary: Option<Summary>,
 }
 
 fn is_zero_index(n: &usize) -> bool {
@@ -315,6 +321,7 @@ impl From<RunState> for Saved {
             awaiting_approval: state.awaiting_approval,
             approvals: state.approvals,
             deadline: state.deadline,
+            summary: state.summary,
         }
     }
 }
@@ -343,6 +350,7 @@ impl TryFrom<Saved> for RunState {
             awaiting_approval: saved.awaiting_approval,
             approvals: saved.approvals,
             deadline: saved.deadline,
+            summary: saved.summary,
         })
     }
 }
