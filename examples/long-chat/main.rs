@@ -28,7 +28,7 @@ pub(crate) struct Sent {
 }
 
 /// The estimated tokens the history sent may take, and the most any one request may.
-const HISTORY_BUDGET: u64 = 120;
+const HISTORY_BUDGET: u64 = 70;
 const REQUEST_LIMIT: u64 = 400;
 
 const QUESTIONS: [&str; 6] = [
@@ -56,16 +56,33 @@ pub(crate) fn scripted_model() -> FunctionModel {
             _ => String::new(),
         };
         let answer = match QUESTIONS.iter().position(|q| *q == question) {
-            Some(0) => "Jupiter is the largest planet in the solar system.",
-            Some(1) => "Jupiter has 95 officially recognised moons.",
-            Some(2) => "Ganymede is the biggest of Jupiter's moons.",
-            Some(3) => "Yes, Ganymede is larger than Mercury, though less massive.",
-            Some(4) => "Galileo Galilei discovered Ganymede in 1610.",
-            _ => "The earliest question I can see is whether Ganymede is bigger than Mercury.",
+            Some(0) => "Jupiter is the largest planet in the solar system.".to_owned(),
+            Some(1) => "Jupiter has 95 officially recognised moons.".to_owned(),
+            Some(2) => "Ganymede is the biggest of Jupiter's moons.".to_owned(),
+            Some(3) => "Yes, Ganymede is larger than Mercury, though less massive.".to_owned(),
+            Some(4) => "Galileo Galilei discovered Ganymede in 1610.".to_owned(),
+            _ => format!(
+                "The first question I can see is: {}",
+                first_prompt(messages)
+            ),
         };
         ModelResponse::text(answer).with_usage(30 * messages.len() as u64, 12)
     })
     .with_name("scripted")
+}
+
+/// The first user prompt in `messages`.
+fn first_prompt(messages: &[Message]) -> String {
+    messages
+        .iter()
+        .find_map(|message| match message {
+            Message::Request(request) => request.parts.iter().find_map(|part| match part {
+                RequestPart::UserPrompt(prompt) => Some(prompt.content.clone()),
+                _ => None,
+            }),
+            Message::Response(_) => None,
+        })
+        .unwrap_or_default()
 }
 
 /// An agent whose requests send at most `HISTORY_BUDGET` estimated tokens of history.

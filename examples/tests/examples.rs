@@ -143,5 +143,28 @@ plan: Two days in Lisbon
 async fn long_chat_sends_the_latest_turns_that_fit_and_keeps_them_all() {
     let output = long_chat::run(long_chat::scripted_model()).await.unwrap();
 
-    assert_eq!(output, "");
+    assert_eq!(
+        output,
+        "\
+turn 1 │ sent 1 of 1 messages, ~11 tokens
+user   │ Which planet is the largest?
+model  │ Jupiter is the largest planet in the solar system.
+turn 2 │ sent 3 of 3 messages, ~39 tokens
+user   │ How many moons does it have?
+model  │ Jupiter has 95 officially recognised moons.
+turn 3 │ sent 5 of 5 messages, ~66 tokens
+user   │ Which of them is the biggest?
+model  │ Ganymede is the biggest of Jupiter's moons.
+turn 4 │ sent 5 of 7 messages, ~64 tokens
+user   │ Is it bigger than Mercury?
+model  │ Yes, Ganymede is larger than Mercury, though less massive.
+turn 5 │ sent 5 of 9 messages, ~66 tokens
+user   │ Who discovered it?
+model  │ Galileo Galilei discovered Ganymede in 1610.
+turn 6 │ sent 5 of 11 messages, ~66 tokens
+user   │ What did we talk about first?
+model  │ The first question I can see is: Is it bigger than Mercury?
+kept   │ 12 messages in the history, all of them
+"
+    );
 }
