@@ -33,6 +33,7 @@
 //! # Ok::<_, Box<dyn std::error::Error>>(())
 //! ```
 
+use std::borrow::Cow;
 use std::future::Future;
 
 use futures_util::FutureExt;
@@ -57,9 +58,43 @@ pub(crate) use summary::{Plan, Summary};
 ///
 /// Implement it for a processor with state or settings of its own; [`from_fn`] and
 /// [`from_async_fn`] make one of a closure. A processor gets the whole history each time
-/// (ending in the request about to be sent) and returns what to send; it should give the
-/// same answer for the same history and context, so a resumed or replayed run sends the
-/// same.
+/// (ending in the request about to be sent), borrowed, and returns what to send: the same
+/// messages, borrowed, when it changes nothing (most requests of a conversation within its
+/// budget cost no copy), or messages of its own. It should give the same answer for the
+/// same history and context, so a resumed or replayed run sends the same.
+///
+/// ```
+/// use std::borrow::Cow;
+///
+/// use golem::history::HistoryProcessor;
+/// use golem::model::Message;
+/// use golem::{BoxError, BoxFuture, RunContext};
+///
+/// /// Sends the last `max` messages (a cut that separates a call from its answer fails the
+/// /// run, typed, before anything is sent).
+/// struct AtMost {
+///     max: usize,
+/// }
+///
+/// impl<Deps: Send + Sync + 'static> HistoryProcessor<Deps> for AtMost {
+///     fn name(&self) -> &str {
+///         "at_most"
+///     }
+///
+///     fn process<'a>(
+///         &'a self,
+///         _ctx: &'a RunContext<Deps>,
+///         messages: Cow<'a, [Message]>,
+///     ) -> BoxFuture<'a, Result<Cow<'a, [Message]>, BoxError>> {
+///         Box::pin(async move {
+///             if messages.len() <= self.max {
+///                 return Ok(messages); // unchanged, and not copied
+///             }
+///             Ok(Cow::Owned(messages[messages.len() - self.max..].to_vec()))
+///         })
+///     }
+/// }
+/// ```
 pub trait HistoryProcessor<Deps>: Send + Sync + 'static {
     /// The name errors give for this processor.
     fn name(&self) -> &str;
@@ -72,8 +107,8 @@ pub trait HistoryProcessor<Deps>: Send + Sync + 'static {
     fn process<'a>(
         &'a self,
         ctx: &'a RunContext<Deps>,
-        messages: Vec<Message>,
-    ) -> BoxFuture<'a, Result<Vec<Message>, BoxError>>;
+        messages: Cow<'a, [Message]>,
+    ) -> BoxFuture<'a, Result<Cow<'a, [Message]>, BoxError>>;
 }
 
 /// Why a history processor failed a run: the cause of a [`RunError`](crate::RunError) at
@@ -100,7 +135,9 @@ pub enum HistoryError {
     },
 }
 
-/// A processor named `name` that runs `process` on each request's messages.
+/// A processor named `name` that runs `process` on each request's messages (an owned copy
+/// of them: for processors that change what they are given; implement
+/// [`HistoryProcessor`] to pass unchanged messages through without a copy).
 ///
 /// ```
 /// use golem::history;
@@ -174,19 +211,23 @@ where
     fn process<'a>(
         &'a self,
         ctx: &'a RunContext<Deps>,
-        messages: Vec<Message>,
-    ) -> BoxFuture<'a, Result<Vec<Message>, BoxError>> {
-        (self.process)(ctx, messages)
+        messages: Cow<'a, [Message]>,
+    ) -> BoxFuture<'a, Result<Cow<'a, [Message]>, BoxError>> {
+        let future = (self.process)(ctx, messages.into_owned());
+        async move { future.await.map(Cow::Owned) }.boxed()
     }
 }
 
-/// Runs `processors` in order on `messages`, checking what each returns.
-pub(crate) async fn process<Deps: 'static>(
-    processors: &[std::sync::Arc<dyn HistoryProcessor<Deps>>],
-    ctx: &RunContext<Deps>,
-    mut messages: Vec<Message>,
-) -> Result<Vec<Message>, HistoryError> {
+/// Runs `processors` in order on `messages`, checking what each returns (unless it returned
+/// its input unchanged).
+pub(crate) async fn process<'a, Deps: 'static>(
+    processors: &'a [std::sync::Arc<dyn HistoryProcessor<Deps>>],
+    ctx: &'a RunContext<Deps>,
+    mut messages: Cow<'a, [Message]>,
+) -> Result<Cow<'a, [Message]>, HistoryError> {
     for processor in processors {
+        let input = (messages.as_ptr().addr(), messages.len());
+        let borrowed = matches!(messages, Cow::Borrowed(_));
         messages =
             processor
                 .process(ctx, messages)
@@ -195,10 +236,15 @@ pub(crate) async fn process<Deps: 'static>(
                     processor: processor.name().to_owned(),
                     source,
                 })?;
-        check(&messages).map_err(|problem| HistoryError::Invalid {
-            processor: processor.name().to_owned(),
-            problem,
-        })?;
+        let unchanged = borrowed
+            && matches!(messages, Cow::Borrowed(_))
+            && (messages.as_ptr().addr(), messages.len()) == input;
+        if !unchanged {
+            check(&messages).map_err(|problem| HistoryError::Invalid {
+                processor: processor.name().to_owned(),
+                problem,
+            })?;
+        }
     }
     Ok(messages)
 }

@@ -1,5 +1,7 @@
 //! The processors golem comes with: the last turns, old tool outputs cut, a token budget.
 
+use std::borrow::Cow;
+
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
@@ -35,11 +37,10 @@ impl<Deps: Send + Sync + 'static> HistoryProcessor<Deps> for KeepLastTurns {
     fn process<'a>(
         &'a self,
         _ctx: &'a RunContext<Deps>,
-        messages: Vec<Message>,
-    ) -> BoxFuture<'a, Result<Vec<Message>, BoxError>> {
-        let starts = turn_starts(&messages);
-        let kept = match starts.len().checked_sub(self.turns) {
-            Some(first) if first > 0 => cut(messages, starts[first]),
+        messages: Cow<'a, [Message]>,
+    ) -> BoxFuture<'a, Result<Cow<'a, [Message]>, BoxError>> {
+        let kept = match nth_turn_from_end(&messages, self.turns) {
+            Some(start) if start > 0 => Cow::Owned(cut_with(&messages, start, Vec::new())),
             _ => messages,
         };
         futures_util::future::ready(Ok(kept)).boxed()
@@ -60,6 +61,15 @@ impl TrimToolOutputs {
     pub fn new(max_chars: usize) -> Self {
         TrimToolOutputs { max_chars }
     }
+
+    /// How long `content` is as text, when it is over the limit.
+    fn over(&self, content: &Value) -> Option<usize> {
+        let chars = match content {
+            Value::String(text) => text.chars().count(),
+            other => other.to_string().chars().count(),
+        };
+        (chars > self.max_chars).then_some(chars)
+    }
 }
 
 impl<Deps: Send + Sync + 'static> HistoryProcessor<Deps> for TrimToolOutputs {
@@ -70,30 +80,35 @@ impl<Deps: Send + Sync + 'static> HistoryProcessor<Deps> for TrimToolOutputs {
     fn process<'a>(
         &'a self,
         _ctx: &'a RunContext<Deps>,
-        mut messages: Vec<Message>,
-    ) -> BoxFuture<'a, Result<Vec<Message>, BoxError>> {
-        let last = messages.len().saturating_sub(1);
-        for message in &mut messages[..last] {
+        messages: Cow<'a, [Message]>,
+    ) -> BoxFuture<'a, Result<Cow<'a, [Message]>, BoxError>> {
+        let read = messages.len().saturating_sub(1);
+        let any = messages[..read].iter().any(|message| {
+            matches!(message, Message::Request(request) if request.parts.iter().any(|part| {
+                matches!(part, RequestPart::ToolReturn(answer) if self.over(&answer.content).is_some())
+            }))
+        });
+        if !any {
+            return futures_util::future::ready(Ok(messages)).boxed();
+        }
+        let mut messages = messages.into_owned();
+        for message in &mut messages[..read] {
             let Message::Request(request) = message else {
                 continue;
             };
             for part in &mut request.parts {
-                if let RequestPart::ToolReturn(answer) = part {
-                    let chars = match &answer.content {
-                        Value::String(text) => text.chars().count(),
-                        other => other.to_string().chars().count(),
-                    };
-                    if chars > self.max_chars {
-                        answer.content = Value::String(format!(
-                            "[The output of `{}` was {chars} characters; it was removed to \
-                             save context. Call the tool again if you need it.]",
-                            answer.tool_name
-                        ));
-                    }
+                if let RequestPart::ToolReturn(answer) = part
+                    && let Some(chars) = self.over(&answer.content)
+                {
+                    answer.content = Value::String(format!(
+                        "[The output of `{}` was {chars} characters; it was removed to save \
+                         context. Call the tool again if you need it.]",
+                        answer.tool_name
+                    ));
                 }
             }
         }
-        futures_util::future::ready(Ok(messages)).boxed()
+        futures_util::future::ready(Ok(Cow::Owned(messages))).boxed()
     }
 }
 
@@ -123,33 +138,47 @@ impl<Deps: Send + Sync + 'static> HistoryProcessor<Deps> for FitTokens {
     fn process<'a>(
         &'a self,
         _ctx: &'a RunContext<Deps>,
-        messages: Vec<Message>,
-    ) -> BoxFuture<'a, Result<Vec<Message>, BoxError>> {
-        let starts = turn_starts(&messages);
-        let system = match opening_system(&messages) {
-            parts if parts.is_empty() => 0,
-            parts => estimate_tokens(&[Message::Request(ModelRequest::new(parts))]),
-        };
-        // The tokens from each message to the end.
-        let mut from_here = vec![0; messages.len() + 1];
-        for (index, message) in messages.iter().enumerate().rev() {
-            from_here[index] =
-                from_here[index + 1] + estimate_tokens(std::slice::from_ref(message));
-        }
-        let fits = starts
-            .iter()
-            .skip(1)
-            .find(|&&start| system + from_here[start] <= self.budget);
-        let kept = if from_here[0] <= self.budget {
-            messages
-        } else {
-            match fits.or(starts.last()) {
-                Some(&start) if start > 0 => cut(messages, start),
-                _ => messages,
-            }
+        messages: Cow<'a, [Message]>,
+    ) -> BoxFuture<'a, Result<Cow<'a, [Message]>, BoxError>> {
+        let kept = match self.start(&messages) {
+            Some(start) => Cow::Owned(cut_with(&messages, start, Vec::new())),
+            None => messages,
         };
         futures_util::future::ready(Ok(kept)).boxed()
     }
+}
+
+impl FitTokens {
+    /// Where the kept turns start, when some must go.
+    fn start(&self, messages: &[Message]) -> Option<usize> {
+        if estimate_tokens(messages) <= self.budget {
+            return None;
+        }
+        let system = match opening_system(messages) {
+            parts if parts.is_empty() => 0,
+            parts => estimate_tokens(&[Message::Request(ModelRequest::new(parts))]),
+        };
+        // Walking back from the end, the earliest turn start whose turns still fit; the
+        // last turn's start when even it does not.
+        let mut tokens = system;
+        let mut start = None;
+        for (index, message) in messages.iter().enumerate().rev() {
+            tokens += estimate_tokens(std::slice::from_ref(message));
+            if is_turn_start(message) && index > 0 {
+                if tokens > self.budget && start.is_some() {
+                    break;
+                }
+                start = Some(index);
+            }
+        }
+        start
+    }
+}
+
+/// Whether `message` starts a turn: a request with a user prompt.
+fn is_turn_start(message: &Message) -> bool {
+    matches!(message, Message::Request(request)
+        if request.parts.iter().any(|part| matches!(part, RequestPart::UserPrompt(_))))
 }
 
 /// Where each turn starts: the requests with a user prompt.
@@ -157,30 +186,33 @@ pub(super) fn turn_starts(messages: &[Message]) -> Vec<usize> {
     messages
         .iter()
         .enumerate()
-        .filter(|(_, message)| {
-            matches!(message, Message::Request(request)
-                if request.parts.iter().any(|part| matches!(part, RequestPart::UserPrompt(_))))
-        })
+        .filter(|(_, message)| is_turn_start(message))
         .map(|(index, _)| index)
         .collect()
 }
 
-/// The messages from `start` on (a request with a user prompt), without the answers that
-/// request gives to the response left out before it, and with the system prompt of the
-/// first request in front.
-fn cut(messages: Vec<Message>, start: usize) -> Vec<Message> {
-    cut_with(messages, start, Vec::new())
+/// Where the `n`-th turn from the end starts, if there are that many.
+fn nth_turn_from_end(messages: &[Message], n: usize) -> Option<usize> {
+    messages
+        .iter()
+        .enumerate()
+        .rev()
+        .filter(|(_, message)| is_turn_start(message))
+        .nth(n.checked_sub(1)?)
+        .map(|(index, _)| index)
 }
 
-/// As [`cut`], with `extra` parts after the system prompt (a summary of what was cut).
+/// The messages from `start` on (a request with a user prompt), without the answers that
+/// request gives to the response left out before it, and with the system prompt of the
+/// first request and then `extra` (a summary of what was cut) in front.
 pub(super) fn cut_with(
-    mut messages: Vec<Message>,
+    messages: &[Message],
     start: usize,
     extra: Vec<RequestPart>,
 ) -> Vec<Message> {
-    let mut front = opening_system(&messages);
+    let mut front = opening_system(messages);
     front.extend(extra);
-    let mut kept = messages.split_off(start);
+    let mut kept = messages[start..].to_vec();
     if let Some(Message::Request(first)) = kept.first_mut() {
         first.parts.retain(|part| {
             !matches!(

@@ -132,7 +132,7 @@ impl Summarize {
             .cloned()
             .or_else(|| (!journaled).then(|| self.remembered(view)).flatten());
         let over = |summary: Option<&Summary>| match summary {
-            Some(summary) => estimate_tokens(&summary.apply(view.to_vec())) > self.over_tokens,
+            Some(summary) => estimate_tokens(&summary.apply(view)) > self.over_tokens,
             None => estimate_tokens(view) > self.over_tokens,
         };
         if !over(known.as_ref()) {
@@ -250,9 +250,9 @@ impl Summary {
 
     /// `view` with this summary in place of the messages it covers: the system prompt the
     /// conversation opened with, then the summary, at the start of the first request kept.
-    pub(crate) fn apply(&self, view: Vec<Message>) -> Vec<Message> {
+    pub(crate) fn apply(&self, view: &[Message]) -> Vec<Message> {
         if self.covers == 0 || self.covers >= view.len() {
-            return view;
+            return view.to_vec();
         }
         let summary = RequestPart::user_prompt(format!("{SUMMARY_OPENING}{}", self.text));
         cut_with(view, self.covers, vec![summary])

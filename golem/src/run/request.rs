@@ -23,7 +23,7 @@ use crate::model::{
     FinishReason, Message, Model, ModelError, ModelResponse, RequestParams, StreamEvent,
 };
 use crate::output::Output;
-use crate::usage::LimitExceeded;
+use crate::usage::{LimitExceeded, Usage};
 
 /// Sends the transcript's pending request (or the history as it ends in one) and records
 /// the response: in the transcript when the run acts on it, as unused when it does not (cut
@@ -56,43 +56,31 @@ where
         let made = instructions(fixed, &step.agent.instructions_fns, ctx);
         params.to_mut().instructions = step.stop.race(made).await.map_err(Failure::stopped)?;
     }
-    let processors = &step.agent.history_processors;
-    let processed = if processors.is_empty() && step.agent.summarize.is_none() {
+    let shaped = if step.agent.history_processors.is_empty()
+        && step.agent.summarize.is_none()
+        && limits.request_tokens().is_none()
+    {
         None
     } else {
-        let mut view = state.transcript.to_send();
-        if let Some(summarize) = &step.agent.summarize {
-            view = summarized(step, state, summarize, view).await?;
+        // The pending request goes into the history first, so the summary and the
+        // processors read it in place; taken back if the request is not sent after all.
+        let staged = state.transcript.stage();
+        match shape(step, state, &params).await {
+            Ok(shaped) => shaped,
+            Err(failure) => {
+                state.transcript.unstage(staged);
+                return Err(failure);
+            }
         }
-        if !processors.is_empty() {
-            let ctx = RunContext::from_parts(
-                Arc::clone(step.deps),
-                Arc::new(state.usage.clone()),
-                state.turns + 1,
-            );
-            let processing = history::process(processors, &ctx, view);
-            let processed = step.stop.race(processing).await.map_err(Failure::stopped)?;
-            view = processed.map_err(|error| Failure::new(Stage::Input, error))?;
-        }
-        Some(view)
     };
-    if limits.request_tokens().is_some() {
-        let estimated = match &processed {
-            Some(messages) => history::estimate_request_tokens(messages, &params),
-            None => history::estimate_request_tokens(&state.transcript.to_send(), &params),
-        };
-        limits
-            .check_request_tokens(estimated)
-            .map_err(Failure::limit)?;
-    }
     state.turns += 1;
     let turn = state.turns;
     let RunState {
         transcript, usage, ..
     } = state;
     let sent = transcript.send();
-    let messages = match processed {
-        Some(processed) => Cow::Owned(processed),
+    let messages = match shaped {
+        Some(shaped) => Cow::Owned(shaped),
         None => sent,
     };
     emit(step.events, || RunEvent::RequestSent { turn });
@@ -186,22 +174,70 @@ where
     }
 }
 
-/// `view` with the older turns summarised, as `summarize` plans it: the summary the run
-/// state records, one the agent remembers, or a new one asked of the summary model (the
-/// journal step `summary:{turn}` in a durable run), counted in the usage and recorded in the
-/// state.
-async fn summarized<Deps, O, J>(
+/// What the request sends of the history (the pending request staged in it): summarised,
+/// then as the history processors leave it, and checked against the limit on one request's
+/// tokens; `None` when that is the history as it is.
+async fn shape<Deps, O, J>(
     step: &StepScope<'_, Deps, O, J>,
     state: &mut RunState,
-    summarize: &Summarize,
-    view: Vec<Message>,
-) -> Result<Vec<Message>, Failure>
+    params: &RequestParams,
+) -> Result<Option<Vec<Message>>, Failure>
 where
     Deps: Send + Sync + 'static,
     O: Output,
     J: Journal,
 {
-    let summary = match summarize.plan(&view, state.summary.as_ref(), step.journal.records()) {
+    let next_turn = state.turns + 1;
+    let RunState {
+        transcript,
+        usage,
+        summary,
+        ..
+    } = state;
+    let mut view = transcript.sendable();
+    if let Some(summarize) = &step.agent.summarize {
+        view = summarized(step, usage, summary, next_turn, summarize, view).await?;
+    }
+    let processors = &step.agent.history_processors;
+    let ctx;
+    if !processors.is_empty() {
+        ctx = RunContext::from_parts(Arc::clone(step.deps), Arc::new(usage.clone()), next_turn);
+        let processing = history::process(processors, &ctx, view);
+        let processed = step.stop.race(processing).await.map_err(Failure::stopped)?;
+        view = processed.map_err(|error| Failure::new(Stage::Input, error))?;
+    }
+    let limits = step.usage_limits();
+    if limits.request_tokens().is_some() {
+        let estimated = history::estimate_request_tokens(&view, params);
+        limits
+            .check_request_tokens(estimated)
+            .map_err(Failure::limit)?;
+    }
+    let whole = transcript.messages();
+    Ok(match view {
+        Cow::Borrowed(sent) if std::ptr::eq(sent, whole) => None,
+        view => Some(view.into_owned()),
+    })
+}
+
+/// `view` with the older turns summarised, as `summarize` plans it: the summary the run
+/// state records, one the agent remembers, or a new one asked of the summary model (the
+/// journal step `summary:{turn}` in a durable run), counted in the usage and recorded in the
+/// state.
+async fn summarized<'v, Deps, O, J>(
+    step: &StepScope<'_, Deps, O, J>,
+    usage: &mut Usage,
+    recorded: &mut Option<Summary>,
+    turn: u32,
+    summarize: &Summarize,
+    view: Cow<'v, [Message]>,
+) -> Result<Cow<'v, [Message]>, Failure>
+where
+    Deps: Send + Sync + 'static,
+    O: Output,
+    J: Journal,
+{
+    let summary = match summarize.plan(&view, recorded.as_ref(), step.journal.records()) {
         Plan::Send(summary) => summary,
         Plan::Ask {
             covers,
@@ -215,7 +251,7 @@ where
                     let response = model.request(&messages, &params).await?;
                     Ok(serde_json::to_value(response)?)
                 };
-                let name = journal::summary_step(state.turns + 1);
+                let name = journal::summary_step(turn);
                 step.stop
                     .race(step.journal.step(name, Box::pin(ask)))
                     .await
@@ -233,13 +269,13 @@ where
                 Ok(response) => response.map_err(|error| Failure::new(Stage::Model, error))?,
                 Err(stopped) => {
                     // The request was sent, though nothing came back.
-                    state.usage.requests += 1;
-                    state.usage.summaries.requests += 1;
+                    usage.requests += 1;
+                    usage.summaries.requests += 1;
                     return Err(Failure::stopped(stopped));
                 }
             };
-            state.usage += &response.usage;
-            state.usage.summaries += response.usage.cost();
+            *usage += &response.usage;
+            usage.summaries += response.usage.cost();
             let summary = Summary::of(covers, digest, &response);
             summarize.remember(&summary);
             Some(summary)
@@ -247,8 +283,8 @@ where
     };
     Ok(match summary {
         Some(summary) => {
-            let view = summary.apply(view);
-            state.summary = Some(summary);
+            let view = Cow::Owned(summary.apply(&view));
+            *recorded = Some(summary);
             view
         }
         None => view,

@@ -222,17 +222,30 @@ impl Transcript {
         sendable(&self.messages)
     }
 
-    /// What [`send`](Self::send) would send, without changing the transcript: for the
-    /// history processors, which may fail the run before anything is sent.
-    pub(crate) fn to_send(&self) -> Vec<Message> {
-        let mut messages = self.messages.clone();
-        if let Some(request) = &self.pending {
-            messages.push(Message::Request(request.clone()));
+    /// Puts the pending request into the history ahead of [`send`](Self::send), so what
+    /// would be sent can be read in place ([`sendable`](Self::sendable)) by steps that may
+    /// still fail the request; says whether there was one, for [`unstage`](Self::unstage).
+    pub(crate) fn stage(&mut self) -> bool {
+        match self.pending.take() {
+            Some(request) => {
+                self.messages.push(Message::Request(request));
+                true
+            }
+            None => false,
         }
-        match sendable(&messages) {
-            Cow::Borrowed(_) => messages,
-            Cow::Owned(sent) => sent,
+    }
+
+    /// Takes back what [`stage`](Self::stage) put into the history, when the request is not
+    /// sent after all.
+    pub(crate) fn unstage(&mut self, staged: bool) {
+        if staged && let Some(Message::Request(request)) = self.messages.pop() {
+            self.pending = Some(request);
         }
+    }
+
+    /// What the history sends as it is now (see [`sendable`]).
+    pub(crate) fn sendable(&self) -> Cow<'_, [Message]> {
+        sendable(&self.messages)
     }
 
     /// Adds the response to the request just sent, its calls named uniquely.
