@@ -81,6 +81,23 @@ pub trait Model: Send + Sync + 'static {
         }))
     }
 
+    /// The input tokens the provider counts for a request of `messages` with `params`,
+    /// without making it: `Some` from a provider with a counting endpoint (Anthropic's
+    /// `/v1/messages/count_tokens`), `None` (the default) from one without, for the run to
+    /// estimate instead. Used by
+    /// [`UsageLimits::count_request_tokens`](crate::usage::UsageLimits::count_request_tokens).
+    ///
+    /// # Errors
+    /// A [`ModelError`] when the provider could not count.
+    fn count_tokens<'a>(
+        &'a self,
+        messages: &'a [Message],
+        params: &'a RequestParams,
+    ) -> BoxFuture<'a, Result<Option<u64>, ModelError>> {
+        let _ = (messages, params);
+        Box::pin(futures_util::future::ready(Ok(None)))
+    }
+
     /// The model's name, as the provider knows it (`gpt-4o-mini`).
     fn name(&self) -> &str;
 
@@ -306,6 +323,14 @@ macro_rules! forward_model {
                 params: &'a RequestParams,
             ) -> ModelStream<'a> {
                 (**self).request_stream(messages, params)
+            }
+
+            fn count_tokens<'a>(
+                &'a self,
+                messages: &'a [Message],
+                params: &'a RequestParams,
+            ) -> BoxFuture<'a, Result<Option<u64>, ModelError>> {
+                (**self).count_tokens(messages, params)
             }
 
             fn name(&self) -> &str {

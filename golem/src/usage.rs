@@ -171,6 +171,7 @@ pub struct UsageLimits {
     total_tokens: Option<u64>,
     tool_calls: Option<u64>,
     request_tokens: Option<u64>,
+    count_request_tokens: bool,
 }
 
 impl UsageLimits {
@@ -214,9 +215,10 @@ impl UsageLimits {
         self
     }
 
-    /// At most `limit` estimated input tokens in any one request (its messages as the
-    /// history processors leave them, its instructions and its tool schemas; see
-    /// [`estimate_request_tokens`](crate::history::estimate_request_tokens)), checked before
+    /// At most `limit` input tokens in any one request (its messages as the history
+    /// processors leave them, its instructions and its tool schemas), estimated (see
+    /// [`estimate_request_tokens`](crate::history::estimate_request_tokens)) or counted by
+    /// the provider ([`count_request_tokens`](Self::count_request_tokens)), checked before
     /// it is sent: a request over it is not sent, and the run fails with
     /// [`LimitExceeded::RequestTokens`]. Keep the history under it with a processor such as
     /// [`FitTokens`](crate::history::FitTokens).
@@ -224,6 +226,22 @@ impl UsageLimits {
     pub fn request_tokens_limit(mut self, limit: u64) -> Self {
         self.request_tokens = Some(limit);
         self
+    }
+
+    /// Checks [`request_tokens_limit`](Self::request_tokens_limit) against the model's own
+    /// count where its provider has one ([`Model::count_tokens`](crate::model::Model::count_tokens):
+    /// Anthropic's token-counting endpoint), at the cost of one more HTTP request before
+    /// each request; against the estimate for every other model. Off by default: the
+    /// estimate needs no request.
+    #[must_use]
+    pub fn count_request_tokens(mut self, count: bool) -> Self {
+        self.count_request_tokens = count;
+        self
+    }
+
+    /// Whether the limit on one request's tokens asks the provider to count.
+    pub fn counts_request_tokens(&self) -> bool {
+        self.count_request_tokens
     }
 
     /// The request limit, if any.
@@ -254,15 +272,14 @@ impl UsageLimits {
         self.request_tokens
     }
 
-    /// Checked before a request is sent: are its `estimated` input tokens over the limit?
+    /// Checked before a request is sent: are its input `tokens` (counted or estimated)
+    /// over the limit?
     ///
     /// # Errors
     /// [`LimitExceeded::RequestTokens`] when they are.
-    pub fn check_request_tokens(&self, estimated: u64) -> Result<(), LimitExceeded> {
+    pub fn check_request_tokens(&self, tokens: u64) -> Result<(), LimitExceeded> {
         match self.request_tokens {
-            Some(limit) if estimated > limit => {
-                Err(LimitExceeded::RequestTokens { limit, estimated })
-            }
+            Some(limit) if tokens > limit => Err(LimitExceeded::RequestTokens { limit, tokens }),
             _ => Ok(()),
         }
     }
@@ -359,16 +376,14 @@ pub enum LimitExceeded {
         /// The tool calls the run would have made with this turn's.
         requested: u64,
     },
-    /// The next request's estimated input tokens are over the limit on one request; it was
-    /// not sent.
-    #[error(
-        "the next request's estimated {estimated} input tokens exceed the limit of {limit} per request"
-    )]
+    /// The next request's input tokens, estimated or counted by the provider, are over the
+    /// limit on one request; it was not sent.
+    #[error("the next request's {tokens} input tokens exceed the limit of {limit} per request")]
     RequestTokens {
         /// The limit.
         limit: u64,
-        /// The request's estimated input tokens.
-        estimated: u64,
+        /// The request's input tokens, as estimated or counted.
+        tokens: u64,
     },
 }
 

@@ -536,3 +536,102 @@ async fn with_extended_thinking_no_tool_is_forced() {
     assert_eq!(body["tool_choice"], json!({"type": "auto"}));
     assert_eq!(body["thinking"]["budget_tokens"], json!(10000));
 }
+
+#[tokio::test]
+async fn the_request_limit_counts_with_anthropics_endpoint_and_refuses_before_sending() {
+    let server = MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .and(wiremock::matchers::path("/v1/messages/count_tokens"))
+        .respond_with(json_ok(json!({"input_tokens": 1200})))
+        .mount(&server)
+        .await;
+    let agent = Agent::<Game, String>::builder(model(&server))
+        .instructions("You referee dice games.")
+        .tool(roll_dice())
+        .model_settings(ModelSettings::default().temperature(0.0))
+        .usage_limits(
+            golem::usage::UsageLimits::new()
+                .request_tokens_limit(1000)
+                .count_request_tokens(true),
+        )
+        .build()
+        .unwrap();
+
+    let error = agent.run("Roll two dice", Game).await.unwrap_err();
+
+    assert_eq!(error.stage(), Stage::Limit);
+    assert_eq!(
+        error.limit(),
+        Some(&golem::usage::LimitExceeded::RequestTokens {
+            limit: 1000,
+            tokens: 1200
+        })
+    );
+    // Only the count was asked for, with the request's fields the endpoint takes.
+    let requests = server.received_requests().await.unwrap();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].url.path(), "/v1/messages/count_tokens");
+    assert_eq!(
+        requests[0]
+            .headers
+            .get("x-api-key")
+            .map(|v| v.to_str().unwrap()),
+        Some(KEY)
+    );
+    let body: Value = serde_json::from_slice(&requests[0].body).unwrap();
+    assert_eq!(
+        body,
+        json!({
+            "model": "claude-sonnet-4-5",
+            "system": "You referee dice games.",
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "Roll two dice"}]}],
+            "tools": [{
+                "name": "roll_dice",
+                "description": "Roll `n` dice and return their total.",
+                "input_schema": body["tools"][0]["input_schema"].clone(),
+            }],
+        })
+    );
+    assert_eq!(error.usage().requests, 0);
+}
+
+#[tokio::test]
+async fn a_request_the_count_allows_is_sent() {
+    let server = MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .and(wiremock::matchers::path("/v1/messages/count_tokens"))
+        .respond_with(json_ok(json!({"input_tokens": 12})))
+        .mount(&server)
+        .await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .and(wiremock::matchers::path("/v1/messages"))
+        .respond_with(json_ok(message(
+            "msg_1",
+            json!([{"type": "text", "text": "Hello."}]),
+            "end_turn",
+            12,
+            3,
+        )))
+        .mount(&server)
+        .await;
+    let agent = Agent::<(), String>::builder(model(&server))
+        .usage_limits(
+            golem::usage::UsageLimits::new()
+                .request_tokens_limit(100)
+                .count_request_tokens(true),
+        )
+        .build()
+        .unwrap();
+
+    let result = agent.run("Hi", ()).await.unwrap();
+
+    assert_eq!(result.output, "Hello.");
+    let paths: Vec<String> = server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(|request| request.url.path().to_owned())
+        .collect();
+    assert_eq!(paths, ["/v1/messages/count_tokens", "/v1/messages"]);
+}

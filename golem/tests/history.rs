@@ -271,7 +271,7 @@ async fn a_request_over_the_token_limit_is_not_sent() {
         error.limit(),
         Some(&LimitExceeded::RequestTokens {
             limit: 50,
-            estimated: 108
+            tokens: 108
         })
     );
     assert_eq!(script.requests(), 0);

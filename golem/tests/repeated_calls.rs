@@ -370,3 +370,50 @@ async fn a_long_result_is_shown_cut() {
         )])
     );
 }
+
+#[tokio::test]
+async fn a_repeated_call_of_a_tool_that_needs_approval_is_refused_without_asking() {
+    let script = script(vec![
+        reply(vec![dice_call(2, "c1")], 1, 1),
+        reply(vec![dice_call(2, "c2")], 1, 1),
+        reply(vec![text("6")], 1, 1),
+    ]);
+    let guarded = FunctionTool::new("roll_dice", |_ctx: RunContext<()>, dice: Dice| {
+        futures_util::future::ready(Ok::<_, ModelRetry>(dice.n * 3))
+    })
+    .requires_approval(true);
+    let agent = Agent::<(), String>::builder(script.model.clone())
+        .tool(guarded)
+        .tool_retries(1)
+        .refuse_repeated_calls(1)
+        .build()
+        .unwrap();
+
+    let mut run = agent.start("Roll two dice", ());
+    let mut paused = Vec::new();
+    let result = loop {
+        match run.step().await.unwrap() {
+            golem::Step::Paused => {
+                let ids: Vec<String> = run
+                    .state()
+                    .awaiting_approval()
+                    .iter()
+                    .map(|call| call.tool_call_id.clone())
+                    .collect();
+                for id in &ids {
+                    run.approve(id).unwrap();
+                }
+                paused.extend(ids);
+            }
+            golem::Step::Finished(result) => break result,
+            _ => {}
+        }
+    };
+
+    assert_eq!(paused, ["c1"]);
+    assert_eq!(
+        result.messages[4],
+        request(vec![tool_retry("roll_dice", "c2", &refused("6", TEXT))])
+    );
+    assert_eq!(result.usage.tool_calls, 1);
+}

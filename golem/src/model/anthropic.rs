@@ -54,6 +54,7 @@ impl Wire for Messages {
     const BASE_URL_ENV: &'static str = BASE_URL_ENV;
     const DEFAULT_BASE_URL: &'static str = DEFAULT_BASE_URL;
     const PATH: &'static str = "/messages";
+    const COUNT_PATH: Option<&'static str> = Some("/messages/count_tokens");
 
     fn requires_key(_base_url: &str) -> bool {
         true
@@ -98,5 +99,19 @@ impl Wire for Messages {
 
     fn parse(&self, body: &[u8], _params: &RequestParams) -> Result<ModelResponse, String> {
         wire::parse(body)
+    }
+
+    fn count_body(
+        &self,
+        model: &str,
+        settings: &ModelSettings,
+        messages: &[Message],
+        params: &RequestParams,
+    ) -> Result<Vec<u8>, ModelError> {
+        wire::count_body(model, settings, messages, params)
+    }
+
+    fn parse_count(&self, body: &[u8]) -> Result<u64, String> {
+        wire::parse_count(body)
     }
 }

@@ -48,18 +48,6 @@ where
         .expect("handle runs only when the history ends in a response");
     let response = handling.response;
 
-    let awaiting = step
-        .tools
-        .awaiting_approval(response, |call| approvals.contains_key(&call.tool_call_id));
-    if !awaiting.is_empty() {
-        emit(step.events, || RunEvent::ApprovalRequired {
-            turn,
-            calls: awaiting.clone(),
-        });
-        *awaiting_approval = awaiting;
-        return Ok(Step::Paused);
-    }
-
     let ctx = RunContext::from_parts(Arc::clone(step.deps), Arc::new(usage.clone()), turn);
     let cost = response.usage.cost();
     let scope = Turn {
@@ -69,6 +57,20 @@ where
         turn,
         cost,
     };
+
+    // A call refused as a repeat does not run, so it waits for no one's approval.
+    let awaiting = step.tools.awaiting_approval(response, |call| {
+        scope.approvals.contains_key(&call.tool_call_id)
+            || tools::repetition(&scope, call, &handling).is_some()
+    });
+    if !awaiting.is_empty() {
+        emit(step.events, || RunEvent::ApprovalRequired {
+            turn,
+            calls: awaiting.clone(),
+        });
+        *awaiting_approval = awaiting;
+        return Ok(Step::Paused);
+    }
     let (output_calls, function_calls): (Vec<&ToolCallPart>, Vec<&ToolCallPart>) = response
         .tool_calls()
         .partition(|call| is_output_call(&step.agent.output, call));

@@ -208,9 +208,16 @@ where
     }
     let limits = step.usage_limits();
     if limits.request_tokens().is_some() {
-        let estimated = history::estimate_request_tokens(&view, params);
+        let counted = if limits.counts_request_tokens() {
+            let counting = step.model().count_tokens(&view, params);
+            let counted = step.stop.race(counting).await.map_err(Failure::stopped)?;
+            counted.map_err(|error| Failure::new(Stage::Model, error))?
+        } else {
+            None
+        };
+        let tokens = counted.unwrap_or_else(|| history::estimate_request_tokens(&view, params));
         limits
-            .check_request_tokens(estimated)
+            .check_request_tokens(tokens)
             .map_err(Failure::limit)?;
     }
     let whole = transcript.messages();

@@ -122,7 +122,7 @@ fn denial<'t, Deps, O: Output, J>(
 
 /// The feedback for `call` when the agent refuses repeated calls and the model already has
 /// its result; `None` when it runs.
-fn repetition<Deps: 'static, O: Output, J>(
+pub(crate) fn repetition<Deps: 'static, O: Output, J>(
     turn: &Turn<'_, Deps, O, J>,
     call: &ToolCallPart,
     handling: &Handling<'_>,

@@ -73,12 +73,18 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// Waits until something listens on `port`, or panics after `within`.
-fn wait_for_port(port: u16, within: Duration, what: &str, child: &mut Child) {
+/// Waits until something listens on `port`, or panics after `within`; `Err` with the exit
+/// status when the child exits first.
+fn wait_for_port(
+    port: u16,
+    within: Duration,
+    what: &str,
+    child: &mut Child,
+) -> Result<(), std::process::ExitStatus> {
     let started = Instant::now();
     while TcpStream::connect(SocketAddr::from((Ipv4Addr::LOCALHOST, port))).is_err() {
         if let Ok(Some(status)) = child.try_wait() {
-            panic!("{what} exited before listening on port {port}: {status}");
+            return Err(status);
         }
         assert!(
             started.elapsed() < within,
@@ -86,7 +92,13 @@ fn wait_for_port(port: u16, within: Duration, what: &str, child: &mut Child) {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    Ok(())
 }
+
+/// How often the server is started on fresh ports when one it was given was taken in the
+/// meantime (the tests of a binary start their servers at once, and a free port can be
+/// taken between its choice and the server's bind).
+const START_ATTEMPTS: u32 = 5;
 
 /// A running `restate-server` on 127.0.0.1, in its own base directory; killed and its
 /// directory removed when dropped.
@@ -109,6 +121,31 @@ impl RestateServer {
     /// If the server cannot be installed or started.
     pub async fn start(target_dir: &Path) -> RestateServer {
         let binary = install(target_dir);
+        for attempt in 1..=START_ATTEMPTS {
+            match RestateServer::spawn(&binary, target_dir) {
+                Ok(server) => {
+                    server.wait_healthy().await;
+                    return server;
+                }
+                Err((status, log))
+                    if log.contains("Address in use") && attempt < START_ATTEMPTS =>
+                {
+                    eprintln!("restate-server found a port taken ({status}); starting it again");
+                }
+                Err((status, log)) => {
+                    panic!("restate-server exited before listening: {status}\n{log}")
+                }
+            }
+        }
+        unreachable!("the last attempt returns or panics")
+    }
+
+    /// Starts the server on fresh free ports and waits until they listen; when it exits
+    /// first, its exit status and log.
+    fn spawn(
+        binary: &Path,
+        target_dir: &Path,
+    ) -> Result<RestateServer, (std::process::ExitStatus, String)> {
         let unique = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |elapsed| elapsed.as_nanos());
@@ -118,7 +155,7 @@ impl RestateServer {
         std::fs::create_dir_all(&base_dir).expect("a base directory");
         let (ingress, admin, node) = (free_port(), free_port(), free_port());
         let log = std::fs::File::create(base_dir.join("server.log")).expect("a log file");
-        let mut child = Command::new(&binary)
+        let mut child = Command::new(binary)
             .args([
                 "--no-logo",
                 "--listen-mode",
@@ -147,22 +184,27 @@ impl RestateServer {
             .stderr(log)
             .spawn()
             .unwrap_or_else(|error| panic!("cannot start {}: {error}", binary.display()));
-        wait_for_port(admin, Duration::from_secs(60), "restate-server", &mut child);
-        wait_for_port(
-            ingress,
-            Duration::from_secs(60),
-            "restate-server",
-            &mut child,
-        );
-        let server = RestateServer {
+        let listening = wait_for_port(admin, Duration::from_secs(60), "restate-server", &mut child)
+            .and_then(|()| {
+                wait_for_port(
+                    ingress,
+                    Duration::from_secs(60),
+                    "restate-server",
+                    &mut child,
+                )
+            });
+        if let Err(status) = listening {
+            let log = std::fs::read_to_string(base_dir.join("server.log")).unwrap_or_default();
+            let _ = std::fs::remove_dir_all(&base_dir);
+            return Err((status, log));
+        }
+        Ok(RestateServer {
             child,
             base_dir,
             ingress: format!("http://127.0.0.1:{ingress}"),
             admin: format!("http://127.0.0.1:{admin}"),
             client: reqwest::Client::new(),
-        };
-        server.wait_healthy().await;
-        server
+        })
     }
 
     async fn wait_healthy(&self) {
@@ -329,7 +371,10 @@ impl ServiceProcess {
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap_or_else(|error| panic!("cannot start {}: {error}", binary.display()));
-        wait_for_port(port, Duration::from_secs(30), "the service", &mut child);
+        if let Err(status) = wait_for_port(port, Duration::from_secs(30), "the service", &mut child)
+        {
+            panic!("the service exited before listening on port {port}: {status}");
+        }
         ServiceProcess {
             child,
             uri: format!("http://127.0.0.1:{port}"),

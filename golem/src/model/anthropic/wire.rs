@@ -77,6 +77,47 @@ pub(super) fn body(
     Ok(body)
 }
 
+/// The fields of a Messages request the token-counting endpoint takes: the request minus
+/// what only shapes the answer (`max_tokens`, sampling, `stream`), which it refuses.
+const COUNTED_FIELDS: [&str; 6] = [
+    "model",
+    "system",
+    "messages",
+    "tools",
+    "tool_choice",
+    "thinking",
+];
+
+/// The body of a `/v1/messages/count_tokens` request for `messages` and `params`: what
+/// [`body`] would send, without the fields the endpoint refuses.
+pub(super) fn count_body(
+    model: &str,
+    provider_settings: &ModelSettings,
+    messages: &[Message],
+    params: &RequestParams,
+) -> Result<Vec<u8>, ModelError> {
+    let full = body(model, provider_settings, messages, params, false, 0)?;
+    let Value::Object(mut fields) = serde_json::from_slice(&full).map_err(ModelError::other)?
+    else {
+        return Err(ModelError::other(
+            "a Messages request body is a JSON object",
+        ));
+    };
+    fields.retain(|key, _| COUNTED_FIELDS.contains(&key.as_str()));
+    serde_json::to_vec(&fields).map_err(ModelError::other)
+}
+
+/// Reads a token count: `{"input_tokens": n}`.
+pub(super) fn parse_count(body: &[u8]) -> Result<u64, String> {
+    #[derive(Deserialize)]
+    struct Counted {
+        input_tokens: u64,
+    }
+    serde_json::from_slice::<Counted>(body)
+        .map(|counted| counted.input_tokens)
+        .map_err(|error| format!("unreadable token count: {error}"))
+}
+
 /// Reads a message.
 pub(in crate::model) fn parse(body: &[u8]) -> Result<ModelResponse, String> {
     let response: MessagesResponse = decode(body, "a message")?;

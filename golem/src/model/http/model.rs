@@ -41,6 +41,8 @@ pub(crate) mod sealed {
         const DEFAULT_BASE_URL: &'static str;
         /// The endpoint under the base URL (`/chat/completions`).
         const PATH: &'static str;
+        /// The token-counting endpoint under the base URL, for a provider that has one.
+        const COUNT_PATH: Option<&'static str> = None;
 
         /// Whether `base_url` needs a key.
         fn requires_key(base_url: &str) -> bool;
@@ -75,6 +77,25 @@ pub(crate) mod sealed {
         /// Reads a response body; an error is what is wrong with it (the transport makes it
         /// an `InvalidResponse`, redacted).
         fn parse(&self, body: &[u8], params: &RequestParams) -> Result<ModelResponse, String>;
+
+        /// The body of a token-counting request, for a provider with
+        /// [`COUNT_PATH`](Self::COUNT_PATH).
+        fn count_body(
+            &self,
+            model: &str,
+            settings: &ModelSettings,
+            messages: &[Message],
+            params: &RequestParams,
+        ) -> Result<Vec<u8>, ModelError> {
+            let _ = (model, settings, messages, params);
+            Err(ModelError::other("this provider cannot count tokens"))
+        }
+
+        /// Reads a token-counting response body.
+        fn parse_count(&self, body: &[u8]) -> Result<u64, String> {
+            let _ = body;
+            Err("this provider cannot count tokens".to_owned())
+        }
     }
 }
 
@@ -96,6 +117,8 @@ struct Inner<W> {
     name: String,
     /// Parsed once, not per request.
     url: reqwest::Url,
+    /// The token-counting endpoint, for a provider that has one.
+    count_url: Option<reqwest::Url>,
     transport: Transport,
     settings: ModelSettings,
     wire: W,
@@ -234,6 +257,31 @@ impl<W: WireFormat> Model for HttpModel<W> {
         )
     }
 
+    /// Counts with the provider's token-counting endpoint, when it has one (Anthropic's),
+    /// through the same transport: retries, timeouts and redaction as for a request.
+    fn count_tokens<'a>(
+        &'a self,
+        messages: &'a [Message],
+        params: &'a RequestParams,
+    ) -> BoxFuture<'a, Result<Option<u64>, ModelError>> {
+        async move {
+            let inner = &*self.inner;
+            let Some(url) = &inner.count_url else {
+                return Ok(None);
+            };
+            let body = inner
+                .wire
+                .count_body(&inner.name, &inner.settings, messages, params)?;
+            let bytes = inner.transport.post_json(url, body).await?;
+            inner
+                .wire
+                .parse_count(&bytes)
+                .map(Some)
+                .map_err(|message| inner.transport.invalid(message))
+        }
+        .boxed()
+    }
+
     fn name(&self) -> &str {
         &self.inner.name
     }
@@ -328,6 +376,16 @@ impl<W: WireFormat> HttpBuilder<W> {
             url: base_url.clone(),
             reason: error.to_string(),
         })?;
+        let count_url = W::COUNT_PATH
+            .map(|path| {
+                reqwest::Url::parse(&format!("{base_url}{path}")).map_err(|error| {
+                    ProviderError::InvalidBaseUrl {
+                        url: base_url.clone(),
+                        reason: error.to_string(),
+                    }
+                })
+            })
+            .transpose()?;
         let transport = self
             .config
             .transport(W::PROVIDER, W::API_KEY_ENV, headers)?;
@@ -335,6 +393,7 @@ impl<W: WireFormat> HttpBuilder<W> {
             inner: Arc::new(Inner {
                 name: self.name,
                 url,
+                count_url,
                 transport,
                 settings: self.config.settings,
                 wire: self.wire,
