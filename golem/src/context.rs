@@ -1,9 +1,9 @@
 //! [`RunContext`]: what tools and validators see of the run they are part of.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::usage::Usage;
+use crate::usage::{Usage, UsageLimits};
 
 /// The run a tool call or an output validation belongs to: the dependencies, the usage so
 /// far, and where this tool (or the output) stands against its retry budget.
@@ -30,6 +30,11 @@ pub struct RunContext<Deps> {
     tool_name: Option<Arc<str>>,
     tool_call_id: Option<Arc<str>>,
     turn: u32,
+    /// The run's usage limits, for the agents it delegates to.
+    limits: UsageLimits,
+    /// What the call being handled spent through other agents, booked into the run's usage
+    /// when the call ends.
+    delegated: Option<Arc<Mutex<Usage>>>,
 }
 
 impl<Deps> RunContext<Deps> {
@@ -53,7 +58,21 @@ impl<Deps> RunContext<Deps> {
             tool_name: None,
             tool_call_id: None,
             turn,
+            limits: UsageLimits::default(),
+            delegated: None,
         }
+    }
+
+    /// The same context, with the run's usage limits.
+    pub(crate) fn with_limits(mut self, limits: UsageLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The same context, booking what it is told was delegated into `ledger`.
+    pub(crate) fn with_ledger(mut self, ledger: Arc<Mutex<Usage>>) -> Self {
+        self.delegated = Some(ledger);
+        self
     }
 
     pub(crate) fn for_attempt(
@@ -71,6 +90,8 @@ impl<Deps> RunContext<Deps> {
             tool_name,
             tool_call_id,
             turn: self.turn,
+            limits: self.limits,
+            delegated: self.delegated.clone(),
         }
     }
 
@@ -114,6 +135,26 @@ impl<Deps> RunContext<Deps> {
     pub fn turn(&self) -> u32 {
         self.turn
     }
+
+    /// What is left of the run's usage limits: its limits, less its usage so far. An agent
+    /// run on this run's behalf runs under these, so the run's limits bound it too.
+    pub fn remaining_limits(&self) -> UsageLimits {
+        self.limits.remaining(&self.usage)
+    }
+
+    /// Books `usage`, spent by the agent called `agent` on this run's behalf (inside a
+    /// tool), into the run's usage once the call ends: added to its totals, and shown apart
+    /// under [`Usage::agents`]. [`Agent::as_tool`](crate::Agent::as_tool) does this for
+    /// you; call it when a hand-written tool runs an agent itself. Outside a tool call it
+    /// does nothing.
+    pub fn add_delegated_usage(&self, agent: &str, usage: &Usage) {
+        if let Some(ledger) = &self.delegated {
+            ledger
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .add_delegated(agent, usage);
+        }
+    }
 }
 
 impl<Deps> Clone for RunContext<Deps> {
@@ -126,6 +167,8 @@ impl<Deps> Clone for RunContext<Deps> {
             tool_name: self.tool_name.clone(),
             tool_call_id: self.tool_call_id.clone(),
             turn: self.turn,
+            limits: self.limits,
+            delegated: self.delegated.clone(),
         }
     }
 }

@@ -17,9 +17,11 @@ use crate::context::RunContext;
 use crate::error::BoxError;
 use crate::model::retry::ModelRetry;
 
+mod agent;
 mod args_schema;
 mod function;
 
+pub use agent::{AgentTool, OnAgentError};
 pub use args_schema::ArgsSchema;
 pub use function::FunctionTool;
 

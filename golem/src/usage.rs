@@ -42,6 +42,11 @@ pub struct Usage {
     /// ([`Summarize`](crate::history::Summarize)).
     #[serde(skip_serializing_if = "RoundCost::is_zero")]
     pub summaries: RoundCost,
+    /// The share of the above spent by the agents this run delegated to (an agent called as
+    /// a tool, [`Agent::as_tool`](crate::Agent::as_tool)), by the name it was called
+    /// under: each its whole usage, its own delegations nested in it.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub agents: BTreeMap<String, Usage>,
 }
 
 impl Usage {
@@ -70,6 +75,18 @@ impl Usage {
     }
 }
 
+impl Usage {
+    /// Adds `usage`, spent by the agent called `agent` on this run's behalf: to the totals
+    /// (without its own delegations, which stay nested), and apart under
+    /// [`agents`](Self::agents).
+    pub(crate) fn add_delegated(&mut self, agent: &str, usage: &Usage) {
+        let mut own = usage.clone();
+        own.agents.clear();
+        *self += &own;
+        *self.agents.entry(agent.to_owned()).or_default() += usage;
+    }
+}
+
 impl AddAssign<&Usage> for Usage {
     fn add_assign(&mut self, other: &Usage) {
         // Saturating: the counts come from the network.
@@ -85,6 +102,9 @@ impl AddAssign<&Usage> for Usage {
         self.tool_calls = self.tool_calls.saturating_add(other.tool_calls);
         self.rejected += &other.rejected;
         self.summaries += other.summaries;
+        for (name, usage) in &other.agents {
+            *self.agents.entry(name.clone()).or_default() += usage;
+        }
     }
 }
 
@@ -242,6 +262,48 @@ impl UsageLimits {
     /// Whether the limit on one request's tokens asks the provider to count.
     pub fn counts_request_tokens(&self) -> bool {
         self.count_request_tokens
+    }
+
+    /// What is left of these limits after `used`: each limit lowered by what `used` spent of
+    /// it (the limit on one request's tokens stays as it is). An agent called as a tool runs
+    /// under what its caller has left, so the caller's limits bound the whole tree.
+    ///
+    /// ```
+    /// use golem::usage::{Usage, UsageLimits};
+    ///
+    /// let limits = UsageLimits::new().request_limit(10).total_tokens_limit(1_000);
+    /// let left = limits.remaining(&Usage::request(300, 100));
+    /// assert_eq!(left.requests(), Some(9));
+    /// ```
+    #[must_use]
+    pub fn remaining(&self, used: &Usage) -> UsageLimits {
+        let left = |limit: Option<u64>, spent: u64| limit.map(|limit| limit.saturating_sub(spent));
+        UsageLimits {
+            requests: left(self.requests, used.requests),
+            input_tokens: left(self.input_tokens, used.input_tokens),
+            output_tokens: left(self.output_tokens, used.output_tokens),
+            total_tokens: left(self.total_tokens, used.total_tokens()),
+            tool_calls: left(self.tool_calls, used.tool_calls),
+            request_tokens: self.request_tokens,
+            count_request_tokens: self.count_request_tokens,
+        }
+    }
+
+    /// The tighter of these limits and `other`, limit by limit.
+    pub(crate) fn within(&self, other: &UsageLimits) -> UsageLimits {
+        let tighter = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        UsageLimits {
+            requests: tighter(self.requests, other.requests),
+            input_tokens: tighter(self.input_tokens, other.input_tokens),
+            output_tokens: tighter(self.output_tokens, other.output_tokens),
+            total_tokens: tighter(self.total_tokens, other.total_tokens),
+            tool_calls: tighter(self.tool_calls, other.tool_calls),
+            request_tokens: tighter(self.request_tokens, other.request_tokens),
+            count_request_tokens: self.count_request_tokens || other.count_request_tokens,
+        }
     }
 
     /// The request limit, if any.

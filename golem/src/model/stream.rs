@@ -11,6 +11,10 @@ pub type ModelStream<'a> = BoxStream<'a, Result<StreamEvent, ModelError>>;
 /// One item of a streamed response.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a stream ends in one whole response; boxing it would cost an allocation per response and change the public type"
+)]
 pub enum StreamEvent {
     /// More of the response.
     Delta(ResponseDelta),

@@ -241,6 +241,10 @@ where
 /// What one [`step`](AgentRun::step) did.
 #[derive(Debug)]
 #[non_exhaustive]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a run finishes once; boxing its result would change the public type for no gain"
+)]
 pub enum Step<O> {
     /// A model request was made; its response is the last message.
     Responded,

@@ -263,16 +263,17 @@ struct Settling<'h, 'a> {
 }
 
 impl Settling<'_, '_> {
-    /// Settles `call` as `outcome` ended it; returns 1 when it was a call to a known tool,
-    /// counted in the usage.
+    /// Settles `call` as `called` ended it, booking what it spent through other agents;
+    /// returns 1 when it was a call to a known tool, counted in the usage.
     fn record<Deps: 'static, O: Output, J>(
         &mut self,
         turn: &Turn<'_, Deps, O, J>,
         call: &ToolCallPart,
-        outcome: CallOutcome,
+        called: Called,
         usage: &mut Usage,
     ) -> u64 {
-        let (settled, error) = outcome.settle();
+        *usage += &called.delegated;
+        let (settled, error) = called.outcome.settle();
         emit_finished(turn, call, &settled);
         self.handling.settle(&call.tool_call_id, settled);
         if let Some(error) = error {
@@ -291,18 +292,34 @@ fn is_known<Deps: 'static, O: Output, J>(turn: &Turn<'_, Deps, O, J>, call: &Too
     turn.step.tools.index.contains_key(&call.tool_name)
 }
 
-/// Calls the tool of `call`, and says which call it was.
+/// Calls the tool of `call`, and says which call it was and what it spent through other
+/// agents.
 async fn run_call<'c, Deps, O, J>(
     call: &'c ToolCallPart,
     turn: &Turn<'_, Deps, O, J>,
     retries: &Retries,
-) -> (&'c ToolCallPart, CallOutcome)
+) -> (&'c ToolCallPart, Called)
 where
     Deps: Send + Sync + 'static,
     O: Output,
     J: Journal,
 {
     (call, call_tool(call, turn, retries).await)
+}
+
+/// How a call ended, and the usage of the agents it ran on the run's behalf.
+pub(crate) struct Called {
+    outcome: CallOutcome,
+    delegated: Usage,
+}
+
+impl From<CallOutcome> for Called {
+    fn from(outcome: CallOutcome) -> Self {
+        Called {
+            outcome,
+            delegated: Usage::default(),
+        }
+    }
 }
 
 /// Books the rejections of the settled `calls` (each rejected tool charged once, however
@@ -404,7 +421,7 @@ async fn call_tool<Deps, O, J>(
     call: &ToolCallPart,
     turn: &Turn<'_, Deps, O, J>,
     retries: &Retries,
-) -> CallOutcome
+) -> Called
 where
     Deps: Send + Sync + 'static,
     O: Output,
@@ -426,24 +443,41 @@ where
         return CallOutcome::Rejected {
             error: Box::new(ModelRetry::new(reason.clone())),
             reason,
-        };
+        }
+        .into();
     };
     let entry = &tools.entries[index];
-    let ctx = turn.ctx.for_attempt(
-        Some(Arc::clone(&entry.name)),
-        Some(Arc::from(call.tool_call_id.as_str())),
-        retries.tool_rejections(ToolKey::Known(index), &entry.name),
-        entry.max_retries,
-    );
+    let ledger = Arc::new(Mutex::new(Usage::default()));
+    let ctx = turn
+        .ctx
+        .for_attempt(
+            Some(Arc::clone(&entry.name)),
+            Some(Arc::from(call.tool_call_id.as_str())),
+            retries.tool_rejections(ToolKey::Known(index), &entry.name),
+            entry.max_retries,
+        )
+        .with_ledger(Arc::clone(&ledger));
+    let spent = |ledger: &Mutex<Usage>| {
+        std::mem::take(&mut *ledger.lock().unwrap_or_else(PoisonError::into_inner))
+    };
     let journal = turn.step.journal;
     if !journal.records() {
-        return invoke(&*entry.tool, &ctx, call).await;
+        let outcome = invoke(&*entry.tool, &ctx, call).await;
+        return Called {
+            outcome,
+            delegated: spent(&ledger),
+        };
     }
     // An owned step for the journal. When it runs now, its outcome is used as it is, so
     // the run keeps the error's own chain; on replay the recorded outcome stands in.
     let live = Arc::new(Mutex::new(None));
     let step = {
-        let (tool, call, live) = (Arc::clone(&entry.tool), call.clone(), Arc::clone(&live));
+        let (tool, call, live, ledger) = (
+            Arc::clone(&entry.tool),
+            call.clone(),
+            Arc::clone(&live),
+            Arc::clone(&ledger),
+        );
         async move {
             let outcome = match invoke(&*tool, &ctx, &call).await {
                 // A replayed run's toolset that cannot list its tools again fails the step,
@@ -458,27 +492,58 @@ where
                 }
                 outcome => outcome,
             };
-            let recorded = serde_json::to_value(recorded(&outcome))?;
-            *live.lock().unwrap_or_else(PoisonError::into_inner) = Some(outcome);
+            let delegated = spent(&ledger);
+            let recorded = record(&recorded(&outcome), &delegated)?;
+            *live.lock().unwrap_or_else(PoisonError::into_inner) =
+                Some(Called { outcome, delegated });
             Ok(recorded)
         }
     };
     let name = journal::tool_step(turn.turn, &call.tool_call_id);
     let recorded = journal.step(name, Box::pin(step)).await;
-    if let Some(outcome) = live.lock().unwrap_or_else(PoisonError::into_inner).take() {
-        return outcome;
+    if let Some(called) = live.lock().unwrap_or_else(PoisonError::into_inner).take() {
+        return called;
     }
-    match recorded.and_then(|value| Ok(serde_json::from_value::<Settled>(value)?)) {
-        Ok(Settled::Returned(value)) => CallOutcome::Returned(value),
-        Ok(Settled::Rejected(reason) | Settled::Repeated(reason)) => CallOutcome::Rejected {
+    let (settled, delegated) = match recorded.and_then(read_record) {
+        Ok(read) => read,
+        Err(error) => return CallOutcome::Failed(error).into(),
+    };
+    let outcome = match settled {
+        Settled::Returned(value) => CallOutcome::Returned(value),
+        Settled::Rejected(reason) | Settled::Repeated(reason) => CallOutcome::Rejected {
             error: Box::new(ModelRetry::new(reason.clone())),
             reason,
         },
-        Ok(Settled::Failed(message) | Settled::Denied(message)) => {
+        Settled::Failed(message) | Settled::Denied(message) => {
             CallOutcome::Failed(Box::new(RecordedFailure { message }))
         }
-        Err(error) => CallOutcome::Failed(error),
+    };
+    Called { outcome, delegated }
+}
+
+/// What the journal records of a call: how it ended (`{"returned": value}`, ...) and, when
+/// it ran other agents, their usage under `"delegated"`.
+fn record(settled: &Settled, delegated: &Usage) -> Result<Value, BoxError> {
+    let mut recorded = serde_json::to_value(settled)?;
+    if *delegated != Usage::default()
+        && let Value::Object(fields) = &mut recorded
+    {
+        fields.insert("delegated".to_owned(), serde_json::to_value(delegated)?);
     }
+    Ok(recorded)
+}
+
+/// Reads what [`record`] wrote (and what golem wrote before it: the outcome alone).
+fn read_record(mut recorded: Value) -> Result<(Settled, Usage), BoxError> {
+    let delegated = match &mut recorded {
+        Value::Object(fields) => fields.remove("delegated"),
+        _ => None,
+    };
+    let delegated = delegated
+        .map(serde_json::from_value)
+        .transpose()?
+        .unwrap_or_default();
+    Ok((serde_json::from_value(recorded)?, delegated))
 }
 
 /// How a call ended, as a journal records it: `{"returned": value}`, `{"rejected":

@@ -1,0 +1,210 @@
+//! [`AgentTool`]: an agent called as a tool of another, its usage rolled up into the
+//! caller's and bounded by the caller's limits.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::{ArgsSchema, RetryLimit, Tool, ToolDefinition};
+use crate::agent::Agent;
+use crate::context::RunContext;
+use crate::error::BoxError;
+use crate::model::ModelRetry;
+use crate::output::Output;
+
+/// What an [`AgentTool`] does when the agent it calls fails.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OnAgentError {
+    /// The call fails the calling run at the tool stage, the agent's
+    /// [`RunError`](crate::RunError) (its stage, cause, history and usage) as the cause.
+    /// The default, as for any tool error.
+    #[default]
+    Fail,
+    /// The call is rejected: the agent's error goes back to the calling model as feedback,
+    /// under the budget of this tool, as any [`ModelRetry`].
+    Retry,
+}
+
+/// An agent called as a tool of another: each call runs the agent on a prompt (and
+/// dependencies) made from the call's arguments and the caller's context, and returns its
+/// output. Made by [`Agent::as_tool`].
+///
+/// What the agent spends, its rejected rounds included, is added to the calling run's usage
+/// and shown apart under [`Usage::agents`](crate::Usage::agents) by the tool's name; it
+/// runs under its own usage limits and what is left of the caller's
+/// ([`RunContext::remaining_limits`]), whichever is tighter, so the caller's limits bound the
+/// whole tree.
+pub struct AgentTool<Deps, ChildDeps, O, Args, F> {
+    agent: Agent<ChildDeps, O>,
+    definition: ToolDefinition,
+    schema: ArgsSchema,
+    prepare: F,
+    on_error: OnAgentError,
+    max_retries: Option<RetryLimit>,
+    _marker: PhantomData<fn(Deps, Args)>,
+}
+
+impl<Deps, ChildDeps, O, Args, F> fmt::Debug for AgentTool<Deps, ChildDeps, O, Args, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentTool")
+            .field("definition", &self.definition)
+            .field("on_error", &self.on_error)
+            .field("max_retries", &self.max_retries)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<ChildDeps, O> Agent<ChildDeps, O>
+where
+    ChildDeps: Send + Sync + 'static,
+    O: Output,
+{
+    /// This agent as a tool named `name` of agents with dependencies `Deps`: `prepare`
+    /// makes the prompt and this agent's dependencies from the caller's context and the
+    /// call's arguments (`Args`, typed with [`#[golem::args]`](crate::args)); the tool
+    /// returns this agent's output.
+    ///
+    /// ```
+    /// use golem::model::function::FunctionModel;
+    /// use golem::model::{Message, ModelResponse};
+    /// use golem::{Agent, RunContext};
+    ///
+    /// #[golem::args]
+    /// struct Question {
+    ///     /// The maths question to answer.
+    ///     question: String,
+    /// }
+    ///
+    /// let maths = Agent::<(), String>::builder(FunctionModel::new(|_: &[Message], _| {
+    ///     ModelResponse::text("4").with_usage(20, 1)
+    /// }))
+    /// .build()?;
+    /// let router = Agent::<(), String>::builder(FunctionModel::new(|messages: &[Message], _| {
+    ///     match messages.len() {
+    ///         1 => ModelResponse::tool_call("maths", r#"{"question": "2 + 2?"}"#, "c1"),
+    ///         _ => ModelResponse::text("It is 4."),
+    ///     }
+    ///     .with_usage(10, 5)
+    /// }))
+    /// .tool(maths.as_tool(
+    ///     "maths",
+    ///     "Answers a maths question.",
+    ///     |_ctx: &RunContext<()>, args: Question| (args.question, ()),
+    /// ))
+    /// .build()?;
+    /// # tokio::runtime::Runtime::new()?.block_on(async {
+    /// let result = router.run("What is 2 + 2?", ()).await?;
+    /// assert_eq!(result.output, "It is 4.");
+    /// assert_eq!(result.usage.requests, 3); // two of the router's, one of the maths agent's
+    /// assert_eq!(result.usage.agents["maths"].input_tokens, 20);
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// # })?;
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn as_tool<Deps, Args, F, P>(
+        &self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        prepare: F,
+    ) -> AgentTool<Deps, ChildDeps, O, Args, F>
+    where
+        Deps: Send + Sync + 'static,
+        Args: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(&RunContext<Deps>, Args) -> (P, ChildDeps) + Send + Sync + 'static,
+        P: Into<String>,
+    {
+        let definition = ToolDefinition::for_args::<Args>(name, description);
+        AgentTool {
+            schema: ArgsSchema::new(&definition.parameters),
+            definition,
+            agent: self.clone(),
+            prepare,
+            on_error: OnAgentError::default(),
+            max_retries: None,
+            _marker: PhantomData,
+        }
+    }
+}
+
+impl<Deps, ChildDeps, O, Args, F> AgentTool<Deps, ChildDeps, O, Args, F> {
+    /// What a failure of the agent does to the calling run; [`OnAgentError::Fail`] by
+    /// default.
+    #[must_use]
+    pub fn on_error(mut self, on_error: OnAgentError) -> Self {
+        self.on_error = on_error;
+        self
+    }
+
+    /// This tool's retry budget in the calling run, overriding the caller's default.
+    #[must_use]
+    pub fn max_retries(mut self, limit: RetryLimit) -> Self {
+        self.max_retries = Some(limit);
+        self
+    }
+}
+
+impl<Deps, ChildDeps, O, Args, F, P> Tool<Deps> for AgentTool<Deps, ChildDeps, O, Args, F>
+where
+    Deps: Send + Sync + 'static,
+    ChildDeps: Send + Sync + 'static,
+    O: Output + Serialize,
+    Args: DeserializeOwned + JsonSchema + Send + 'static,
+    F: Fn(&RunContext<Deps>, Args) -> (P, ChildDeps) + Send + Sync + 'static,
+    P: Into<String>,
+{
+    fn definition(&self) -> ToolDefinition {
+        self.definition.clone()
+    }
+
+    fn max_retries(&self) -> Option<RetryLimit> {
+        self.max_retries
+    }
+
+    fn call<'a>(
+        &'a self,
+        ctx: &'a RunContext<Deps>,
+        args: &'a str,
+    ) -> BoxFuture<'a, Result<Value, BoxError>> {
+        let name = self.definition.name.as_str();
+        let args = match self.schema.parse::<Args>(name, args) {
+            Ok(args) => args,
+            Err(retry) => return futures_util::future::ready(Err(retry.into())).boxed(),
+        };
+        let (prompt, deps) = (self.prepare)(ctx, args);
+        // The agent's own limits, and what the caller has left.
+        let limits = self
+            .agent
+            .inner
+            .usage_limits
+            .within(&ctx.remaining_limits());
+        let run = self.agent.start(prompt, deps).with_usage_limits(limits);
+        async move {
+            match run.finish().await {
+                Ok(result) => {
+                    ctx.add_delegated_usage(name, &result.usage);
+                    Ok(serde_json::to_value(result.output)?)
+                }
+                Err(error) => {
+                    ctx.add_delegated_usage(name, error.usage());
+                    match self.on_error {
+                        OnAgentError::Fail => Err(error.into()),
+                        OnAgentError::Retry => Err(ModelRetry::new(format!(
+                            "The `{name}` agent failed: {error}. Change the request, or do \
+                             without it."
+                        ))
+                        .with_source(error)
+                        .into()),
+                    }
+                }
+            }
+        }
+        .boxed()
+    }
+}

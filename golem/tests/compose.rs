@@ -1,0 +1,230 @@
+//! Agents that compose: an agent called as a tool, its usage rolled up into the caller's,
+//! bounded by the caller's limits, its failure a rejection or a terminal failure by choice
+//! (ADR 0026).
+
+mod common;
+
+use std::error::Error as _;
+
+use common::*;
+use golem::model::ResponsePart;
+use golem::run::MemoryJournal;
+use golem::tool::{FunctionTool, OnAgentError, Tool};
+use golem::usage::{LimitExceeded, RoundCost, UsageLimits};
+use golem::{Agent, ModelRetry, RunContext, RunError, Stage};
+use serde_json::json;
+
+#[golem::args]
+struct Dice {
+    n: i64,
+}
+
+#[golem::args]
+struct Task {
+    /// What to ask the dice agent.
+    task: String,
+}
+
+fn roll_dice() -> impl Tool<()> {
+    FunctionTool::new("roll_dice", |_ctx: RunContext<()>, dice: Dice| async move {
+        if dice.n <= 0 {
+            return Err(ModelRetry::new(format!(
+                "n must be positive, got {}",
+                dice.n
+            )));
+        }
+        Ok(dice.n * 3)
+    })
+}
+
+fn dice_call(n: i64, id: &str) -> ResponsePart {
+    call("roll_dice", &json!({ "n": n }).to_string(), id)
+}
+
+fn cost(requests: u64, input_tokens: u64, output_tokens: u64) -> RoundCost {
+    RoundCost {
+        requests,
+        input_tokens,
+        output_tokens,
+    }
+}
+
+/// The dice agent: corrects one bad roll, then answers.
+fn dice_agent(model: &Script) -> Agent<(), String> {
+    Agent::<(), String>::builder(model.model.clone())
+        .tool(roll_dice())
+        .tool_retries(1)
+        .build()
+        .expect("a valid agent")
+}
+
+/// A router with the dice agent as its `dice` tool.
+fn router(model: &Script, dice: &Agent<(), String>, on_error: OnAgentError) -> Agent<(), String> {
+    Agent::<(), String>::builder(model.model.clone())
+        .tool(
+            dice.as_tool(
+                "dice",
+                "Plays a dice game.",
+                |_ctx: &RunContext<()>, task: Task| (task.task, ()),
+            )
+            .on_error(on_error),
+        )
+        .tool_retries(1)
+        .build()
+        .expect("a valid agent")
+}
+
+fn task_call(id: &str) -> ResponsePart {
+    call("dice", r#"{"task": "Roll two dice"}"#, id)
+}
+
+fn correcting_child() -> Script {
+    script(vec![
+        reply(vec![dice_call(-1, "d1")], 100, 10),
+        reply(vec![dice_call(2, "d2")], 200, 10),
+        reply(vec![text("You rolled 6.")], 300, 5),
+    ])
+}
+
+#[tokio::test]
+async fn the_childs_usage_rejections_included_rolls_up_into_the_parents_and_apart() {
+    let child = correcting_child();
+    let parent = script(vec![
+        reply(vec![task_call("c1")], 10, 2),
+        reply(vec![text("Ann rolled 6.")], 20, 3),
+    ]);
+    let router = router(&parent, &dice_agent(&child), OnAgentError::Fail);
+
+    let result = router.run("Play for Ann", ()).await.unwrap();
+
+    assert_eq!(result.output, "Ann rolled 6.");
+    assert_eq!(
+        result.messages[2],
+        request(vec![tool_return("dice", "c1", json!("You rolled 6."))])
+    );
+    let usage = &result.usage;
+    assert_eq!(
+        (
+            usage.requests,
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.tool_calls
+        ),
+        (5, 630, 30, 3)
+    );
+    // What the child's mistake cost shows in the parent's rejected rounds, by tool.
+    assert_eq!(usage.rejected.total, cost(1, 100, 10));
+    assert_eq!(usage.rejected.tools["roll_dice"], cost(1, 100, 10));
+    let dice = &usage.agents["dice"];
+    assert_eq!(
+        (
+            dice.requests,
+            dice.input_tokens,
+            dice.output_tokens,
+            dice.tool_calls
+        ),
+        (3, 600, 25, 2)
+    );
+    assert_eq!(dice.rejected.tools["roll_dice"], cost(1, 100, 10));
+    assert_eq!(usage.agents.len(), 1);
+}
+
+#[tokio::test]
+async fn the_parents_limits_bound_the_child_and_a_failing_child_fails_the_parent() {
+    let child = correcting_child();
+    let parent = script(vec![reply(vec![task_call("c1")], 10, 2)]);
+    let router = Agent::<(), String>::builder(parent.model.clone())
+        .tool(dice_agent(&child).as_tool(
+            "dice",
+            "Plays a dice game.",
+            |_ctx: &RunContext<()>, task: Task| (task.task, ()),
+        ))
+        .usage_limits(UsageLimits::new().request_limit(3))
+        .build()
+        .unwrap();
+
+    let error = router.run("Play for Ann", ()).await.unwrap_err();
+
+    // The parent made one request; the child had the two left, and needed a third.
+    assert_eq!(error.stage(), Stage::Tool);
+    assert_eq!(error.tool_name(), Some("dice"));
+    let cause = error
+        .source()
+        .and_then(|cause| cause.downcast_ref::<RunError>())
+        .expect("the child's error");
+    assert_eq!(cause.limit(), Some(&LimitExceeded::Requests { limit: 2 }));
+    assert_eq!(cause.messages().len(), 5);
+    assert_eq!(child.requests(), 2);
+    assert_eq!(error.usage().requests, 3);
+    assert_eq!(error.usage().agents["dice"].requests, 2);
+    // The call is answered in the history, as any failed call.
+    assert_eq!(
+        error.messages().last(),
+        Some(&request(vec![tool_return(
+            "dice",
+            "c1",
+            json!("The tool failed; the run stopped.")
+        )]))
+    );
+}
+
+#[tokio::test]
+async fn a_failing_child_can_be_a_rejection_the_parent_model_corrects() {
+    // A child with no budget fails on its first bad roll.
+    let child = script(vec![reply(vec![dice_call(-1, "d1")], 100, 10)]);
+    let strict = Agent::<(), String>::builder(child.model.clone())
+        .tool(roll_dice())
+        .build()
+        .unwrap();
+    let parent = script(vec![
+        reply(vec![task_call("c1")], 10, 2),
+        reply(vec![text("The dice agent could not play.")], 20, 3),
+    ]);
+    let router = router(&parent, &strict, OnAgentError::Retry);
+
+    let result = router.run("Play for Ann", ()).await.unwrap();
+
+    let feedback = "The `dice` agent failed: tool `roll_dice` was rejected and its retries are \
+                    off. Change the request, or do without it.";
+    assert_eq!(
+        result.messages[2],
+        request(vec![tool_retry("dice", "c1", feedback)])
+    );
+    // Charged to the parent's budget for the tool, with the child's spending in it.
+    assert_eq!(result.usage.rejected.tools["dice"], cost(1, 10, 2));
+    assert_eq!(result.usage.agents["dice"].requests, 1);
+    assert_eq!(result.usage.requests, 3);
+}
+
+#[tokio::test]
+async fn a_journaled_parent_records_the_childs_usage_and_replays_it_without_asking() {
+    let child = correcting_child();
+    let parent = script(vec![
+        reply(vec![task_call("c1")], 10, 2),
+        reply(vec![text("Ann rolled 6.")], 20, 3),
+    ]);
+    let router = router(&parent, &dice_agent(&child), OnAgentError::Fail);
+    let journal = MemoryJournal::new();
+
+    let first = router
+        .start("Play for Ann", ())
+        .finish_in(&journal)
+        .await
+        .unwrap();
+    let recorded = journal.result("tool:1:c1").unwrap();
+    assert_eq!(recorded["returned"], json!("You rolled 6."));
+    assert_eq!(
+        recorded["delegated"]["agents"]["dice"]["requests"],
+        json!(3)
+    );
+
+    let replayed = router
+        .start("Play for Ann", ())
+        .finish_in(&journal)
+        .await
+        .unwrap();
+
+    assert_eq!((child.requests(), parent.requests()), (3, 2));
+    assert_eq!(replayed.usage, first.usage);
+    assert_eq!(replayed.messages, first.messages);
+}
