@@ -24,6 +24,9 @@ mod streaming;
 #[path = "../long-chat/main.rs"]
 mod long_chat;
 
+#[path = "../multi-agent/main.rs"]
+mod multi_agent;
+
 fn rejections(output: &str) -> usize {
     output
         .lines()
@@ -165,6 +168,34 @@ turn 6 │ sent 5 of 11 messages, ~66 tokens
 user   │ What did we talk about first?
 model  │ The first question I can see is: Is it bigger than Mercury?
 kept   │ 12 messages in the history, all of them
+"
+    );
+}
+
+#[tokio::test]
+async fn multi_agent_delegates_and_shows_the_usage_tree() {
+    let output = multi_agent::run(
+        multi_agent::scripted_router(),
+        multi_agent::scripted_dice(),
+        multi_agent::scripted_rules(),
+    )
+    .await
+    .unwrap();
+
+    assert_eq!(
+        output,
+        "\
+user     │ Roll two dice for Ann and tell her how to win.
+model    │ calls rules({\"task\": \"How does one win at dice?\"})
+tool     │ rules → The highest total wins.
+model    │ calls dice({\"task\": \"Roll two dice for Ann.\"})
+tool     │ dice → Ann rolled 6.
+model    │ Ann rolled 6; the highest total wins, so she leads.
+usage tree
+  router: 7 requests, 1025 tokens; rejected rounds: 1 requests, 102 tokens
+    dice: 3 requests, 399 tokens; rejected rounds: 1 requests, 102 tokens
+    rules: 1 requests, 66 tokens; rejected rounds: 0 requests, 0 tokens
+answer: Ann rolled 6; the highest total wins, so she leads.
 "
     );
 }

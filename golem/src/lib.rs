@@ -73,6 +73,11 @@ pub mod guide {
     #[doc = include_str!("../../docs/context.md")]
     pub mod context {}
 
+    /// Agents that compose: an agent as a tool, usage rolled up, limits across parent and
+    /// child, failures as rejections or terminal.
+    #[doc = include_str!("../../docs/multi-agent.md")]
+    pub mod multi_agent {}
+
     /// Durable runs: the journal, what is journaled, and tools' side effects.
     #[doc = include_str!("../../docs/durability.md")]
     pub mod durability {}
