@@ -1,7 +1,8 @@
 //! (1) Pure framework overhead: the three-turn self-correction scenario with `FunctionModel`,
 //! so no I/O at all. Target: ≤ 10 µs per model turn; ≤ 2 µs per turn for the run driven
 //! step by step, and as a stream of events; with one history processor, ≤ 1.2× the run
-//! without.
+//! without. Also measured, with no target: a tool call that runs a child agent against one
+//! that runs a plain function.
 
 use std::time::{Duration, Instant};
 
@@ -33,6 +34,18 @@ fn main() {
             .block_on(processed_agent.run(PROMPT, Table { face: 3 }))
             .expect("the scenario succeeds")
     };
+    let plain_agent = scenario::delegating_agent(false);
+    let child_agent = scenario::delegating_agent(true);
+    let plain = || {
+        runtime
+            .block_on(plain_agent.run(PROMPT, ()))
+            .expect("the scenario succeeds")
+    };
+    let child = || {
+        runtime
+            .block_on(child_agent.run(PROMPT, ()))
+            .expect("the scenario succeeds")
+    };
     let stepped = || {
         runtime.block_on(async {
             let mut run = agent.start(PROMPT, Table { face: 3 });
@@ -60,6 +73,8 @@ fn main() {
     );
     assert!(scenario::is_expected(&stepped()));
     assert!(scenario::is_expected(&processed()));
+    assert_eq!(child().usage.agents["helper"].requests, 1);
+    assert_eq!(plain().output, "finished");
     assert!(streamed() > 0);
 
     let mut criterion = Criterion::default()
@@ -73,11 +88,13 @@ fn main() {
     group.bench_function("function_model/step", |b| b.iter(stepped));
     group.bench_function("function_model/events", |b| b.iter(streamed));
     group.bench_function("function_model/run_with_processor", |b| b.iter(processed));
+    group.bench_function("delegation/plain_tool", |b| b.iter(plain));
+    group.bench_function("delegation/child_agent", |b| b.iter(child));
     group.finish();
     criterion.final_summary();
 
     if golem_benches::is_bench_run() {
-        // `OVERHEAD_DRIVER=run|step|events|processor` times one driver only, e.g. under
+        // `OVERHEAD_DRIVER=run|step|events|processor|delegation` times one driver only, e.g. under
         // callgrind.
         let only = std::env::var("OVERHEAD_DRIVER").ok();
         let wanted = |driver: &str| only.as_deref().is_none_or(|only| only == driver);
@@ -92,6 +109,10 @@ fn main() {
         }
         if wanted("processor") {
             summary("run() with one history processor", &processed);
+        }
+        if wanted("delegation") {
+            summary("two turns and a plain tool call", &plain);
+            summary("two turns and a child agent's call", &child);
         }
     }
 }

@@ -222,3 +222,42 @@ pub fn completion(turn: usize) -> Value {
         "system_fingerprint": "fp_0ba0d124f1"
     })
 }
+
+/// The arguments of the delegation scenario's tool.
+#[golem::args]
+pub struct Task {
+    /// What to do.
+    pub task: String,
+}
+
+/// A router whose model calls its `helper` tool once, then answers: the tool is a plain
+/// function returning `"done"`, or (`child`) an agent whose model answers `"done"` at once.
+/// What a child agent costs per call over a plain tool is the difference.
+///
+/// # Panics
+/// If an agent does not build.
+pub fn delegating_agent(child: bool) -> Agent<(), String> {
+    let router = FunctionModel::new(|messages: &[Message], _params| match messages.len() {
+        1 => ModelResponse::tool_call("helper", r#"{"task": "do it"}"#, "c1").with_usage(50, 5),
+        _ => ModelResponse::text("finished").with_usage(60, 2),
+    });
+    let builder = Agent::<(), String>::builder(router);
+    let builder = if child {
+        let helper = Agent::<(), String>::builder(FunctionModel::new(|_: &[Message], _params| {
+            ModelResponse::text("done").with_usage(20, 1)
+        }))
+        .build()
+        .expect("the child builds");
+        builder.tool(helper.as_tool(
+            "helper",
+            "Does a task.",
+            |_ctx: &RunContext<()>, task: Task| (task.task, ()),
+        ))
+    } else {
+        builder.tool(golem::tool::FunctionTool::new(
+            "helper",
+            |_ctx: RunContext<()>, _task: Task| async { Ok::<_, ModelRetry>("done") },
+        ))
+    };
+    builder.build().expect("the router builds")
+}

@@ -24,17 +24,22 @@ use crate::usage::{Usage, UsageLimits};
 /// ```
 pub struct RunContext<Deps> {
     deps: Arc<Deps>,
-    usage: Arc<Usage>,
+    run: Arc<RunShared>,
     retry: u32,
     max_retries: u32,
     tool_name: Option<Arc<str>>,
     tool_call_id: Option<Arc<str>>,
     turn: u32,
-    /// The run's usage limits, for the agents it delegates to.
+}
+
+/// What every context of one step of a run shares, in one allocation: the usage so far, the
+/// run's limits, and what the step's tool calls spent through other agents.
+#[derive(Debug, Default)]
+struct RunShared {
+    usage: Usage,
     limits: UsageLimits,
-    /// What the call being handled spent through other agents, booked into the run's usage
-    /// when the call ends.
-    delegated: Option<Arc<Mutex<Usage>>>,
+    /// Usage booked by the calls of the step, by call id, until the run takes it.
+    delegated: Mutex<Vec<(Arc<str>, Usage)>>,
 }
 
 impl<Deps> RunContext<Deps> {
@@ -46,32 +51,30 @@ impl<Deps> RunContext<Deps> {
     /// assert_eq!(ctx.retry(), 0);
     /// ```
     pub fn new(deps: Deps) -> Self {
-        RunContext::from_parts(Arc::new(deps), Arc::new(Usage::default()), 0)
+        RunContext::from_parts(Arc::new(deps), Usage::default(), 0)
     }
 
-    pub(crate) fn from_parts(deps: Arc<Deps>, usage: Arc<Usage>, turn: u32) -> Self {
+    pub(crate) fn from_parts(deps: Arc<Deps>, usage: Usage, turn: u32) -> Self {
         RunContext {
             deps,
-            usage,
+            run: Arc::new(RunShared {
+                usage,
+                ..RunShared::default()
+            }),
             retry: 0,
             max_retries: 0,
             tool_name: None,
             tool_call_id: None,
             turn,
-            limits: UsageLimits::default(),
-            delegated: None,
         }
     }
 
-    /// The same context, with the run's usage limits.
+    /// The same context, with the run's usage limits: only on a context just made, not yet
+    /// shared.
     pub(crate) fn with_limits(mut self, limits: UsageLimits) -> Self {
-        self.limits = limits;
-        self
-    }
-
-    /// The same context, booking what it is told was delegated into `ledger`.
-    pub(crate) fn with_ledger(mut self, ledger: Arc<Mutex<Usage>>) -> Self {
-        self.delegated = Some(ledger);
+        if let Some(run) = Arc::get_mut(&mut self.run) {
+            run.limits = limits;
+        }
         self
     }
 
@@ -84,15 +87,24 @@ impl<Deps> RunContext<Deps> {
     ) -> Self {
         RunContext {
             deps: Arc::clone(&self.deps),
-            usage: Arc::clone(&self.usage),
+            run: Arc::clone(&self.run),
             retry,
             max_retries,
             tool_name,
             tool_call_id,
             turn: self.turn,
-            limits: self.limits,
-            delegated: self.delegated.clone(),
         }
+    }
+
+    /// Takes what the call `tool_call_id` spent through other agents, if it did.
+    pub(crate) fn take_delegated(&self, tool_call_id: &str) -> Option<Usage> {
+        let mut delegated = self
+            .run
+            .delegated
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let index = delegated.iter().position(|(id, _)| &**id == tool_call_id)?;
+        Some(delegated.swap_remove(index).1)
     }
 
     /// The dependencies the run was given.
@@ -102,7 +114,7 @@ impl<Deps> RunContext<Deps> {
 
     /// The run's usage as of the latest model response.
     pub fn usage(&self) -> &Usage {
-        &self.usage
+        &self.run.usage
     }
 
     /// Rejections so far in this run of this tool (or of the output, in a validator).
@@ -139,7 +151,7 @@ impl<Deps> RunContext<Deps> {
     /// What is left of the run's usage limits: its limits, less its usage so far. An agent
     /// run on this run's behalf runs under these, so the run's limits bound it too.
     pub fn remaining_limits(&self) -> UsageLimits {
-        self.limits.remaining(&self.usage)
+        self.run.limits.remaining(&self.run.usage)
     }
 
     /// Books `usage`, spent by the agent called `agent` on this run's behalf (inside a
@@ -148,11 +160,21 @@ impl<Deps> RunContext<Deps> {
     /// you; call it when a hand-written tool runs an agent itself. Outside a tool call it
     /// does nothing.
     pub fn add_delegated_usage(&self, agent: &str, usage: &Usage) {
-        if let Some(ledger) = &self.delegated {
-            ledger
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .add_delegated(agent, usage);
+        let Some(id) = &self.tool_call_id else {
+            return;
+        };
+        let mut delegated = self
+            .run
+            .delegated
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match delegated.iter_mut().find(|(call, _)| call == id) {
+            Some((_, spent)) => spent.add_delegated(agent, usage),
+            None => {
+                let mut spent = Usage::default();
+                spent.add_delegated(agent, usage);
+                delegated.push((Arc::clone(id), spent));
+            }
         }
     }
 }
@@ -161,14 +183,12 @@ impl<Deps> Clone for RunContext<Deps> {
     fn clone(&self) -> Self {
         RunContext {
             deps: Arc::clone(&self.deps),
-            usage: Arc::clone(&self.usage),
+            run: Arc::clone(&self.run),
             retry: self.retry,
             max_retries: self.max_retries,
             tool_name: self.tool_name.clone(),
             tool_call_id: self.tool_call_id.clone(),
             turn: self.turn,
-            limits: self.limits,
-            delegated: self.delegated.clone(),
         }
     }
 }

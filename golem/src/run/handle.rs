@@ -48,7 +48,7 @@ where
         .expect("handle runs only when the history ends in a response");
     let response = handling.response;
 
-    let ctx = RunContext::from_parts(Arc::clone(step.deps), Arc::new(usage.clone()), turn)
+    let ctx = RunContext::from_parts(Arc::clone(step.deps), usage.clone(), turn)
         .with_limits(*step.usage_limits());
     let cost = response.usage.cost();
     let scope = Turn {

@@ -64,7 +64,7 @@ where
                 .map(|name| (name.to_string(), "the output tool".to_owned())),
         )
         .collect::<Vec<_>>();
-    let ctx = RunContext::from_parts(Arc::clone(deps), Arc::new(state.usage.clone()), state.turns);
+    let ctx = RunContext::from_parts(Arc::clone(deps), state.usage.clone(), state.turns);
     let listed = if journal.records() {
         stop.race(list_in(journal, toolsets, taken, ctx, state.turns))
             .await

@@ -47,11 +47,8 @@ where
         .map_err(Failure::limit)?;
     let mut params = step.params();
     if !step.agent.instructions_fns.is_empty() {
-        let ctx = RunContext::from_parts(
-            Arc::clone(step.deps),
-            Arc::new(state.usage.clone()),
-            state.turns + 1,
-        );
+        let ctx =
+            RunContext::from_parts(Arc::clone(step.deps), state.usage.clone(), state.turns + 1);
         let fixed = params.instructions.clone();
         let made = instructions(fixed, &step.agent.instructions_fns, ctx);
         params.to_mut().instructions = step.stop.race(made).await.map_err(Failure::stopped)?;
@@ -201,7 +198,7 @@ where
     let processors = &step.agent.history_processors;
     let ctx;
     if !processors.is_empty() {
-        ctx = RunContext::from_parts(Arc::clone(step.deps), Arc::new(usage.clone()), next_turn);
+        ctx = RunContext::from_parts(Arc::clone(step.deps), usage.clone(), next_turn);
         let processing = history::process(processors, &ctx, view);
         let processed = step.stop.race(processing).await.map_err(Failure::stopped)?;
         view = processed.map_err(|error| Failure::new(Stage::Input, error))?;

@@ -272,7 +272,9 @@ impl Settling<'_, '_> {
         called: Called,
         usage: &mut Usage,
     ) -> u64 {
-        *usage += &called.delegated;
+        if let Some(delegated) = &called.delegated {
+            *usage += delegated;
+        }
         let (settled, error) = called.outcome.settle();
         emit_finished(turn, call, &settled);
         self.handling.settle(&call.tool_call_id, settled);
@@ -307,17 +309,18 @@ where
     (call, call_tool(call, turn, retries).await)
 }
 
-/// How a call ended, and the usage of the agents it ran on the run's behalf.
+/// How a call ended, and the usage of the agents it ran on the run's behalf, if any.
 pub(crate) struct Called {
     outcome: CallOutcome,
-    delegated: Usage,
+    /// Boxed: rare, and the futures that carry a call's end stay small.
+    delegated: Option<Box<Usage>>,
 }
 
 impl From<CallOutcome> for Called {
     fn from(outcome: CallOutcome) -> Self {
         Called {
             outcome,
-            delegated: Usage::default(),
+            delegated: None,
         }
     }
 }
@@ -447,37 +450,25 @@ where
         .into();
     };
     let entry = &tools.entries[index];
-    let ledger = Arc::new(Mutex::new(Usage::default()));
-    let ctx = turn
-        .ctx
-        .for_attempt(
-            Some(Arc::clone(&entry.name)),
-            Some(Arc::from(call.tool_call_id.as_str())),
-            retries.tool_rejections(ToolKey::Known(index), &entry.name),
-            entry.max_retries,
-        )
-        .with_ledger(Arc::clone(&ledger));
-    let spent = |ledger: &Mutex<Usage>| {
-        std::mem::take(&mut *ledger.lock().unwrap_or_else(PoisonError::into_inner))
-    };
+    let ctx = turn.ctx.for_attempt(
+        Some(Arc::clone(&entry.name)),
+        Some(Arc::from(call.tool_call_id.as_str())),
+        retries.tool_rejections(ToolKey::Known(index), &entry.name),
+        entry.max_retries,
+    );
     let journal = turn.step.journal;
     if !journal.records() {
         let outcome = invoke(&*entry.tool, &ctx, call).await;
         return Called {
             outcome,
-            delegated: spent(&ledger),
+            delegated: ctx.take_delegated(&call.tool_call_id).map(Box::new),
         };
     }
     // An owned step for the journal. When it runs now, its outcome is used as it is, so
     // the run keeps the error's own chain; on replay the recorded outcome stands in.
     let live = Arc::new(Mutex::new(None));
     let step = {
-        let (tool, call, live, ledger) = (
-            Arc::clone(&entry.tool),
-            call.clone(),
-            Arc::clone(&live),
-            Arc::clone(&ledger),
-        );
+        let (tool, call, live) = (Arc::clone(&entry.tool), call.clone(), Arc::clone(&live));
         async move {
             let outcome = match invoke(&*tool, &ctx, &call).await {
                 // A replayed run's toolset that cannot list its tools again fails the step,
@@ -492,8 +483,8 @@ where
                 }
                 outcome => outcome,
             };
-            let delegated = spent(&ledger);
-            let recorded = record(&recorded(&outcome), &delegated)?;
+            let delegated = ctx.take_delegated(&call.tool_call_id).map(Box::new);
+            let recorded = record(&recorded(&outcome), delegated.as_deref())?;
             *live.lock().unwrap_or_else(PoisonError::into_inner) =
                 Some(Called { outcome, delegated });
             Ok(recorded)
@@ -523,9 +514,9 @@ where
 
 /// What the journal records of a call: how it ended (`{"returned": value}`, ...) and, when
 /// it ran other agents, their usage under `"delegated"`.
-fn record(settled: &Settled, delegated: &Usage) -> Result<Value, BoxError> {
+fn record(settled: &Settled, delegated: Option<&Usage>) -> Result<Value, BoxError> {
     let mut recorded = serde_json::to_value(settled)?;
-    if *delegated != Usage::default()
+    if let Some(delegated) = delegated
         && let Value::Object(fields) = &mut recorded
     {
         fields.insert("delegated".to_owned(), serde_json::to_value(delegated)?);
@@ -534,16 +525,13 @@ fn record(settled: &Settled, delegated: &Usage) -> Result<Value, BoxError> {
 }
 
 /// Reads what [`record`] wrote (and what golem wrote before it: the outcome alone).
-fn read_record(mut recorded: Value) -> Result<(Settled, Usage), BoxError> {
+fn read_record(mut recorded: Value) -> Result<(Settled, Option<Box<Usage>>), BoxError> {
     let delegated = match &mut recorded {
         Value::Object(fields) => fields.remove("delegated"),
         _ => None,
     };
-    let delegated = delegated
-        .map(serde_json::from_value)
-        .transpose()?
-        .unwrap_or_default();
-    Ok((serde_json::from_value(recorded)?, delegated))
+    let delegated = delegated.map(serde_json::from_value).transpose()?;
+    Ok((serde_json::from_value(recorded)?, delegated.map(Box::new)))
 }
 
 /// How a call ended, as a journal records it: `{"returned": value}`, `{"rejected":
