@@ -3,6 +3,7 @@
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::run::event::Forward;
 use crate::usage::{Usage, UsageLimits};
 
 /// The run a tool call or an output validation belongs to: the dependencies, the usage so
@@ -33,13 +34,26 @@ pub struct RunContext<Deps> {
 }
 
 /// What every context of one step of a run shares, in one allocation: the usage so far, the
-/// run's limits, and what the step's tool calls spent through other agents.
-#[derive(Debug, Default)]
+/// run's limits, what the step's tool calls spent through other agents, and where their
+/// events go.
+#[derive(Default)]
 struct RunShared {
     usage: Usage,
     limits: UsageLimits,
     /// Usage booked by the calls of the step, by call id, until the run takes it.
     delegated: Mutex<Vec<(Arc<str>, Usage)>>,
+    /// Where delegated agents' events go, when the run's events are listened to.
+    events: Option<Forward>,
+}
+
+impl fmt::Debug for RunShared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunShared")
+            .field("usage", &self.usage)
+            .field("limits", &self.limits)
+            .field("events", &self.events.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl<Deps> RunContext<Deps> {
@@ -76,6 +90,20 @@ impl<Deps> RunContext<Deps> {
             run.limits = limits;
         }
         self
+    }
+
+    /// The same context, sending delegated agents' events to `forward`: only on a context
+    /// just made, not yet shared.
+    pub(crate) fn with_events(mut self, forward: Option<Forward>) -> Self {
+        if let Some(run) = Arc::get_mut(&mut self.run) {
+            run.events = forward;
+        }
+        self
+    }
+
+    /// Where delegated agents' events go, when the run's events are listened to.
+    pub(crate) fn events(&self) -> Option<&Forward> {
+        self.run.events.as_ref()
     }
 
     pub(crate) fn for_attempt(

@@ -7,11 +7,12 @@ mod common;
 use std::error::Error as _;
 
 use common::*;
+use futures_util::StreamExt;
 use golem::model::ResponsePart;
-use golem::run::MemoryJournal;
+use golem::run::{MemoryJournal, NestedEvent};
 use golem::tool::{FunctionTool, OnAgentError, Tool};
 use golem::usage::{LimitExceeded, RoundCost, UsageLimits};
-use golem::{Agent, ModelRetry, RunContext, RunError, Stage};
+use golem::{Agent, ModelRetry, RunContext, RunError, RunEvent, Stage};
 use serde_json::json;
 
 #[golem::args]
@@ -227,4 +228,117 @@ async fn a_journaled_parent_records_the_childs_usage_and_replays_it_without_aski
     assert_eq!((child.requests(), parent.requests()), (3, 2));
     assert_eq!(replayed.usage, first.usage);
     assert_eq!(replayed.messages, first.messages);
+}
+
+/// One line per event, nested ones with their path.
+fn line(event: &RunEvent<String>) -> Option<String> {
+    Some(match event {
+        RunEvent::RequestSent { turn } => format!("request {turn}"),
+        RunEvent::ToolCallStarted { call, .. } => format!("start {}", call.tool_call_id),
+        RunEvent::ToolCallFinished { call, .. } => format!("finish {}", call.tool_call_id),
+        RunEvent::Finished(result) => format!("finished: {}", result.output),
+        RunEvent::Agent(nested) => {
+            let path: Vec<String> = nested
+                .path
+                .iter()
+                .map(|step| format!("{}@{}", step.agent, step.tool_call_id))
+                .collect();
+            let what = match &nested.event {
+                NestedEvent::RequestSent { turn } => format!("request {turn}"),
+                NestedEvent::ToolCallStarted { call, .. } => format!("start {}", call.tool_call_id),
+                NestedEvent::ToolCallFinished { call, .. } => {
+                    format!("finish {}", call.tool_call_id)
+                }
+                NestedEvent::Rejected(rejection) => {
+                    format!(
+                        "rejected {:?} retry {}",
+                        rejection.tool_name, rejection.retry
+                    )
+                }
+                NestedEvent::Finished { output } => format!("finished: {output}"),
+                _ => return None,
+            };
+            format!("{} │ {what}", path.join("/"))
+        }
+        _ => return None,
+    })
+}
+
+#[tokio::test]
+async fn the_childs_events_reach_the_parents_stream_with_their_path() {
+    let child = correcting_child();
+    let parent = script(vec![
+        reply(vec![task_call("c1")], 10, 2),
+        reply(vec![text("Ann rolled 6.")], 20, 3),
+    ]);
+    let router = router(&parent, &dice_agent(&child), OnAgentError::Fail);
+
+    let mut events = router.run_stream("Play for Ann", ());
+    let mut seen = Vec::new();
+    while let Some(event) = events.next().await {
+        seen.extend(line(&event.unwrap()));
+    }
+
+    assert_eq!(
+        seen,
+        [
+            "request 1",
+            "start c1",
+            "dice@c1 │ request 1",
+            "dice@c1 │ start d1",
+            "dice@c1 │ finish d1",
+            "dice@c1 │ rejected Some(\"roll_dice\") retry 1",
+            "dice@c1 │ request 2",
+            "dice@c1 │ start d2",
+            "dice@c1 │ finish d2",
+            "dice@c1 │ request 3",
+            "dice@c1 │ finished: \"You rolled 6.\"",
+            "finish c1",
+            "request 2",
+            "finished: Ann rolled 6.",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_grandchilds_events_carry_the_whole_path() {
+    let grandchild = script(vec![reply(vec![text("6")], 1, 1)]);
+    let child = script(vec![
+        reply(vec![call("roll", r#"{"task": "roll"}"#, "g1")], 1, 1),
+        reply(vec![text("It is 6.")], 1, 1),
+    ]);
+    let parent = script(vec![
+        reply(vec![task_call("c1")], 1, 1),
+        reply(vec![text("6 it is.")], 1, 1),
+    ]);
+    let roller = Agent::<(), String>::builder(grandchild.model.clone())
+        .build()
+        .unwrap();
+    let middle = Agent::<(), String>::builder(child.model.clone())
+        .tool(
+            roller.as_tool("roll", "Rolls.", |_ctx: &RunContext<()>, task: Task| {
+                (task.task, ())
+            }),
+        )
+        .build()
+        .unwrap();
+    let top = router(&parent, &middle, OnAgentError::Fail);
+
+    let mut events = top.run_stream("Play", ());
+    let mut seen = Vec::new();
+    let mut finished = None;
+    while let Some(event) = events.next().await {
+        let event = event.unwrap();
+        seen.extend(line(&event));
+        if let RunEvent::Finished(result) = event {
+            finished = Some(result);
+        }
+    }
+
+    assert!(seen.contains(&"dice@c1/roll@g1 │ finished: \"6\"".to_owned()));
+    let usage = finished.unwrap().usage;
+    assert_eq!(usage.requests, 5);
+    assert_eq!(usage.agents["dice"].requests, 3);
+    assert_eq!(usage.agents["dice"].agents["roll"].requests, 1);
+    assert!(!usage.agents.contains_key("roll"));
 }

@@ -87,7 +87,119 @@ pub enum RunEvent<O: Output> {
     /// The run ended with its output: the same [`RunResult`] that
     /// [`Agent::run`](crate::Agent::run) returns.
     Finished(Box<RunResult<O>>),
+    /// Something happened in an agent this run delegated to (an agent called as a tool,
+    /// [`Agent::as_tool`](crate::Agent::as_tool)), while its call runs: between the call's
+    /// [`ToolCallStarted`](Self::ToolCallStarted) and
+    /// [`ToolCallFinished`](Self::ToolCallFinished), with the path to it.
+    Agent(AgentEvent),
 }
+
+/// An event of an agent a run delegated to, and where that agent runs.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct AgentEvent {
+    /// The calls from this run down to the agent the event comes from, outermost first:
+    /// one for a child, two for a child's child.
+    pub path: Vec<AgentCall>,
+    /// What happened there.
+    pub event: NestedEvent,
+}
+
+/// One step down a path of delegations: the tool call that runs an agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AgentCall {
+    /// The name the agent was called under (the tool's name).
+    pub agent: String,
+    /// The call, in the run one level up.
+    pub tool_call_id: String,
+}
+
+/// What happened in a delegated agent's run: its [`RunEvent`]s, with its output as JSON.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum NestedEvent {
+    /// See [`RunEvent::RequestSent`].
+    RequestSent {
+        /// The child's model turn.
+        turn: u32,
+    },
+    /// See [`RunEvent::Delta`].
+    Delta {
+        /// The child's model turn.
+        turn: u32,
+        /// What arrived.
+        delta: ResponseDelta,
+    },
+    /// See [`RunEvent::ResponseReceived`].
+    ResponseReceived {
+        /// The child's model turn.
+        turn: u32,
+        /// The response.
+        response: ModelResponse,
+    },
+    /// See [`RunEvent::ToolCallStarted`].
+    ToolCallStarted {
+        /// The child's model turn.
+        turn: u32,
+        /// The call.
+        call: ToolCallPart,
+    },
+    /// See [`RunEvent::ToolCallFinished`].
+    ToolCallFinished {
+        /// The child's model turn.
+        turn: u32,
+        /// The call.
+        call: ToolCallPart,
+        /// How it ended.
+        outcome: ToolOutcome,
+    },
+    /// See [`RunEvent::Rejected`]: a rejection in the child, under the child's budgets.
+    Rejected(Rejection),
+    /// See [`RunEvent::OutputAccepted`].
+    OutputAccepted {
+        /// The child's model turn.
+        turn: u32,
+    },
+    /// The child finished with this output, as the tool returns it.
+    Finished {
+        /// The output, as JSON.
+        output: Value,
+    },
+}
+
+impl NestedEvent {
+    /// The nested form of a child's `event`; `None` for what a parent's stream does not
+    /// carry (partial output, approval requests, which the child's own caller handles).
+    pub(crate) fn of<O: Output>(event: RunEvent<O>) -> Option<Self> {
+        Some(match event {
+            RunEvent::RequestSent { turn } => NestedEvent::RequestSent { turn },
+            RunEvent::Delta { turn, delta } => NestedEvent::Delta { turn, delta },
+            RunEvent::ResponseReceived { turn, response } => {
+                NestedEvent::ResponseReceived { turn, response }
+            }
+            RunEvent::ToolCallStarted { turn, call } => NestedEvent::ToolCallStarted { turn, call },
+            RunEvent::ToolCallFinished {
+                turn,
+                call,
+                outcome,
+            } => NestedEvent::ToolCallFinished {
+                turn,
+                call,
+                outcome,
+            },
+            RunEvent::Rejected(rejection) => NestedEvent::Rejected(rejection),
+            RunEvent::OutputAccepted { turn } => NestedEvent::OutputAccepted { turn },
+            RunEvent::PartialOutput { .. }
+            | RunEvent::ApprovalRequired { .. }
+            | RunEvent::Finished(_)
+            | RunEvent::Agent(_) => return None,
+        })
+    }
+}
+
+/// Where a delegated agent's events go: into the stream of the run that delegated.
+pub(crate) type Forward = Arc<dyn Fn(AgentEvent) + Send + Sync>;
 
 /// How one tool call ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -169,6 +281,17 @@ impl<O: Output> EventSink<O> {
                 .unwrap_or_else(PoisonError::into_inner)
                 .drain(..),
         );
+    }
+}
+
+impl<O: Output> EventSink<O> {
+    /// Where delegated agents' events go: this sink, as [`RunEvent::Agent`]s.
+    pub(crate) fn forward(&self) -> Forward
+    where
+        O: 'static,
+    {
+        let sink = self.handle();
+        Arc::new(move |event| sink.push(RunEvent::Agent(event)))
     }
 }
 

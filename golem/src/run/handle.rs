@@ -6,7 +6,7 @@ use std::mem;
 use std::sync::Arc;
 
 use super::budget::Culprits;
-use super::event::{RunEvent, emit};
+use super::event::{EventSink, RunEvent, emit};
 use super::failure::Failure;
 use super::journal::Journal;
 use super::output::{self, Answer, is_output_call};
@@ -49,7 +49,8 @@ where
     let response = handling.response;
 
     let ctx = RunContext::from_parts(Arc::clone(step.deps), usage.clone(), turn)
-        .with_limits(*step.usage_limits());
+        .with_limits(*step.usage_limits())
+        .with_events(step.events.map(EventSink::forward));
     let cost = response.usage.cost();
     let scope = Turn {
         step,

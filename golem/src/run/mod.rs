@@ -15,7 +15,7 @@ use crate::output::Output;
 mod agent_run;
 mod budget;
 mod error;
-mod event;
+pub(crate) mod event;
 mod failure;
 mod handle;
 mod journal;
@@ -32,7 +32,7 @@ mod transcript;
 
 pub use agent_run::AgentRun;
 pub use error::RunError;
-pub use event::{Rejection, RunEvent, ToolOutcome};
+pub use event::{AgentCall, AgentEvent, NestedEvent, Rejection, RunEvent, ToolOutcome};
 pub use journal::{Direct, Journal, JournalStep, MemoryJournal, RecordedFailure};
 pub use state::{Approval, ApprovalError, Retries, RunState};
 pub use stop::Stopped;

@@ -4,19 +4,21 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
+use futures_util::{FutureExt, StreamExt};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::{ArgsSchema, RetryLimit, Tool, ToolDefinition};
-use crate::agent::Agent;
+use crate::agent::{Agent, RunResult};
 use crate::context::RunContext;
 use crate::error::BoxError;
 use crate::model::ModelRetry;
 use crate::output::Output;
+use crate::run::event::Forward;
+use crate::run::{AgentCall, AgentEvent, AgentRun, NestedEvent, RunError, RunEvent};
 
 /// What an [`AgentTool`] does when the agent it calls fails.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -186,7 +188,17 @@ where
             .within(&ctx.remaining_limits());
         let run = self.agent.start(prompt, deps).with_usage_limits(limits);
         async move {
-            match run.finish().await {
+            let finished = match ctx.events() {
+                None => run.finish().await,
+                Some(forward) => {
+                    let here = AgentCall {
+                        agent: name.to_owned(),
+                        tool_call_id: ctx.tool_call_id().unwrap_or_default().to_owned(),
+                    };
+                    forwarded(run, forward, &here).await
+                }
+            };
+            match finished {
                 Ok(result) => {
                     ctx.add_delegated_usage(name, &result.usage);
                     Ok(serde_json::to_value(result.output)?)
@@ -206,5 +218,50 @@ where
             }
         }
         .boxed()
+    }
+}
+
+/// Runs `run` as a stream, sending each of its events to `forward` under `here` (and its
+/// own delegated agents' events under `here`, then their path), and returns how it ended.
+async fn forwarded<ChildDeps, O>(
+    run: AgentRun<ChildDeps, O>,
+    forward: &Forward,
+    here: &AgentCall,
+) -> Result<RunResult<O>, RunError>
+where
+    ChildDeps: Send + Sync + 'static,
+    O: Output + Serialize,
+{
+    let mut events = run.into_events();
+    while let Some(event) = events.next().await {
+        match event {
+            Ok(RunEvent::Finished(result)) => {
+                let output = serde_json::to_value(&result.output).unwrap_or(Value::Null);
+                forward(AgentEvent {
+                    path: vec![here.clone()],
+                    event: NestedEvent::Finished { output },
+                });
+                return Ok(*result);
+            }
+            Ok(RunEvent::Agent(mut nested)) => {
+                nested.path.insert(0, here.clone());
+                forward(nested);
+            }
+            Ok(event) => {
+                if let Some(event) = NestedEvent::of(event) {
+                    forward(AgentEvent {
+                        path: vec![here.clone()],
+                        event,
+                    });
+                }
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    // The stream ended without an output: the child paused for approval, which it cannot
+    // wait for here; finishing it says so, typed.
+    match events.into_run() {
+        Some(run) => run.finish().await,
+        None => unreachable!("a stream that owns its run gives it back once it ends"),
     }
 }
