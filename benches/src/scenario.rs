@@ -225,6 +225,7 @@ pub fn completion(turn: usize) -> Value {
 
 /// The arguments of the delegation scenario's tool.
 #[golem::args]
+#[derive(Debug)]
 pub struct Task {
     /// What to do.
     pub task: String,
