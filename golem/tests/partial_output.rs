@@ -86,6 +86,48 @@ fn call_stream(args: &[&str], id: &str) -> Vec<StreamEvent> {
     items
 }
 
+/// A streamed text answer of `fragments`.
+fn text_stream(fragments: &[&str]) -> Vec<StreamEvent> {
+    let mut items: Vec<StreamEvent> = fragments
+        .iter()
+        .map(|text| {
+            StreamEvent::Delta(ResponseDelta::Text {
+                part: 0,
+                text: (*text).to_owned(),
+            })
+        })
+        .collect();
+    items.push(StreamEvent::Done(ModelResponse::text(fragments.concat())));
+    items
+}
+
+/// The two partials and the output every verdict test streams to.
+fn assert_won_by_three(events: &[RunEvent<Verdict>]) {
+    assert_eq!(
+        partials(events),
+        [
+            &VerdictPartial::Win {
+                margin: None,
+                note: None
+            },
+            &VerdictPartial::Win {
+                margin: Some(3),
+                note: Some("close".to_owned())
+            },
+        ]
+    );
+    let Some(RunEvent::Finished(result)) = events.last() else {
+        panic!("the run finished")
+    };
+    assert_eq!(
+        result.output,
+        Verdict::Win {
+            margin: 3,
+            note: Some("close".to_owned())
+        }
+    );
+}
+
 fn partials<O: Output>(events: &[RunEvent<O>]) -> Vec<&O::Partial> {
     events
         .iter()
@@ -213,22 +255,11 @@ enum Verdict {
 #[tokio::test]
 async fn native_output_streams_as_text_and_is_unwrapped_before_it_is_read() {
     let model = FunctionModel::new_stream(|_, _| {
-        let fragments = [
+        text_stream(&[
             r#"{"response": {"kind": "wi"#,
             r#"n", "margin": 3"#,
             r#", "note": "close"}}"#,
-        ];
-        let mut items: Vec<StreamEvent> = fragments
-            .iter()
-            .map(|text| {
-                StreamEvent::Delta(ResponseDelta::Text {
-                    part: 0,
-                    text: (*text).to_owned(),
-                })
-            })
-            .collect();
-        items.push(StreamEvent::Done(ModelResponse::text(fragments.concat())));
-        items
+        ])
     });
     let agent = Agent::<(), Verdict>::builder(model)
         .output_mode(OutputMode::Native)
@@ -238,51 +269,18 @@ async fn native_output_streams_as_text_and_is_unwrapped_before_it_is_read() {
     assert!(error.is_none());
     // `"wi"` is no variant yet, so the first fragment reports nothing; `3` at the very end
     // may still grow, so it waits for the next.
-    assert_eq!(
-        partials(&events),
-        [
-            &VerdictPartial::Win {
-                margin: None,
-                note: None
-            },
-            &VerdictPartial::Win {
-                margin: Some(3),
-                note: Some("close".to_owned())
-            },
-        ]
-    );
-    let Some(RunEvent::Finished(result)) = events.last() else {
-        panic!("the run finished")
-    };
-    assert_eq!(
-        result.output,
-        Verdict::Win {
-            margin: 3,
-            note: Some("close".to_owned())
-        }
-    );
+    assert_won_by_three(&events);
 }
 
 #[tokio::test]
 async fn prompted_output_is_read_from_the_json_in_the_streaming_text() {
     let model = FunctionModel::new_stream(|_, _| {
-        let fragments = [
+        text_stream(&[
             "The verdict:\n```js",
             "on\n{\"response\": {\"kind\": \"win\"",
             r#", "margin": 3, "note": "close"}}"#,
             "\n```\nGood game.",
-        ];
-        let mut items: Vec<StreamEvent> = fragments
-            .iter()
-            .map(|text| {
-                StreamEvent::Delta(ResponseDelta::Text {
-                    part: 0,
-                    text: (*text).to_owned(),
-                })
-            })
-            .collect();
-        items.push(StreamEvent::Done(ModelResponse::text(fragments.concat())));
-        items
+        ])
     });
     let agent = Agent::<(), Verdict>::builder(model)
         .output_mode(OutputMode::Prompted)
@@ -291,29 +289,7 @@ async fn prompted_output_is_read_from_the_json_in_the_streaming_text() {
     let (events, error) = drain(agent.run_stream("Who won?", ())).await;
     assert!(error.is_none());
     // Nothing reads before the first brace; the prose after the closing fence adds nothing.
-    assert_eq!(
-        partials(&events),
-        [
-            &VerdictPartial::Win {
-                margin: None,
-                note: None
-            },
-            &VerdictPartial::Win {
-                margin: Some(3),
-                note: Some("close".to_owned())
-            },
-        ]
-    );
-    let Some(RunEvent::Finished(result)) = events.last() else {
-        panic!("the run finished")
-    };
-    assert_eq!(
-        result.output,
-        Verdict::Win {
-            margin: 3,
-            note: Some("close".to_owned())
-        }
-    );
+    assert_won_by_three(&events);
 }
 
 #[tokio::test]
