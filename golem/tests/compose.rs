@@ -11,7 +11,7 @@ use futures_util::StreamExt;
 use golem::model::ResponsePart;
 use golem::run::{MemoryJournal, NestedEvent};
 use golem::tool::{FunctionTool, OnAgentError, Tool};
-use golem::usage::{LimitExceeded, RoundCost, UsageLimits};
+use golem::usage::{LimitExceeded, UsageLimits};
 use golem::{Agent, ModelRetry, RunContext, RunError, RunEvent, Stage};
 use serde_json::json;
 
@@ -40,14 +40,6 @@ fn roll_dice() -> impl Tool<()> {
 
 fn dice_call(n: i64, id: &str) -> ResponsePart {
     call("roll_dice", &json!({ "n": n }).to_string(), id)
-}
-
-fn cost(requests: u64, input_tokens: u64, output_tokens: u64) -> RoundCost {
-    RoundCost {
-        requests,
-        input_tokens,
-        output_tokens,
-    }
 }
 
 /// The dice agent: corrects one bad roll, then answers.

@@ -10,7 +10,6 @@ use golem::history::{self, FitTokens, HistoryError, KeepLastTurns, Summarize, Tr
 use golem::model::Message;
 use golem::run::MemoryJournal;
 use golem::tool::{FunctionTool, Tool};
-use golem::usage::RoundCost;
 use golem::usage::{LimitExceeded, UsageLimits};
 use golem::{Agent, ModelRetry, RunContext, Stage, Step};
 use serde_json::json;
@@ -377,14 +376,7 @@ async fn older_turns_are_summarised_once_counted_apart_and_journaled() {
         ),
         (3, 100, 13)
     );
-    assert_eq!(
-        result.usage.summaries,
-        RoundCost {
-            requests: 1,
-            input_tokens: 50,
-            output_tokens: 10
-        }
-    );
+    assert_eq!(result.usage.summaries, cost(1, 50, 10));
     assert_eq!(
         journal.names(),
         ["summary:1", "model:1", "tool:1:c1", "model:2"]

@@ -12,7 +12,6 @@ use golem::model::{Message, ResponsePart};
 use golem::output::Json;
 use golem::run::ToolOutcome;
 use golem::tool::{FunctionTool, Tool};
-use golem::usage::RoundCost;
 use golem::{Agent, Exhausted, ModelRetry, RunContext, RunEvent, Stage};
 use serde_json::json;
 
@@ -44,14 +43,6 @@ fn flip_coin() -> impl Tool<()> {
 
 fn dice_call(n: i64, id: &str) -> ResponsePart {
     call("roll_dice", &json!({ "n": n }).to_string(), id)
-}
-
-fn cost(requests: u64, input_tokens: u64, output_tokens: u64) -> RoundCost {
-    RoundCost {
-        requests,
-        input_tokens,
-        output_tokens,
-    }
 }
 
 /// The feedback for a repeated `roll_dice` call whose earlier result was `result`, in an

@@ -92,3 +92,12 @@ pub fn tool_retry(tool: &str, id: &str, reason: &str) -> RequestPart {
 pub fn retry(reason: &str) -> RequestPart {
     RequestPart::retry_prompt(reason)
 }
+
+/// What rounds cost: `requests` and their tokens.
+pub fn cost(requests: u64, input_tokens: u64, output_tokens: u64) -> golem::usage::RoundCost {
+    golem::usage::RoundCost {
+        requests,
+        input_tokens,
+        output_tokens,
+    }
+}
