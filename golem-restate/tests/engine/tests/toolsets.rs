@@ -280,10 +280,12 @@ async fn a_toolset_down_for_all_of_the_steps_attempts_fails_the_call_and_ends_th
     let killed = killed_during_the_call("toolset-gone", Listing::Down, Duration::ZERO).await;
     let (log, names) = killed.ends_with_the_listing_error().await;
     // One attempt died with the service; the replays got 503 up to 3 times (fewer when a
-    // retry of the invocation found the service not restarted yet: that counts too).
+    // retry of the invocation found the service not restarted yet: that counts too), or all
+    // 4 when Restate had not counted the attempt that died before the kill (seen on a loaded
+    // machine). Never more: the step's policy ends it.
     let failed = log.listings.len() - 1;
     assert!(
-        (1..=3).contains(&failed),
+        (1..=4).contains(&failed),
         "listings after the crash: {:?}",
         log.listings
     );
