@@ -33,6 +33,19 @@ pub struct Usage {
     pub cache_read_tokens: u64,
     /// Input tokens written to the provider's prompt cache.
     pub cache_write_tokens: u64,
+    /// Output tokens the model spent reasoning, where the provider reports them apart
+    /// (OpenAI's `completion_tokens_details.reasoning_tokens`); included in
+    /// `output_tokens`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reasoning_tokens: u64,
+    /// Input tokens of audio, where the provider reports them apart; included in
+    /// `input_tokens`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub audio_input_tokens: u64,
+    /// Output tokens of audio, where the provider reports them apart; included in
+    /// `output_tokens`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub audio_output_tokens: u64,
     /// Function-tool calls the run executed.
     pub tool_calls: u64,
     /// The share of the above spent on rounds that ended in a rejection.
@@ -47,6 +60,11 @@ pub struct Usage {
     /// under: each its whole usage, its own delegations nested in it.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub agents: BTreeMap<String, Usage>,
+}
+
+/// Whether a count is zero, left out of the saved form.
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 impl Usage {
@@ -99,6 +117,13 @@ impl AddAssign<&Usage> for Usage {
         self.cache_write_tokens = self
             .cache_write_tokens
             .saturating_add(other.cache_write_tokens);
+        self.reasoning_tokens = self.reasoning_tokens.saturating_add(other.reasoning_tokens);
+        self.audio_input_tokens = self
+            .audio_input_tokens
+            .saturating_add(other.audio_input_tokens);
+        self.audio_output_tokens = self
+            .audio_output_tokens
+            .saturating_add(other.audio_output_tokens);
         self.tool_calls = self.tool_calls.saturating_add(other.tool_calls);
         self.rejected += &other.rejected;
         self.summaries += other.summaries;

@@ -223,6 +223,9 @@ async fn a_full_self_correction_exchange_sends_exactly_the_documented_json() {
 async fn text_output_feedback_is_a_user_message_and_cached_tokens_are_read() {
     let mut cached = completion("chatcmpl-2", says("yes"), "stop", 120, 1);
     cached["usage"]["prompt_tokens_details"]["cached_tokens"] = json!(64);
+    cached["usage"]["prompt_tokens_details"]["audio_tokens"] = json!(5);
+    cached["usage"]["completion_tokens_details"]["reasoning_tokens"] = json!(1);
+    cached["usage"]["completion_tokens_details"]["audio_tokens"] = json!(2);
     let server = serve(
         "/v1/chat/completions",
         vec![
@@ -255,6 +258,15 @@ async fn text_output_feedback_is_a_user_message_and_cached_tokens_are_read() {
     );
     assert_eq!(result.usage.cache_read_tokens, 64);
     assert_eq!(result.usage.input_tokens, 220);
+    // The detail the prices need, summed over the run like the rest.
+    assert_eq!(
+        (
+            result.usage.reasoning_tokens,
+            result.usage.audio_input_tokens,
+            result.usage.audio_output_tokens
+        ),
+        (1, 5, 2)
+    );
 }
 
 #[tokio::test]

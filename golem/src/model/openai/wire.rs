@@ -156,11 +156,16 @@ pub(in crate::model) fn parse(
     }
     let usage = response.usage.map_or_else(
         || Usage::request(0, 0),
-        |usage| Usage {
-            cache_read_tokens: usage
-                .prompt_tokens_details
-                .map_or(0, |details| details.cached_tokens),
-            ..Usage::request(usage.prompt_tokens, usage.completion_tokens)
+        |usage| {
+            let prompt = usage.prompt_tokens_details.unwrap_or_default();
+            let completion = usage.completion_tokens_details.unwrap_or_default();
+            Usage {
+                cache_read_tokens: prompt.cached_tokens,
+                audio_input_tokens: prompt.audio_tokens,
+                reasoning_tokens: completion.reasoning_tokens,
+                audio_output_tokens: completion.audio_tokens,
+                ..Usage::request(usage.prompt_tokens, usage.completion_tokens)
+            }
         },
     );
     Ok(ModelResponse {
@@ -465,13 +470,26 @@ struct ChatUsage {
     prompt_tokens: u64,
     #[serde(default, deserialize_with = "null_default")]
     completion_tokens: u64,
+    #[serde(default, deserialize_with = "null_default")]
     prompt_tokens_details: Option<PromptTokensDetails>,
+    #[serde(default, deserialize_with = "null_default")]
+    completion_tokens_details: Option<CompletionTokensDetails>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct PromptTokensDetails {
     #[serde(default, deserialize_with = "null_default")]
     cached_tokens: u64,
+    #[serde(default, deserialize_with = "null_default")]
+    audio_tokens: u64,
+}
+
+#[derive(Deserialize, Default)]
+struct CompletionTokensDetails {
+    #[serde(default, deserialize_with = "null_default")]
+    reasoning_tokens: u64,
+    #[serde(default, deserialize_with = "null_default")]
+    audio_tokens: u64,
 }
 
 pub(super) fn null_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
