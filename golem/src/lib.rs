@@ -92,6 +92,11 @@ pub mod guide {
     #[doc = include_str!("../../docs/providers.md")]
     pub mod providers {}
 
+    /// What a run cost, in money (the `prices` feature), and the usage detail it needs.
+    #[cfg(feature = "prices")]
+    #[doc = include_str!("../../docs/observability.md")]
+    pub mod observability {}
+
     /// Every compile error of the macros.
     #[doc = include_str!("../../docs/diagnostics.md")]
     pub mod diagnostics {}

@@ -8,6 +8,12 @@
 use std::collections::BTreeMap;
 use std::ops::AddAssign;
 
+#[cfg(feature = "prices")]
+mod prices;
+
+#[cfg(feature = "prices")]
+pub use prices::{PRICE_DATA, Price, PriceError, RejectedPrice};
+
 use serde::{Deserialize, Serialize};
 
 /// Requests, tokens and tool calls: of one response, or summed over a run.
