@@ -131,11 +131,17 @@ impl Summarize {
             .filter(|summary| summary.fits(view))
             .cloned()
             .or_else(|| (!journaled).then(|| self.remembered(view)).flatten());
-        let over = |summary: Option<&Summary>| match summary {
-            Some(summary) => estimate_tokens(&summary.apply(view)) > self.over_tokens,
-            None => estimate_tokens(view) > self.over_tokens,
-        };
-        if !over(known.as_ref()) {
+        // The history with the known summary in place: estimated here, and sent as it is
+        // when no new summary is asked for.
+        let known = known.map(|summary| {
+            let applied = summary.apply(view);
+            (summary, applied)
+        });
+        let tokens = known.as_ref().map_or_else(
+            || estimate_tokens(view),
+            |(_, applied)| estimate_tokens(applied),
+        );
+        if tokens <= self.over_tokens {
             return Plan::Send(known);
         }
         let starts = turn_starts(view);
@@ -143,12 +149,12 @@ impl Summarize {
             return Plan::Send(known);
         };
         let cut = starts[first_kept];
-        let covered = known.as_ref().map_or(0, |summary| summary.covers);
+        let covered = known.as_ref().map_or(0, |(summary, _)| summary.covers);
         if cut <= covered {
             return Plan::Send(known);
         }
         let request = self.request(
-            known.as_ref().map(|summary| summary.text.as_str()),
+            known.as_ref().map(|(summary, _)| summary.text.as_str()),
             &view[covered..cut],
         );
         Plan::Ask {
@@ -212,8 +218,9 @@ impl Summarize {
 /// What the run does about a summary before a request.
 #[derive(Debug)]
 pub(crate) enum Plan {
-    /// Send the history, with this summary standing in for the turns it covers.
-    Send(Option<Summary>),
+    /// Send the history, or, with a summary, the history with it standing in for the turns
+    /// it covers (the second field).
+    Send(Option<(Summary, Vec<Message>)>),
     /// Ask the summary model (`request`: its messages and parameters) for a summary of the
     /// first `covers` messages, which hash to `digest`.
     Ask {

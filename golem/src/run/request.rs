@@ -241,8 +241,8 @@ where
     O: Output,
     J: Journal,
 {
-    let summary = match summarize.plan(&view, recorded.as_ref(), step.journal.records()) {
-        Plan::Send(summary) => summary,
+    let summarized = match summarize.plan(&view, recorded.as_ref(), step.journal.records()) {
+        Plan::Send(summarized) => summarized,
         Plan::Ask {
             covers,
             digest,
@@ -282,14 +282,14 @@ where
             usage.summaries += response.usage.cost();
             let summary = Summary::of(covers, digest, &response);
             summarize.remember(&summary);
-            Some(summary)
+            let applied = summary.apply(&view);
+            Some((summary, applied))
         }
     };
-    Ok(match summary {
-        Some(summary) => {
-            let view = Cow::Owned(summary.apply(&view));
+    Ok(match summarized {
+        Some((summary, applied)) => {
             *recorded = Some(summary);
-            view
+            Cow::Owned(applied)
         }
         None => view,
     })

@@ -399,7 +399,11 @@ impl<'a> Handling<'a> {
                 Message::Response(response) => response,
             };
             let answered = answers.take();
-            for earlier in response.tool_calls().collect::<Vec<_>>().into_iter().rev() {
+            let calls = response.parts.iter().rev().filter_map(|part| match part {
+                ResponsePart::ToolCall(call) => Some(call),
+                _ => None,
+            });
+            for earlier in calls {
                 if earlier.tool_name != call.tool_name {
                     continue;
                 }
