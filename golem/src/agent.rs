@@ -108,6 +108,19 @@ pub(crate) struct OutputSetup<Deps, O> {
     pub(crate) validators: Vec<Validator<Deps, O>>,
     /// How often a streaming structured answer is read for its partial form.
     pub(crate) partial_cadence: crate::output::PartialCadence,
+    /// The output's schema as sent with the instructions, in [`OutputMode::Prompted`].
+    pub(crate) prompted_schema: Option<String>,
+}
+
+impl<Deps, O> OutputSetup<Deps, O> {
+    /// `instructions`, followed by the output's schema when the output is prompted.
+    pub(crate) fn with_prompted_schema(&self, instructions: String) -> Option<String> {
+        match &self.prompted_schema {
+            Some(schema) if instructions.is_empty() => Some(schema.clone()),
+            Some(schema) => Some(format!("{instructions}\n\n{schema}")),
+            None => (!instructions.is_empty()).then_some(instructions),
+        }
+    }
 }
 
 impl<Deps, O> Agent<Deps, O>
@@ -745,7 +758,7 @@ where
         let mut params = RequestParams::text(Vec::with_capacity(self.tools.len()));
         params.output_mode = self.output_mode;
         params.settings = self.model_settings;
-        params.instructions = self.instructions;
+        let mut prompted_schema = None;
         let wrapped = structured.map(|structured| {
             let wrapped = !schema::is_object_schema(&structured.schema);
             let object_schema = if wrapped {
@@ -770,15 +783,24 @@ where
                     });
                 }
                 OutputMode::Prompted => {
-                    let schema = prompted::instructions(&object_schema);
-                    params.instructions = Some(match params.instructions.take() {
-                        Some(instructions) => format!("{instructions}\n\n{schema}"),
-                        None => schema,
-                    });
+                    prompted_schema = Some(prompted::instructions(&object_schema));
                 }
             }
             wrapped
         });
+        let output = OutputSetup {
+            structured: wrapped,
+            mode: self.output_mode,
+            tool_name: Arc::from(self.output_tool_name.as_str()),
+            decoder: self.decoder.unwrap_or_else(|| Arc::new(O::decode)),
+            validators: self.validators,
+            partial_cadence: self.partial_cadence,
+            prompted_schema,
+        };
+        params.instructions = match self.instructions {
+            Some(instructions) => output.with_prompted_schema(instructions),
+            None => output.prompted_schema.clone(),
+        };
 
         let output_tool = has_output_tool.then(|| Arc::from(self.output_tool_name.as_str()));
         let mut toolbox = Toolbox::new(params, output_tool, self.tool_retries);
@@ -801,14 +823,7 @@ where
                 summarize: self.summarize,
                 toolbox: Arc::new(toolbox),
                 toolsets: self.toolsets,
-                output: OutputSetup {
-                    structured: wrapped,
-                    mode: self.output_mode,
-                    tool_name: Arc::from(self.output_tool_name.as_str()),
-                    decoder: self.decoder.unwrap_or_else(|| Arc::new(O::decode)),
-                    validators: self.validators,
-                    partial_cadence: self.partial_cadence,
-                },
+                output,
                 tool_retries: self.tool_retries,
                 repeated_calls: self.repeated_calls,
                 output_retries: self.output_retries,

@@ -483,6 +483,50 @@ async fn model_settings_given_to_a_run_after_its_first_step_apply_to_its_next_re
 }
 
 #[tokio::test]
+async fn instructions_given_to_a_run_after_its_first_step_replace_the_agents_from_its_next_request()
+{
+    let model = FunctionModel::new(|messages: &[Message], params: &RequestParams| {
+        let instructions = params.instructions.clone().unwrap_or_default();
+        match messages.len() {
+            1 => ModelResponse::tool_call("ping", format!("{{\"seen\":{instructions:?}}}"), "c1"),
+            _ => ModelResponse::text(instructions),
+        }
+    });
+    let ping = FunctionTool::new(
+        "ping",
+        |_ctx: RunContext<()>, _: serde_json::Value| async move { Ok::<_, ModelRetry>("pong") },
+    );
+    let agent = Agent::<(), String>::builder(model)
+        .tool(ping)
+        .instructions("Be brief.")
+        .instructions_fn(|_: &RunContext<()>| "The user is Ada.")
+        .build()
+        .unwrap();
+    let mut run = agent.start("Ping", ());
+    assert!(matches!(run.step().await.unwrap(), Step::Responded));
+    assert!(matches!(run.step().await.unwrap(), Step::Handled));
+
+    let result = run
+        .with_instructions("Be thorough.")
+        .finish()
+        .await
+        .unwrap();
+
+    assert_eq!(result.output, "Be thorough.\n\nThe user is Ada.");
+    let ResponsePart::ToolCall(first) = &result.messages[1].as_response().unwrap().parts[0] else {
+        panic!("a call first");
+    };
+    assert_eq!(first.args, r#"{"seen":"Be brief.\n\nThe user is Ada."}"#);
+    let requests = result.messages.iter().filter_map(Message::as_request);
+    assert!(
+        requests
+            .flat_map(|request| &request.parts)
+            .all(|part| !matches!(part, RequestPart::SystemPrompt(_))),
+        "instructions are never stored"
+    );
+}
+
+#[tokio::test]
 async fn a_run_gets_its_own_usage_limits_model_and_toolset_from_its_next_request() {
     let first = script(vec![reply(vec![call("ping", "{}", "c1")], 10, 2)]);
     let second = script(vec![reply(vec![text("pong seen")], 30, 4)]);

@@ -159,6 +159,38 @@ where
         self
     }
 
+    /// Instructions for this run in place of the agent's static
+    /// [`instructions`](crate::AgentBuilder::instructions), sent from the run's next request
+    /// on; those the agent makes with
+    /// [`instructions_fn`](crate::AgentBuilder::instructions_fn) still follow them, and a
+    /// prompted output's schema still ends them. Like the agent's, they are never stored in
+    /// the history.
+    ///
+    /// ```
+    /// use golem::model::function::FunctionModel;
+    /// use golem::model::ModelResponse;
+    /// use golem::Agent;
+    ///
+    /// let model = FunctionModel::new(|_, params| {
+    ///     ModelResponse::text(params.instructions.clone().unwrap_or_default())
+    /// });
+    /// let agent = Agent::<(), String>::builder(model)
+    ///     .instructions("Answer in English.")
+    ///     .build()?;
+    /// # tokio::runtime::Runtime::new()?.block_on(async {
+    /// let french = agent.start("Bonjour", ()).with_instructions("Answer in French.");
+    /// assert_eq!(french.finish().await?.output, "Answer in French.");
+    /// assert_eq!(agent.run("Hello", ()).await?.output, "Answer in English.");
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// # })?;
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.overrides.instructions = Some(instructions.into());
+        self
+    }
+
     /// Usage limits for this run in place of the agent's
     /// ([`AgentBuilder::usage_limits`](crate::AgentBuilder::usage_limits)), checked from the
     /// run's next request on against the run's whole usage so far.

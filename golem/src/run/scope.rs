@@ -28,6 +28,8 @@ pub(crate) struct Overrides<Deps> {
     pub(crate) model: Option<Arc<dyn Model>>,
     /// Toolsets this run lists besides the agent's.
     pub(crate) toolsets: Vec<Arc<dyn Toolset<Deps>>>,
+    /// Instructions in place of the agent's static ones.
+    pub(crate) instructions: Option<String>,
 }
 
 impl<Deps> Default for Overrides<Deps> {
@@ -37,6 +39,7 @@ impl<Deps> Default for Overrides<Deps> {
             usage_limits: None,
             model: None,
             toolsets: Vec::new(),
+            instructions: None,
         }
     }
 }
@@ -48,6 +51,7 @@ impl<Deps> fmt::Debug for Overrides<Deps> {
             .field("usage_limits", &self.usage_limits)
             .field("model", &self.model.as_ref().map(|model| model.name()))
             .field("toolsets", &self.toolsets.len())
+            .field("instructions", &self.instructions)
             .finish()
     }
 }
@@ -79,16 +83,20 @@ impl<'a, Deps, O: Output, J> StepScope<'a, Deps, O, J> {
     }
 
     /// The parameters of the next request: the tools', with the run's settings merged over
-    /// the agent's.
+    /// the agent's and the run's instructions in place of the agent's static ones.
     pub(crate) fn params(&self) -> Cow<'a, RequestParams> {
-        match &self.overrides.settings {
-            None => Cow::Borrowed(&self.tools.params),
-            Some(settings) => {
-                let mut params = self.tools.params.clone();
-                params.settings = params.settings.merged(settings);
-                Cow::Owned(params)
-            }
+        let overrides = self.overrides;
+        if overrides.settings.is_none() && overrides.instructions.is_none() {
+            return Cow::Borrowed(&self.tools.params);
         }
+        let mut params = self.tools.params.clone();
+        if let Some(settings) = &overrides.settings {
+            params.settings = params.settings.merged(settings);
+        }
+        if let Some(instructions) = &overrides.instructions {
+            params.instructions = self.agent.output.with_prompted_schema(instructions.clone());
+        }
+        Cow::Owned(params)
     }
 }
 
