@@ -5,12 +5,15 @@
 mod common;
 
 use std::error::Error as _;
+use std::sync::Arc;
 
 use common::*;
-use golem::model::{ModelResponse, ResponsePart};
+use futures_util::StreamExt;
+use golem::model::{Message, Model, ModelError, ModelResponse, RequestParams, ResponsePart};
 use golem::output::OutputMode;
+use golem::run::{CancellationToken, NestedEvent, Stopped};
 use golem::tool::OnAgentError;
-use golem::{Agent, BuildError, ModelRetry, RunContext, RunError, Stage};
+use golem::{Agent, BuildError, ModelRetry, RunContext, RunError, RunEvent, Stage};
 use serde_json::json;
 
 /// A verdict on the game.
@@ -429,5 +432,124 @@ async fn an_output_function_call_beside_a_rejected_tool_call_is_declined() {
                  call first, then call `draw` again."
             )
         ))
+    );
+}
+
+#[tokio::test]
+async fn a_hand_offs_events_reach_the_callers_stream_with_their_path() {
+    let specialist = script(vec![reply(vec![text("Refunded.")], 30, 2)]);
+    let front = script(vec![reply(vec![transfer_call("h1")], 40, 6)]);
+    let router = router(&front, &billing(&specialist), OnAgentError::Fail);
+
+    let mut events = router.run_stream("Where is my refund?", ());
+    let mut seen = Vec::new();
+    while let Some(event) = events.next().await {
+        seen.extend(match event.unwrap() {
+            RunEvent::RequestSent { turn } => Some(format!("request {turn}")),
+            RunEvent::OutputAccepted { turn } => Some(format!("accepted {turn}")),
+            RunEvent::Finished(result) => Some(format!("finished: {}", result.output)),
+            RunEvent::Agent(nested) => {
+                let path: Vec<String> = nested
+                    .path
+                    .iter()
+                    .map(|step| format!("{}@{}", step.agent, step.tool_call_id))
+                    .collect();
+                match nested.event {
+                    NestedEvent::RequestSent { turn } => {
+                        Some(format!("{} │ request {turn}", path.join("/")))
+                    }
+                    NestedEvent::Finished { output } => {
+                        Some(format!("{} │ finished: {output}", path.join("/")))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        });
+    }
+
+    assert_eq!(
+        seen,
+        [
+            "request 1",
+            "to_billing@h1 │ request 1",
+            "to_billing@h1 │ finished: \"Refunded.\"",
+            "accepted 1",
+            "finished: Refunded.",
+        ]
+    );
+}
+
+/// A model that never answers, telling `asked` when it is asked.
+struct Stalls {
+    asked: Arc<tokio::sync::Notify>,
+}
+
+impl Model for Stalls {
+    fn name(&self) -> &str {
+        "stalls"
+    }
+
+    fn system(&self) -> &str {
+        "test"
+    }
+
+    fn request<'a>(
+        &'a self,
+        _messages: &'a [Message],
+        _params: &'a RequestParams,
+    ) -> golem::BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        self.asked.notify_one();
+        Box::pin(std::future::pending())
+    }
+}
+
+#[tokio::test]
+async fn cancelling_the_caller_stops_the_agent_it_handed_off_to_with_its_state_in_the_error() {
+    let asked = Arc::new(tokio::sync::Notify::new());
+    let specialist = Agent::<(), String>::builder(Stalls {
+        asked: Arc::clone(&asked),
+    })
+    .build()
+    .unwrap();
+    let front = script(vec![reply(vec![transfer_call("h1")], 40, 6)]);
+    let router = router(&front, &specialist, OnAgentError::Fail);
+    let token = CancellationToken::new();
+    let running = tokio::spawn(
+        router
+            .start("Where is my refund?", ())
+            .with_cancellation(token.clone())
+            .finish(),
+    );
+    asked.notified().await;
+    token.cancel();
+
+    let error = running.await.unwrap().unwrap_err();
+
+    assert_eq!(error.stopped(), Some(&Stopped::Cancelled));
+    let [interrupted] = error.interrupted() else {
+        panic!("one interrupted call, got {:?}", error.interrupted());
+    };
+    assert_eq!(
+        (
+            interrupted.tool_name.as_str(),
+            interrupted.tool_call_id.as_str()
+        ),
+        ("to_billing", "h1")
+    );
+    let child = interrupted.agent_error().expect("the specialist's error");
+    assert_eq!(child.stopped(), Some(&Stopped::Cancelled));
+    // The specialist had the router's conversation, the hand-off answered, and the note.
+    assert_eq!(child.messages().len(), 3);
+    assert_eq!(child.usage().requests, 1);
+    assert_eq!(error.usage().requests, 2);
+    assert_eq!(error.usage().agents["to_billing"].requests, 1);
+    assert_eq!(
+        error.messages().last(),
+        Some(&request(vec![tool_return(
+            "to_billing",
+            "h1",
+            json!("Not run: the run stopped before this call.")
+        )]))
     );
 }
