@@ -87,7 +87,7 @@ const TOOL: &[(&str, &str)] = &[
 
 const OUTPUT: &[(&str, &str)] = &[
     ("union", "`#[golem::output]` on a union"),
-    ("on_fn", "`#[golem::output]` on a function"),
+    ("args_on_fn", "`#[golem::args]` on a function"),
     ("unknown_key", "An unknown key"),
     ("duplicate_key", "A duplicate key"),
     (
@@ -107,6 +107,17 @@ const OUTPUT: &[(&str, &str)] = &[
         "A field attribute other than `#[golem(whole)]`",
     ),
     ("args_validate_key", "`#[golem::args]` takes no `validate`"),
+    ("fn_not_async", "An output function that is not `async`"),
+    ("fn_no_return", "An output function that returns nothing"),
+    ("fn_tool_keys", "Tool keys on an output function"),
+    (
+        "fn_error_not_boxable",
+        "An output function's error type that is not an error",
+    ),
+    (
+        "fn_wrong_output",
+        "An output function of another output type",
+    ),
 ];
 
 /// What to write instead, for the cases whose error is rustc's own wording: (case file

@@ -54,6 +54,11 @@ impl<T> Key<T> {
     pub(crate) fn get(&self) -> Option<&T> {
         self.value.as_ref().map(|(_, value)| value)
     }
+
+    /// Where the key was written, if it was.
+    pub(crate) fn key_span(&self) -> Option<Span> {
+        self.value.as_ref().map(|(span, _)| *span)
+    }
 }
 
 impl Key<syn::LitBool> {

@@ -12,7 +12,7 @@ use crate::context::RunContext;
 use crate::error::BoxError;
 use crate::history::{HistoryProcessor, Summarize};
 use crate::model::{Message, Model, ModelSettings, OutputSchema, RequestParams};
-use crate::output::{Output, OutputKind, OutputMode, prompted};
+use crate::output::{Output, OutputFunction, OutputKind, OutputMode, prompted};
 use crate::schema;
 use crate::tool::{Tool, ToolDefinition, is_valid_tool_name};
 use crate::toolbox::{NameClash, Toolbox};
@@ -29,6 +29,8 @@ type Decoder<O> = Arc<dyn Fn(&str) -> Result<O, BoxError> + Send + Sync>;
 /// Instructions made for each request from the run's context.
 pub(crate) type InstructionsFn<Deps> =
     Box<dyn Fn(RunContext<Deps>) -> BoxFuture<'static, String> + Send + Sync>;
+/// An output function, shared by the agent's runs.
+pub(crate) type OutputFn<Deps, O> = Arc<dyn OutputFunction<Deps, O>>;
 type Validator<Deps, O> =
     Box<dyn Fn(RunContext<Deps>, O) -> BoxFuture<'static, Result<O, BoxError>> + Send + Sync>;
 
@@ -106,6 +108,8 @@ pub(crate) struct OutputSetup<Deps, O> {
     pub(crate) tool_name: Arc<str>,
     pub(crate) decoder: Decoder<O>,
     pub(crate) validators: Vec<Validator<Deps, O>>,
+    /// The output functions, by the name of their output tool.
+    pub(crate) functions: Vec<(Arc<str>, OutputFn<Deps, O>)>,
     /// How often a streaming structured answer is read for its partial form.
     pub(crate) partial_cadence: crate::output::PartialCadence,
     /// The output's schema as sent with the instructions, in [`OutputMode::Prompted`].
@@ -120,6 +124,29 @@ impl<Deps, O> OutputSetup<Deps, O> {
             Some(schema) => Some(format!("{instructions}\n\n{schema}")),
             None => (!instructions.is_empty()).then_some(instructions),
         }
+    }
+
+    /// Whether the output has its own output tool.
+    pub(crate) fn has_output_tool(&self) -> bool {
+        self.structured.is_some() && self.mode == OutputMode::Tool
+    }
+
+    /// The output function whose output tool is `name`.
+    pub(crate) fn function(&self, name: &str) -> Option<&OutputFn<Deps, O>> {
+        self.functions
+            .iter()
+            .find(|(function, _)| **function == *name)
+            .map(|(_, function)| function)
+    }
+
+    /// The output tools' names for feedback: `` `a`, `b` ``.
+    pub(crate) fn tool_names(&self) -> String {
+        let own = self.has_output_tool().then_some(&self.tool_name);
+        own.into_iter()
+            .chain(self.functions.iter().map(|(name, _)| name))
+            .map(|name| format!("`{name}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -206,6 +233,12 @@ pub enum BuildError {
     /// `max_turns(0)`.
     #[error("max_turns must be at least 1")]
     ZeroMaxTurns,
+    /// Output functions with a structured output in a mode other than
+    /// [`OutputMode::Tool`]: the model calls output functions as tools.
+    #[error(
+        "output functions are output tools; use `OutputMode::Tool` (the default) with them, not `{0:?}`"
+    )]
+    OutputFunctionsNeedToolMode(OutputMode),
 }
 
 /// Configures an [`Agent`]; checks everything at [`build`](AgentBuilder::build).
@@ -231,6 +264,7 @@ pub struct AgentBuilder<Deps, O> {
     output_tool_name: String,
     decoder: Option<Decoder<O>>,
     validators: Vec<Validator<Deps, O>>,
+    output_fns: Vec<OutputFn<Deps, O>>,
     model_settings: ModelSettings,
 }
 
@@ -274,6 +308,7 @@ where
             output_tool_name: DEFAULT_OUTPUT_TOOL_NAME.to_owned(),
             decoder: None,
             validators: Vec::new(),
+            output_fns: Vec::new(),
             model_settings: ModelSettings::default(),
         }
     }
@@ -737,11 +772,26 @@ where
         self
     }
 
+    /// Adds an output function: an output tool the model may call to end the run, whose
+    /// result is the output (see [`OutputFunction`], and [`Agent::hand_off`] for one that
+    /// hands the conversation to another agent). Several make several output tools, and the
+    /// model picks one; they come beside the output's own channel: a text output still
+    /// accepts a text answer, a structured one its output tool.
+    ///
+    /// A [`ModelRetry`](crate::ModelRetry) from the function rejects the call under the
+    /// [`output_retries`](Self::output_retries) budget, as a rejected answer; the output
+    /// validators run on what it returns.
+    pub fn output_fn(mut self, function: impl OutputFunction<Deps, O>) -> Self {
+        self.output_fns.push(Arc::new(function));
+        self
+    }
+
     /// Checks the configuration and builds the agent. Tool schemas are built here, once.
     ///
     /// # Errors
-    /// A [`BuildError`] for an invalid or duplicate tool name, a tool named like the output
-    /// tool, or `max_turns(0)`.
+    /// A [`BuildError`] for an invalid or duplicate tool name (output functions' included),
+    /// a tool named like an output tool, output functions with structured output in a mode
+    /// other than [`OutputMode::Tool`], or `max_turns(0)`.
     pub fn build(self) -> Result<Agent<Deps, O>, BuildError> {
         if self.max_turns == 0 {
             return Err(BuildError::ZeroMaxTurns);
@@ -753,6 +803,37 @@ where
         let has_output_tool = structured.is_some() && self.output_mode == OutputMode::Tool;
         if has_output_tool && !is_valid_tool_name(&self.output_tool_name) {
             return Err(BuildError::InvalidToolName(self.output_tool_name));
+        }
+        if !self.output_fns.is_empty()
+            && structured.is_some()
+            && self.output_mode != OutputMode::Tool
+        {
+            return Err(BuildError::OutputFunctionsNeedToolMode(self.output_mode));
+        }
+        let mut output_names: Vec<Arc<str>> = Vec::with_capacity(1 + self.output_fns.len());
+        if has_output_tool {
+            output_names.push(Arc::from(self.output_tool_name.as_str()));
+        }
+        let mut function_definitions = Vec::with_capacity(self.output_fns.len());
+        let mut functions = Vec::with_capacity(self.output_fns.len());
+        for function in self.output_fns {
+            let definition = function.definition();
+            if !is_valid_tool_name(&definition.name) {
+                return Err(BuildError::InvalidToolName(definition.name));
+            }
+            if output_names.iter().any(|name| **name == *definition.name) {
+                return Err(
+                    if has_output_tool && definition.name == self.output_tool_name {
+                        BuildError::OutputToolNameTaken(definition.name)
+                    } else {
+                        BuildError::DuplicateToolName(definition.name)
+                    },
+                );
+            }
+            let name: Arc<str> = Arc::from(definition.name.as_str());
+            output_names.push(Arc::clone(&name));
+            functions.push((name, function));
+            function_definitions.push(definition);
         }
 
         let mut params = RequestParams::text(Vec::with_capacity(self.tools.len()));
@@ -788,12 +869,18 @@ where
             }
             wrapped
         });
+        if !function_definitions.is_empty() {
+            // Text output keeps its channel beside the output functions.
+            params.allow_text_output |= wrapped.is_none();
+            params.output_tools.extend(function_definitions);
+        }
         let output = OutputSetup {
             structured: wrapped,
             mode: self.output_mode,
             tool_name: Arc::from(self.output_tool_name.as_str()),
             decoder: self.decoder.unwrap_or_else(|| Arc::new(O::decode)),
             validators: self.validators,
+            functions,
             partial_cadence: self.partial_cadence,
             prompted_schema,
         };
@@ -802,8 +889,7 @@ where
             None => output.prompted_schema.clone(),
         };
 
-        let output_tool = has_output_tool.then(|| Arc::from(self.output_tool_name.as_str()));
-        let mut toolbox = Toolbox::new(params, output_tool, self.tool_retries);
+        let mut toolbox = Toolbox::new(params, output_names, self.tool_retries);
         for tool in self.tools {
             toolbox.add(Arc::from(tool)).map_err(|clash| match clash {
                 NameClash::Invalid(name) => BuildError::InvalidToolName(name),

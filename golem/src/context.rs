@@ -3,6 +3,9 @@
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use tokio_util::sync::CancellationToken;
+
+use crate::model::Message;
 use crate::run::event::Forward;
 use crate::usage::{Usage, UsageLimits};
 
@@ -31,6 +34,8 @@ pub struct RunContext<Deps> {
     tool_name: Option<Arc<str>>,
     tool_call_id: Option<Arc<str>>,
     turn: u32,
+    /// The conversation as an output function sees it; `None` elsewhere.
+    messages: Option<Arc<[Message]>>,
 }
 
 /// What every context of one step of a run shares, in one allocation: the usage so far, the
@@ -44,6 +49,8 @@ struct RunShared {
     delegated: Mutex<Vec<(Arc<str>, Usage)>>,
     /// Where delegated agents' events go, when the run's events are listened to.
     events: Option<Forward>,
+    /// Cancelled when the run is stopped while the step's calls run.
+    cancellation: Option<CancellationToken>,
 }
 
 impl fmt::Debug for RunShared {
@@ -80,6 +87,7 @@ impl<Deps> RunContext<Deps> {
             tool_name: None,
             tool_call_id: None,
             turn,
+            messages: None,
         }
     }
 
@@ -98,6 +106,21 @@ impl<Deps> RunContext<Deps> {
         if let Some(run) = Arc::get_mut(&mut self.run) {
             run.events = forward;
         }
+        self
+    }
+
+    /// The same context, its `token` cancelled when the run is stopped: only on a context
+    /// just made, not yet shared.
+    pub(crate) fn with_cancellation(mut self, token: CancellationToken) -> Self {
+        if let Some(run) = Arc::get_mut(&mut self.run) {
+            run.cancellation = Some(token);
+        }
+        self
+    }
+
+    /// The same context, showing `messages` as the conversation so far.
+    pub(crate) fn with_messages(mut self, messages: Arc<[Message]>) -> Self {
+        self.messages = Some(messages);
         self
     }
 
@@ -121,6 +144,7 @@ impl<Deps> RunContext<Deps> {
             tool_name,
             tool_call_id,
             turn: self.turn,
+            messages: self.messages.clone(),
         }
     }
 
@@ -182,11 +206,33 @@ impl<Deps> RunContext<Deps> {
         self.run.limits.remaining(&self.run.usage)
     }
 
+    /// The conversation so far, as an [output function](crate::output::OutputFunction)
+    /// sees it: the run's history up to the response being handled, and a request
+    /// answering that response's calls as the history will once the output is accepted
+    /// (this output call with "Final result processed."). A
+    /// [hand-off](crate::Agent::hand_off) continues it. Empty elsewhere (in tools and
+    /// validators).
+    pub fn messages(&self) -> &[Message] {
+        self.messages.as_deref().unwrap_or_default()
+    }
+
+    /// A token cancelled when the run is stopped (its cancellation token cancelled, or its
+    /// deadline passed) while this call runs; `None` outside a run's tool calls and output
+    /// functions. A tool that runs an agent passes a [child](CancellationToken::child_token)
+    /// of it to the agent's run
+    /// ([`with_cancellation`](crate::AgentRun::with_cancellation)), so that the agent stops
+    /// gracefully with the run and its state is part of the run's error;
+    /// [`Agent::as_tool`](crate::Agent::as_tool) does this for you.
+    pub fn cancellation(&self) -> Option<&CancellationToken> {
+        self.run.cancellation.as_ref()
+    }
+
     /// Books `usage`, spent by the agent called `agent` on this run's behalf (inside a
-    /// tool), into the run's usage once the call ends: added to its totals, and shown apart
-    /// under [`Usage::agents`]. [`Agent::as_tool`](crate::Agent::as_tool) does this for
-    /// you; call it when a hand-written tool runs an agent itself. Outside a tool call it
-    /// does nothing.
+    /// tool or an output function), into the run's usage once the call ends: added to its
+    /// totals, and shown apart under [`Usage::agents`].
+    /// [`Agent::as_tool`](crate::Agent::as_tool) and [`Agent::hand_off`](crate::Agent::hand_off)
+    /// do this for you; call it when a hand-written tool runs an agent itself. Outside a
+    /// call it does nothing.
     pub fn add_delegated_usage(&self, agent: &str, usage: &Usage) {
         let Some(id) = &self.tool_call_id else {
             return;
@@ -217,6 +263,7 @@ impl<Deps> Clone for RunContext<Deps> {
             tool_name: self.tool_name.clone(),
             tool_call_id: self.tool_call_id.clone(),
             turn: self.turn,
+            messages: self.messages.clone(),
         }
     }
 }

@@ -74,7 +74,7 @@ pub mod guide {
     pub mod context {}
 
     /// Agents that compose: an agent as a tool, usage rolled up, limits across parent and
-    /// child, failures as rejections or terminal.
+    /// child, failures as rejections or terminal, stops, output functions and hand-offs.
     #[doc = include_str!("../../docs/multi-agent.md")]
     pub mod multi_agent {}
 

@@ -15,9 +15,11 @@ use serde_json::Value;
 use crate::error::BoxError;
 use crate::model::retry::ModelRetry;
 
+pub mod function;
 pub mod partial;
 pub(crate) mod prompted;
 
+pub use function::{HandOff, OutputFunction};
 pub use partial::{NoPartial, PartialCadence, PartialValue};
 
 /// How structured output reaches the model.

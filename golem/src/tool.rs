@@ -17,7 +17,7 @@ use crate::context::RunContext;
 use crate::error::BoxError;
 use crate::model::retry::ModelRetry;
 
-mod agent;
+pub(crate) mod agent;
 mod args_schema;
 mod function;
 

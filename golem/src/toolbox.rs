@@ -50,8 +50,8 @@ pub(crate) struct Toolbox<Deps> {
     /// The tool names for the unknown-tool feedback: `` `a`, `b` ``.
     pub(crate) available: String,
     pub(crate) params: RequestParams,
-    /// The output tool's name, which no tool may take.
-    pub(crate) output_tool: Option<Arc<str>>,
+    /// The output tools' names, which no tool may take.
+    pub(crate) output_tools: Vec<Arc<str>>,
     /// The budget of a tool without its own.
     default_retries: u32,
 }
@@ -68,7 +68,7 @@ impl<Deps: 'static> Toolbox<Deps> {
     /// An empty toolbox for `params` (which hold the output tools, if any).
     pub(crate) fn new(
         params: RequestParams,
-        output_tool: Option<Arc<str>>,
+        output_tools: Vec<Arc<str>>,
         default_retries: u32,
     ) -> Self {
         Toolbox {
@@ -77,7 +77,7 @@ impl<Deps: 'static> Toolbox<Deps> {
             any_requires_approval: false,
             available: String::new(),
             params,
-            output_tool,
+            output_tools,
             default_retries,
         }
     }
@@ -90,7 +90,7 @@ impl<Deps: 'static> Toolbox<Deps> {
             any_requires_approval: self.any_requires_approval,
             available: String::new(),
             params: self.params.clone(),
-            output_tool: self.output_tool.clone(),
+            output_tools: self.output_tools.clone(),
             default_retries: self.default_retries,
         }
     }
@@ -110,7 +110,11 @@ impl<Deps: 'static> Toolbox<Deps> {
         if !is_valid_tool_name(&definition.name) {
             return Err(NameClash::Invalid(definition.name));
         }
-        if self.output_tool.as_deref() == Some(definition.name.as_str()) {
+        if self
+            .output_tools
+            .iter()
+            .any(|name| **name == *definition.name)
+        {
             return Err(NameClash::OutputTool(definition.name));
         }
         if self.index.contains_key(&definition.name) {

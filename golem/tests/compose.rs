@@ -1,15 +1,17 @@
 //! Agents that compose: an agent called as a tool, its usage rolled up into the caller's,
 //! bounded by the caller's limits, its failure a rejection or a terminal failure by choice
-//! (ADR 0026).
+//! (ADR 0026); cancelling the parent stops the child gracefully, its state in the parent's
+//! error (ADR 0034).
 
 mod common;
 
 use std::error::Error as _;
+use std::sync::Arc;
 
 use common::*;
 use futures_util::StreamExt;
 use golem::model::ResponsePart;
-use golem::run::{MemoryJournal, NestedEvent};
+use golem::run::{CancellationToken, MemoryJournal, NestedEvent, Stopped};
 use golem::tool::{FunctionTool, OnAgentError, Tool};
 use golem::usage::{LimitExceeded, UsageLimits};
 use golem::{Agent, ModelRetry, RunContext, RunError, RunEvent, Stage};
@@ -333,4 +335,170 @@ async fn a_grandchilds_events_carry_the_whole_path() {
     assert_eq!(usage.agents["dice"].requests, 3);
     assert_eq!(usage.agents["dice"].agents["roll"].requests, 1);
     assert!(!usage.agents.contains_key("roll"));
+}
+
+/// A model that answers from `first`, then never answers again, telling `asked` each time it
+/// is asked.
+struct ThenStalls {
+    first: std::sync::Mutex<Option<golem::model::ModelResponse>>,
+    asked: Arc<tokio::sync::Notify>,
+}
+
+impl golem::model::Model for ThenStalls {
+    fn name(&self) -> &str {
+        "then-stalls"
+    }
+
+    fn system(&self) -> &str {
+        "test"
+    }
+
+    fn request<'a>(
+        &'a self,
+        _messages: &'a [golem::model::Message],
+        _params: &'a golem::model::RequestParams,
+    ) -> golem::BoxFuture<'a, Result<golem::model::ModelResponse, golem::model::ModelError>> {
+        let first = self.first.lock().expect("not poisoned").take();
+        self.asked.notify_one();
+        Box::pin(async move {
+            match first {
+                Some(response) => Ok(response),
+                None => std::future::pending().await,
+            }
+        })
+    }
+}
+
+/// A dice agent that rolls once, then waits for its model forever.
+fn stalling_child(asked: &Arc<tokio::sync::Notify>) -> Agent<(), String> {
+    Agent::<(), String>::builder(ThenStalls {
+        first: std::sync::Mutex::new(Some(reply(vec![dice_call(2, "d1")], 100, 10))),
+        asked: Arc::clone(asked),
+    })
+    .tool(roll_dice())
+    .build()
+    .expect("a valid agent")
+}
+
+const STOPPED_DURING_CALL: &str = "Not finished: the run was stopped during this call.";
+
+#[tokio::test]
+async fn cancelling_the_parent_stops_the_child_gracefully_with_its_state_in_the_error() {
+    let asked = Arc::new(tokio::sync::Notify::new());
+    let parent = script(vec![reply(vec![task_call("c1")], 10, 2)]);
+    let router = router(&parent, &stalling_child(&asked), OnAgentError::Fail);
+    let token = CancellationToken::new();
+    let run = router
+        .start("Play for Ann", ())
+        .with_cancellation(token.clone());
+    let running = tokio::spawn(run.finish());
+    // The child's first request, then its second, which never answers.
+    asked.notified().await;
+    asked.notified().await;
+    token.cancel();
+
+    let error = running.await.unwrap().unwrap_err();
+
+    assert_eq!(error.stage(), Stage::Stopped);
+    assert_eq!(error.stopped(), Some(&Stopped::Cancelled));
+    assert_eq!(
+        error.messages(),
+        [
+            request(vec![user("Play for Ann")]),
+            response(vec![task_call("c1")], 10, 2),
+            request(vec![tool_return("dice", "c1", json!(STOPPED_DURING_CALL))]),
+        ]
+    );
+    // The child stopped too, and its run is part of the parent's error.
+    let [interrupted] = error.interrupted() else {
+        panic!("one interrupted call, got {:?}", error.interrupted());
+    };
+    assert_eq!(
+        (
+            interrupted.tool_name.as_str(),
+            interrupted.tool_call_id.as_str()
+        ),
+        ("dice", "c1")
+    );
+    let child = interrupted.agent_error().expect("the child's error");
+    assert_eq!(child.stage(), Stage::Stopped);
+    assert_eq!(child.stopped(), Some(&Stopped::Cancelled));
+    assert_eq!(
+        child.messages(),
+        [
+            request(vec![user("Roll two dice")]),
+            response(vec![dice_call(2, "d1")], 100, 10),
+            request(vec![tool_return("roll_dice", "d1", json!(6))]),
+        ]
+    );
+    // Its second request was made, though never answered.
+    assert_eq!(child.usage().requests, 2);
+    assert_eq!(child.usage().tool_calls, 1);
+    // What the child spent is the parent's too.
+    assert_eq!(error.usage().requests, 3);
+    assert_eq!(error.usage().input_tokens, 110);
+    assert_eq!(error.usage().tool_calls, 2);
+    assert_eq!(error.usage().agents["dice"].requests, 2);
+}
+
+#[tokio::test]
+async fn a_parent_past_its_deadline_stops_the_child_with_it() {
+    let asked = Arc::new(tokio::sync::Notify::new());
+    let parent = script(vec![reply(vec![task_call("c1")], 10, 2)]);
+    let router = router(&parent, &stalling_child(&asked), OnAgentError::Retry);
+
+    let error = router
+        .start("Play for Ann", ())
+        .with_timeout(std::time::Duration::from_millis(50))
+        .finish()
+        .await
+        .unwrap_err();
+
+    assert_eq!(
+        error.stopped(),
+        Some(&Stopped::TimedOut {
+            timeout: std::time::Duration::from_millis(50)
+        })
+    );
+    // Under `Retry`, the child's error is the source of the rejection it would have been.
+    let [interrupted] = error.interrupted() else {
+        panic!("one interrupted call, got {:?}", error.interrupted());
+    };
+    let child = interrupted.agent_error().expect("the child's error");
+    assert_eq!(child.stopped(), Some(&Stopped::Cancelled));
+    assert_eq!(child.messages().len(), 3);
+    assert_eq!(error.usage().agents["dice"].requests, 2);
+    // Nothing was charged to the parent's budgets for the stopped call.
+    assert!(error.usage().rejected.tools.is_empty());
+}
+
+#[tokio::test]
+async fn a_child_whose_budget_ran_out_fails_the_parent_rather_than_being_its_rejection() {
+    // The child's own rejection is in its error's chain; under `Fail` it is not the parent's.
+    let child = script(vec![reply(vec![dice_call(-1, "d1")], 100, 10)]);
+    let strict = Agent::<(), String>::builder(child.model.clone())
+        .tool(roll_dice())
+        .build()
+        .unwrap();
+    let parent = script(vec![reply(vec![task_call("c1")], 10, 2)]);
+    let router = router(&parent, &strict, OnAgentError::Fail);
+
+    let error = router.run("Play for Ann", ()).await.unwrap_err();
+
+    assert_eq!(error.stage(), Stage::Tool);
+    assert_eq!(error.tool_name(), Some("dice"));
+    assert_eq!(error.exhausted(), None);
+    assert_eq!(error.to_string(), "tool `dice` failed");
+    assert!(error.model_retry().is_none());
+    let cause = error
+        .source()
+        .and_then(|cause| cause.downcast_ref::<RunError>())
+        .expect("the child's error");
+    assert_eq!(
+        cause.model_retry().map(ModelRetry::message),
+        Some("n must be positive, got -1")
+    );
+    // The child's rejected round is rolled up as the child's, not charged to `dice`.
+    assert_eq!(error.usage().rejected.tools["roll_dice"], cost(1, 100, 10));
+    assert!(!error.usage().rejected.tools.contains_key("dice"));
 }

@@ -9,8 +9,12 @@ mod valid;
 
 use proc_macro2::TokenStream;
 
-/// Expands `#[golem::output(args)] item`; errors come out beside the user's item.
+/// Expands `#[golem::output(args)] item`; errors come out beside the user's item. On a
+/// function, it is an output function, expanded as a tool is.
 pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
+    if let Ok(syn::Item::Fn(func)) = syn::parse2::<syn::Item>(item.clone()) {
+        return crate::tool::expand_output_fn(args, func);
+    }
     expand_kind(args, item, attr::Kind::Output)
 }
 

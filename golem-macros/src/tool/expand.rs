@@ -4,20 +4,26 @@ use proc_macro2::{TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
+use super::Kind;
 use super::ast::Tool;
 
 /// The most parameters read by golem's tuple visitor (`golem::__private::args::MAX_FIELDS`).
 const MAX_FIELDS: usize = 12;
 use super::valid::Checked;
 
-/// The function as written, its unit struct, and inside `const _: () = { ... };` the
-/// arguments struct and the `Tool` impl.
-pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
-    let func = &tool.func;
-    let fn_ident = &func.sig.ident;
+/// What a tool and an output function share: the arguments struct, the assertions on the
+/// parameters' types, the probe and the statics (in `items`), and the expressions that pass
+/// the parsed arguments to the function.
+struct ArgsParts {
+    items: TokenStream,
+    /// The parameters' JSON names, for golem's tuple visitor (empty with serde's derive).
+    names: Vec<Option<String>>,
+    arg_values: Vec<TokenStream>,
+}
+
+fn args_parts(tool: &Tool, checked: &Checked) -> ArgsParts {
     let krate = checked.krate.tokens();
     let (serde_crate, schemars_crate) = checked.krate.derive_crate_attrs();
-    let struct_name = &checked.struct_name;
     let name = &checked.name;
     let description = &checked.description;
 
@@ -123,6 +129,44 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
             Vec::new(),
         )
     };
+    let items = quote! {
+        #args_struct
+
+        const _: () = {
+            #(#assertions)*
+        };
+
+        #[allow(unused_imports)]
+        use #krate::__private::{ArgsReady as _, ArgsUnready as _};
+
+        type __GolemProbe = #probe;
+
+        /// The definition and the compiled schema, built on first use.
+        fn __golem_statics() -> &'static #krate::__private::ToolStatics {
+            static __GOLEM_STATICS: ::std::sync::OnceLock<#krate::__private::ToolStatics> =
+                ::std::sync::OnceLock::new();
+            __GOLEM_STATICS.get_or_init(|| (&__GolemProbe::NEW).statics(#name, #description))
+        }
+    };
+    ArgsParts {
+        items,
+        names,
+        arg_values,
+    }
+}
+
+/// The function as written, its unit struct, and inside `const _: () = { ... };` the
+/// arguments struct and the `Tool` impl.
+pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
+    let func = &tool.func;
+    let fn_ident = &func.sig.ident;
+    let krate = checked.krate.tokens();
+    let struct_name = &checked.struct_name;
+    let ArgsParts {
+        items: args_items,
+        names,
+        arg_values,
+    } = args_parts(tool, checked);
     let ctx_arg = match checked.deps {
         Some(_) => quote!(__golem_ctx,),
         None => quote!(),
@@ -183,23 +227,7 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
 
     let items = quote! {
         const _: () = {
-            #args_struct
-
-            const _: () = {
-                #(#assertions)*
-            };
-
-            #[allow(unused_imports)]
-            use #krate::__private::{ArgsReady as _, ArgsUnready as _};
-
-            type __GolemProbe = #probe;
-
-            /// The definition and the compiled schema, built on first use.
-            fn __golem_statics() -> &'static #krate::__private::ToolStatics {
-                static __GOLEM_STATICS: ::std::sync::OnceLock<#krate::__private::ToolStatics> =
-                    ::std::sync::OnceLock::new();
-                __GOLEM_STATICS.get_or_init(|| (&__GolemProbe::NEW).statics(#name, #description))
-            }
+            #args_items
 
             impl #impl_generics #krate::tool::Tool<#deps> for #struct_name {
                 fn definition(&self) -> #krate::tool::ToolDefinition {
@@ -236,7 +264,98 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
             }
         };
     };
-    let unit_struct = unit_struct(tool, checked, &items);
+    let unit_struct = unit_struct(tool, checked, &items, Kind::Tool);
+    quote! {
+        #func
+
+        #unit_struct
+    }
+}
+
+/// The function as written, its unit struct, and inside `const _: () = { ... };` the
+/// arguments struct and the `OutputFunction` impl.
+pub(crate) fn output_fn(tool: &Tool, checked: &Checked) -> TokenStream {
+    let func = &tool.func;
+    let fn_ident = &func.sig.ident;
+    let krate = checked.krate.tokens();
+    let struct_name = &checked.struct_name;
+    let Some((output_ty, fallible)) = &checked.output else {
+        unreachable!("an output function without an output type is an error")
+    };
+    let ArgsParts {
+        items: args_items,
+        names,
+        arg_values,
+    } = args_parts(tool, checked);
+    let ctx_arg = match checked.deps {
+        Some(_) => quote!(__golem_ctx,),
+        None => quote!(),
+    };
+    let ignore_ctx = checked.deps.is_none().then(|| quote!(let _ = __golem_ctx;));
+    // Spanned at the return type, so an error type golem cannot box is reported there.
+    let return_span = match &func.sig.output {
+        syn::ReturnType::Type(_, ty) => ty.span(),
+        syn::ReturnType::Default => fn_ident.span(),
+    };
+    let krate_at_return = respan(krate.clone(), return_span);
+    let convert = if *fallible {
+        quote_spanned! {return_span=>
+            #krate_at_return::__private::returns::output_result(__golem_output)
+        }
+    } else {
+        quote!(::core::result::Result::Ok(__golem_output))
+    };
+    let krate_at_fn = respan(krate.clone(), fn_ident.span());
+    let future = quote_spanned! {fn_ident.span()=>
+        #krate_at_fn::__private::returns::output_future(
+            async move { #fn_ident(#ctx_arg #(#arg_values),*).await },
+            |__golem_output| #convert,
+        )
+    };
+    let (impl_generics, deps) = match &checked.deps {
+        Some(deps) => (quote!(), quote!(#deps)),
+        None => (
+            quote!(<__GolemDeps: ::core::marker::Send + ::core::marker::Sync + 'static>),
+            quote!(__GolemDeps),
+        ),
+    };
+    let items = quote! {
+        const _: () = {
+            #args_items
+
+            impl #impl_generics #krate::output::OutputFunction<#deps, #output_ty> for #struct_name {
+                fn definition(&self) -> #krate::tool::ToolDefinition {
+                    __golem_statics().definition.clone()
+                }
+
+                // The conversion of the function's value is a closure, spanned at the user's
+                // return type so that rustc points there.
+                #[allow(clippy::redundant_closure)]
+                fn call<'__golem>(
+                    &'__golem self,
+                    __golem_ctx: &'__golem #krate::RunContext<#deps>,
+                    __golem_raw: &'__golem str,
+                ) -> #krate::BoxFuture<
+                    '__golem,
+                    ::core::result::Result<#output_ty, #krate::BoxError>,
+                > {
+                    #ignore_ctx
+                    let __golem_args = match (&__GolemProbe::NEW).read(
+                        __golem_statics(),
+                        &[#(#names),*],
+                        __golem_raw,
+                    ) {
+                        ::core::result::Result::Ok(args) => args,
+                        ::core::result::Result::Err(retry) => {
+                            return #krate::__private::returns::output_rejected(retry);
+                        }
+                    };
+                    #future
+                }
+            }
+        };
+    };
+    let unit_struct = unit_struct(tool, checked, &items, Kind::OutputFn);
     quote! {
         #func
 
@@ -246,7 +365,12 @@ pub(crate) fn tool(tool: &Tool, checked: &Checked) -> TokenStream {
 
 /// The function as written and the errors; beside them the unit struct with a stub impl,
 /// so code using the tool does not pile up errors of its own.
-pub(crate) fn fallback(tool: &Tool, checked: &Checked, error: syn::Error) -> TokenStream {
+pub(crate) fn fallback(
+    tool: &Tool,
+    checked: &Checked,
+    error: syn::Error,
+    kind: Kind,
+) -> TokenStream {
     let error = error.into_compile_error();
     let func = &tool.func;
     if tool.has_receiver() {
@@ -255,7 +379,33 @@ pub(crate) fn fallback(tool: &Tool, checked: &Checked, error: syn::Error) -> Tok
     }
     let krate = checked.krate.tokens();
     let struct_name = &checked.struct_name;
-    let stub = quote! {
+    let stub = if kind == Kind::OutputFn {
+        quote! {
+            const _: () = {
+                impl<
+                    __GolemDeps: ::core::marker::Send + ::core::marker::Sync + 'static,
+                    __GolemO,
+                > #krate::output::OutputFunction<__GolemDeps, __GolemO> for #struct_name
+                {
+                    fn definition(&self) -> #krate::tool::ToolDefinition {
+                        ::core::unreachable!()
+                    }
+
+                    fn call<'__golem>(
+                        &'__golem self,
+                        _: &'__golem #krate::RunContext<__GolemDeps>,
+                        _: &'__golem str,
+                    ) -> #krate::BoxFuture<
+                        '__golem,
+                        ::core::result::Result<__GolemO, #krate::BoxError>,
+                    > {
+                        ::core::unreachable!()
+                    }
+                }
+            };
+        }
+    } else {
+        quote! {
         const _: () = {
             impl<__GolemDeps: ::core::marker::Send + ::core::marker::Sync + 'static>
                 #krate::tool::Tool<__GolemDeps> for #struct_name
@@ -276,8 +426,9 @@ pub(crate) fn fallback(tool: &Tool, checked: &Checked, error: syn::Error) -> Tok
                 }
             }
         };
+        }
     };
-    let unit_struct = unit_struct(tool, checked, &stub);
+    let unit_struct = unit_struct(tool, checked, &stub, kind);
     quote! {
         #error
         #func
@@ -293,13 +444,16 @@ pub(crate) fn fallback(tool: &Tool, checked: &Checked, error: syn::Error) -> Tok
 /// resolution or type checking and add no errors of their own. Emitted beside the struct,
 /// they would (a nameless `const _`, the `Tool` impl calling a function that is not in
 /// scope, ...).
-fn unit_struct(tool: &Tool, checked: &Checked, items: &TokenStream) -> TokenStream {
+fn unit_struct(tool: &Tool, checked: &Checked, items: &TokenStream, kind: Kind) -> TokenStream {
     let krate = checked.krate.tokens();
     let vis = &tool.func.vis;
     let struct_name = &checked.struct_name;
     let doc = format!(
-        "The golem tool `{}`, generated by `#[golem::tool]` from `{}`.",
-        checked.name, tool.func.sig.ident
+        "The {} `{}`, generated by `#[golem::{}]` from `{}`.",
+        kind.noun(),
+        checked.name,
+        kind.attr(),
+        tool.func.sig.ident
     );
     quote! {
         #[doc = #doc]

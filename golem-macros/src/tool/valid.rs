@@ -3,6 +3,7 @@
 use syn::ext::IdentExt;
 use syn::{Expr, ExprLit, ExprUnary, Ident, Lit, Pat, Type, UnOp};
 
+use super::Kind;
 use super::ast::{Arg, ContextShape, Param, Tool};
 use crate::attr::CratePath;
 use crate::ctxt::Errors;
@@ -22,9 +23,12 @@ pub(crate) struct Checked {
     pub(crate) krate: CratePath,
     /// For each argument, its description from the `# Arguments` list.
     pub(crate) arg_docs: Vec<Option<String>>,
+    /// For an output function, the output type `T` and whether it returns `Result<T, _>`.
+    pub(crate) output: Option<(Type, bool)>,
 }
 
-pub(crate) fn check(tool: &Tool) -> (Checked, Errors) {
+pub(crate) fn check(tool: &Tool, kind: Kind) -> (Checked, Errors) {
+    let noun = kind.noun();
     let mut errors = Errors::default();
     let default_attr;
     let attr = match &tool.attr {
@@ -45,14 +49,14 @@ pub(crate) fn check(tool: &Tool) -> (Checked, Errors) {
         errors.at(
             sig.fn_token.span,
             format_args!(
-                "the `async` keyword is missing: golem tools are `async fn`s; write `async fn {fn_name}`"
+                "the `async` keyword is missing: {noun}s are `async fn`s; write `async fn {fn_name}`"
             ),
         );
     }
     if let Some(unsafety) = &sig.unsafety {
         errors.at(
             unsafety.span,
-            "a golem tool cannot be an `unsafe fn`: the model decides when it runs",
+            format_args!("a {noun} cannot be an `unsafe fn`: the model decides when it runs"),
         );
     }
     // Lifetime parameters are fine: borrowed parameters are read into owned values and
@@ -65,7 +69,10 @@ pub(crate) fn check(tool: &Tool) -> (Checked, Errors) {
     if generic || sig.generics.where_clause.is_some() {
         errors.spanned(
             &sig.generics,
-            "a golem tool cannot be generic: the model calls one concrete function with JSON arguments, so each parameter needs one concrete type; write a tool per type",
+            format_args!(
+                "a {noun} cannot be generic: the model calls one concrete function with JSON arguments, so each parameter needs one concrete type; write a {} per type",
+                kind.short()
+            ),
         );
     }
 
@@ -74,12 +81,14 @@ pub(crate) fn check(tool: &Tool) -> (Checked, Errors) {
         match param {
             Param::Receiver(span) => errors.at(
                 *span,
-                "a golem tool cannot take `self`: put it on a free `async fn` and reach shared state through a first parameter `ctx: &RunContext<Deps>` (`ctx.deps()`)",
+                format_args!(
+                    "a {noun} cannot take `self`: put it on a free `async fn` and reach shared state through a first parameter `ctx: &RunContext<Deps>` (`ctx.deps()`)"
+                ),
             ),
             Param::Context { index, ty, shape } => match shape {
                 _ if *index != 0 => errors.spanned(
                     ty,
-                    "`RunContext` must be the first parameter of a golem tool",
+                    format_args!("`RunContext` must be the first parameter of a {noun}"),
                 ),
                 ContextShape::NotShared => errors.spanned(
                     ty,
@@ -93,9 +102,11 @@ pub(crate) fn check(tool: &Tool) -> (Checked, Errors) {
             },
             Param::Arg(arg) if arg.ident.is_none() => errors.spanned(
                 &arg.pat,
-                "golem tool parameters must be plain names, which become the JSON argument names; take the value whole and destructure it in the function body",
+                format_args!(
+                    "{noun} parameters must be plain names, which become the JSON argument names; take the value whole and destructure it in the function body"
+                ),
             ),
-            Param::Arg(arg) => check_arg_type(arg, &mut errors),
+            Param::Arg(arg) => check_arg_type(arg, noun, &mut errors),
         }
     }
 
@@ -122,7 +133,8 @@ pub(crate) fn check(tool: &Tool) -> (Checked, Errors) {
                 errors.at(
                     sig.ident.span(),
                     format_args!(
-                        "`{fn_name}` is not a tool name providers accept (`^[a-zA-Z0-9_-]{{1,64}}$`): set one with `#[golem::tool(name = \"...\")]`"
+                        "`{fn_name}` is not a tool name providers accept (`^[a-zA-Z0-9_-]{{1,64}}$`): set one with `#[golem::{attr}(name = \"...\")]`",
+                        attr = kind.attr()
                     ),
                 );
             }
@@ -134,6 +146,29 @@ pub(crate) fn check(tool: &Tool) -> (Checked, Errors) {
         .max_retries
         .get()
         .and_then(|expr| max_retries(expr, &mut errors));
+    let mut output = None;
+    if kind == Kind::OutputFn {
+        let tool_only = [
+            (
+                attr.max_retries.key_span(),
+                "`max_retries` does not apply to an output function: its rejections count under the agent's output budget; remove it and set `.output_retries(n)` on the agent",
+            ),
+            (
+                attr.requires_approval.key_span(),
+                "`requires_approval` does not apply to an output function: the run ends with its output, so there is no call to approve; remove it",
+            ),
+            (
+                attr.repeatable.key_span(),
+                "`repeatable` does not apply to an output function: the run ends with its output, so it is never called twice; remove it",
+            ),
+        ];
+        for (span, message) in tool_only {
+            if let Some(span) = span {
+                errors.at(span, message);
+            }
+        }
+        output = output_type(&sig.output, &sig.ident, &mut errors);
+    }
 
     let param_names: Vec<String> = sig
         .inputs
@@ -198,14 +233,51 @@ pub(crate) fn check(tool: &Tool) -> (Checked, Errors) {
         deps,
         krate: CratePath::new(&attr.krate),
         arg_docs,
+        output,
     };
     (checked, errors)
+}
+
+/// An output function's output type, from its return type: `T` of `Result<T, E>` (any path
+/// ending in `Result`, `anyhow::Result<T>` too), or the type itself.
+fn output_type(
+    output: &syn::ReturnType,
+    fn_ident: &Ident,
+    errors: &mut Errors,
+) -> Option<(Type, bool)> {
+    let ty = match output {
+        syn::ReturnType::Type(_, ty) => &**ty,
+        syn::ReturnType::Default => {
+            errors.at(
+                fn_ident.span(),
+                "an output function returns the run's output: write `-> T` or `-> Result<T, ModelRetry>` after the parameters",
+            );
+            return None;
+        }
+    };
+    if let Type::Path(path) = ty
+        && path.qself.is_none()
+        && let Some(last) = path.path.segments.last()
+        && last.ident == "Result"
+        && let syn::PathArguments::AngleBracketed(args) = &last.arguments
+        && let Some(syn::GenericArgument::Type(ok)) = args.args.first()
+    {
+        return Some((ok.clone(), true));
+    }
+    if let Type::ImplTrait(_) = ty {
+        errors.spanned(
+            ty,
+            "an output function returns the run's output, one concrete type: name it (`String`, your own `#[golem::output]` type, ...)",
+        );
+        return None;
+    }
+    Some((ty.clone(), false))
 }
 
 /// A parameter's type must be one concrete type that owns its data (apart from the one
 /// shared borrow golem reads into an owned value): one error per parameter, at the first
 /// offending part of its type.
-fn check_arg_type(arg: &Arg, errors: &mut Errors) {
+fn check_arg_type(arg: &Arg, noun: &str, errors: &mut Errors) {
     if let Type::Reference(reference) = &*arg.ty
         && reference.mutability.is_some()
     {
@@ -213,7 +285,7 @@ fn check_arg_type(arg: &Arg, errors: &mut Errors) {
         errors.spanned(
             &arg.ty,
             format_args!(
-                "a golem tool parameter cannot be `&mut`: the arguments are the model's JSON, read fresh for each call; take `{elem}` by value (`mut name: {elem}` if the body changes it)",
+                "a {noun} parameter cannot be `&mut`: the arguments are the model's JSON, read fresh for each call; take `{elem}` by value (`mut name: {elem}` if the body changes it)",
                 elem = type_text(elem),
             ),
         );
@@ -227,14 +299,18 @@ fn check_arg_type(arg: &Arg, errors: &mut Errors) {
     {
         errors.spanned(
             &arg.ty,
-            "a golem tool parameter cannot borrow for `'static`: golem reads the model's JSON into a value that lives for the call; write `&str` (or the owned type)",
+            format_args!(
+                "a {noun} parameter cannot borrow for `'static`: golem reads the model's JSON into a value that lives for the call; write `&str` (or the owned type)"
+            ),
         );
         return;
     }
     match type_problem(&arg.owned_ty) {
         Some(TypeProblem::ImplTrait(ty)) => errors.spanned(
             ty,
-            "a golem tool parameter cannot be `impl Trait`: the model's JSON arguments are read into one concrete type, so name it (`String`, `Vec<i64>`, your own `#[golem::args]` struct, ...)",
+            format_args!(
+                "a {noun} parameter cannot be `impl Trait`: the model's JSON arguments are read into one concrete type, so name it (`String`, `Vec<i64>`, your own `#[golem::args]` struct, ...)"
+            ),
         ),
         Some(TypeProblem::Borrow(tokens)) => {
             let owned = match tokens {
@@ -252,7 +328,7 @@ fn check_arg_type(arg: &Arg, errors: &mut Errors) {
             errors.at(
                 span,
                 format_args!(
-                    "a golem tool parameter can borrow only at its top (`&str`, `&[T]`, `&T`, read into an owned value golem keeps for the call); inside a type the model's JSON has nothing to borrow from: take {owned} instead"
+                    "a {noun} parameter can borrow only at its top (`&str`, `&[T]`, `&T`, read into an owned value golem keeps for the call); inside a type the model's JSON has nothing to borrow from: take {owned} instead"
                 ),
             );
         }

@@ -56,7 +56,8 @@ impl ModelRetry {
         &self.message
     }
 
-    /// The first `ModelRetry` in `error`'s `source()` chain, `error` itself included.
+    /// The first `ModelRetry` in `error`'s `source()` chain, `error` itself included, up to
+    /// the first [`RunError`](crate::RunError) in it: another run's rejections are its own.
     ///
     /// ```
     /// use golem::ModelRetry;
@@ -76,6 +77,11 @@ impl ModelRetry {
         while let Some(error) = current {
             if let Some(retry) = error.downcast_ref::<ModelRetry>() {
                 return Some(retry);
+            }
+            // Another run's rejections are its own: an agent's failed run, as an error of
+            // its caller, is a failure there, not a rejection.
+            if error.is::<crate::run::RunError>() {
+                return None;
             }
             current = error.source();
         }

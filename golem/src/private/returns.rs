@@ -120,3 +120,35 @@ where
 pub fn rejected<'a>(retry: ModelRetry) -> BoxFuture<'a, Result<Value, BoxError>> {
     Box::pin(std::future::ready(Err(retry.into())))
 }
+
+/// What an output function's error must be: convertible into [`BoxError`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the error type of a golem output function",
+    label = "the output function's error type must convert into `golem::BoxError`",
+    note = "an output function's error is any `std::error::Error + Send + Sync + 'static` (a `thiserror` enum, `ModelRetry`), `anyhow::Error`, `String` or `&'static str`; one wrapping `ModelRetry` rejects the call under the output budget, any other fails the run"
+)]
+pub trait OutputError: Into<BoxError> {}
+
+impl<E: Into<BoxError>> OutputError for E {}
+
+/// An output function's fallible outcome, its error boxed unchanged.
+///
+/// # Errors
+/// The function's error.
+pub fn output_result<T, E: OutputError>(result: Result<T, E>) -> Result<T, BoxError> {
+    result.map_err(Into::into)
+}
+
+/// Boxes an output function's future; the `Send` bound is stated here, once, as for tools.
+pub fn output_future<'a, F, C, T>(future: F, convert: C) -> BoxFuture<'a, Result<T, BoxError>>
+where
+    F: Future + Send + 'a,
+    C: FnOnce(F::Output) -> Result<T, BoxError> + Send + 'a,
+{
+    Box::pin(async move { convert(future.await) })
+}
+
+/// The future of an output function call whose arguments were rejected.
+pub fn output_rejected<'a, T: Send + 'a>(retry: ModelRetry) -> BoxFuture<'a, Result<T, BoxError>> {
+    Box::pin(std::future::ready(Err(retry.into())))
+}

@@ -422,6 +422,7 @@ where
             failure.source,
             self.state.clone(),
         )
+        .with_interrupted(failure.interrupted)
     }
 
     /// Takes the run's deadline from the journal, or records it there: a replayed run keeps

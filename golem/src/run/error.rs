@@ -57,6 +57,39 @@ struct Inner {
     exhausted: Option<Exhausted>,
     source: BoxError,
     state: RunState,
+    interrupted: Vec<InterruptedCall>,
+}
+
+/// A call that was running when its run was stopped, and ended with the stop, in an error:
+/// an agent called as a tool or handed the conversation stops gracefully with its caller,
+/// and its [`RunError`], with its whole state, is the error (or in its chain, for
+/// [`OnAgentError::Retry`](crate::tool::OnAgentError::Retry)).
+///
+/// In the stopped run's history the call is answered as not finished; what the agent spent
+/// is in the run's usage.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct InterruptedCall {
+    /// The tool (or output function) called.
+    pub tool_name: String,
+    /// The call's id.
+    pub tool_call_id: String,
+    /// How the call ended.
+    pub error: BoxError,
+}
+
+impl InterruptedCall {
+    /// The stopped run of the agent the call ran, found in the error's chain.
+    pub fn agent_error(&self) -> Option<&RunError> {
+        let mut current: Option<&(dyn StdError + 'static)> = Some(&*self.error);
+        while let Some(error) = current {
+            if let Some(run_error) = error.downcast_ref::<RunError>() {
+                return Some(run_error);
+            }
+            current = error.source();
+        }
+        None
+    }
 }
 
 impl RunError {
@@ -73,7 +106,23 @@ impl RunError {
             exhausted,
             source,
             state,
+            interrupted: Vec::new(),
         }))
+    }
+
+    /// The same error, with the calls that ended with the stop.
+    pub(crate) fn with_interrupted(mut self, interrupted: Vec<InterruptedCall>) -> Self {
+        self.0.interrupted = interrupted;
+        self
+    }
+
+    /// At the [`Stage::Stopped`] stage, the calls that were running and ended with the stop
+    /// in an error, in the order they ended: an agent the run called stops gracefully with
+    /// it, and its own [`RunError`] (its messages, usage and state) is here
+    /// ([`InterruptedCall::agent_error`]). Empty for other failures, and for calls that were
+    /// dropped unfinished.
+    pub fn interrupted(&self) -> &[InterruptedCall] {
+        &self.0.interrupted
     }
 
     /// Where the run failed.
@@ -190,6 +239,7 @@ impl fmt::Debug for RunError {
             .field("source", &self.0.source)
             .field("messages", &self.0.state.messages().len())
             .field("usage", self.0.state.usage())
+            .field("interrupted", &self.0.interrupted)
             .finish()
     }
 }

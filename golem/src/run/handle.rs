@@ -48,9 +48,12 @@ where
         .expect("handle runs only when the history ends in a response");
     let response = handling.response;
 
-    let ctx = RunContext::from_parts(Arc::clone(step.deps), usage.clone(), turn)
+    let mut ctx = RunContext::from_parts(Arc::clone(step.deps), usage.clone(), turn)
         .with_limits(*step.usage_limits())
         .with_events(step.events.map(EventSink::forward));
+    if let Some(token) = step.stop.calls_token() {
+        ctx = ctx.with_cancellation(token);
+    }
     let cost = response.usage.cost();
     let scope = Turn {
         step,
@@ -93,11 +96,11 @@ where
         }
         match tools::settle(&scope, &function_calls, &mut handling, retries, usage).await {
             Ok(errors) => live = errors,
-            Err(stopped) => {
+            Err((stopped, interrupted)) => {
                 // Keep what finished; nothing is booked for a round the caller stopped.
                 handling.close(not_run(), STOPPED_DURING_CALL);
                 approvals.clear();
-                return Err(Failure::stopped(stopped));
+                return Err(Failure::interrupted(stopped, interrupted));
             }
         }
     }
@@ -105,8 +108,29 @@ where
     let answer = if verdict.failed {
         Answer::None
     } else {
+        // An output function sees the conversation so far, its call answered as accepted.
+        let function_call = output_calls
+            .first()
+            .filter(|call| step.agent.output.function(&call.tool_name).is_some());
+        let output_ctx = function_call.map(|call| {
+            let messages = handling.conversation(call, output::FINAL_RESULT_PROCESSED, |other| {
+                if is_output_call(&step.agent.output, other) {
+                    other.answer(output::OUTPUT_NOT_USED)
+                } else {
+                    other.answer(NOT_RUN)
+                }
+            });
+            ctx.clone().with_messages(Arc::from(messages))
+        });
+        let output_scope = Turn {
+            step,
+            ctx: output_ctx.as_ref().unwrap_or(&ctx),
+            approvals: scope.approvals,
+            turn,
+            cost,
+        };
         let evaluated = output::evaluate(
-            &scope,
+            &output_scope,
             response,
             &output_calls,
             !function_calls.is_empty(),
@@ -114,12 +138,19 @@ where
             retries,
         )
         .await;
+        // What an output function spent through other agents.
+        if let Some(spent) = function_call.and_then(|call| ctx.take_delegated(&call.tool_call_id)) {
+            *usage += &spent;
+        }
         match evaluated {
             Ok(answer) => answer,
-            Err(stopped) => {
+            Err((stopped, interrupted)) => {
                 handling.close(not_run(), STOPPED_DURING_CALL);
                 approvals.clear();
-                return Err(Failure::stopped(stopped));
+                return Err(Failure::interrupted(
+                    stopped,
+                    interrupted.into_iter().collect(),
+                ));
             }
         }
     };
@@ -139,7 +170,7 @@ where
             // Answer the output calls too, so the history can be resumed: providers
             // require every call to be answered.
             if failure.exhausted.is_some() {
-                output::decline(&scope, &output_calls, verdict, &mut parts);
+                output::decline(&output_calls, verdict, &mut parts);
             } else {
                 parts.extend(not_run());
             }

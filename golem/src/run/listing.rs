@@ -59,7 +59,7 @@ where
         .map(|entry| (entry.name.to_string(), AGENT_SOURCE.to_owned()))
         .chain(
             tools
-                .output_tool
+                .output_tools
                 .iter()
                 .map(|name| (name.to_string(), "the output tool".to_owned())),
         )
@@ -86,6 +86,7 @@ where
             tool_name: None,
             exhausted: None,
             source: error,
+            interrupted: Vec::new(),
         }
     })?;
     for listed in listed {

@@ -31,7 +31,7 @@ mod tools;
 mod transcript;
 
 pub use agent_run::AgentRun;
-pub use error::RunError;
+pub use error::{InterruptedCall, RunError};
 pub use event::{AgentCall, AgentEvent, NestedEvent, Rejection, RunEvent, ToolOutcome};
 pub use journal::{Direct, Journal, JournalStep, MemoryJournal, RecordedFailure};
 pub use state::{Approval, ApprovalError, Retries, RunState};
@@ -131,6 +131,18 @@ where
             parts.push(RequestPart::system_prompt(system_prompt.clone()));
         }
         parts.push(RequestPart::user_prompt(prompt));
+        self.continue_with(history, parts, deps)
+    }
+
+    /// Starts a run that continues `history` with a request of `parts` (after the answers
+    /// to the calls of a last response, if `history` ends in one, or added to its last
+    /// request).
+    pub(crate) fn continue_with(
+        &self,
+        history: Vec<Message>,
+        parts: Vec<RequestPart>,
+        deps: Deps,
+    ) -> AgentRun<Deps, O> {
         let transcript = Transcript::continued(history, parts);
         self.restore(RunState::with_transcript(transcript), deps)
     }

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::budget::Culprits;
+use super::error::InterruptedCall;
 use super::event::{Rejection, RunEvent, emit};
 use super::failure::Failure;
 use super::journal::{self, Journal, RecordedFailure};
@@ -20,14 +21,15 @@ use super::scope::Turn;
 use super::state::Retries;
 use super::stop::Stopped;
 use super::tools::{ToolsVerdict, panic_message};
-use crate::agent::OutputSetup;
+use crate::agent::{OutputFn, OutputSetup};
 use crate::context::RunContext;
 use crate::error::{BoxError, Exhausted, OutputPanicked, Stage};
 use crate::model::{ModelResponse, ModelRetry, RequestPart, ToolCallPart};
 use crate::output::{Output, OutputMode, decode_json, prompted};
 
-const FINAL_RESULT_PROCESSED: &str = "Final result processed.";
-const OUTPUT_NOT_USED: &str = "Output tool not used: only the first output call is considered.";
+pub(crate) const FINAL_RESULT_PROCESSED: &str = "Final result processed.";
+pub(crate) const OUTPUT_NOT_USED: &str =
+    "Output tool not used: only the first output call is considered.";
 const OUTPUT_FAILED: &str = "The output could not be processed; the run stopped.";
 
 /// What a response's answer turned out to be, before anything is booked.
@@ -46,18 +48,18 @@ pub(crate) enum Answer<'r, O> {
     },
 }
 
-/// Whether `call` is a call of the output tool.
+/// Whether `call` is a call of an output tool: the output's own, or an output function's.
 pub(crate) fn is_output_call<Deps, O>(output: &OutputSetup<Deps, O>, call: &ToolCallPart) -> bool {
-    output.structured.is_some()
-        && output.mode == OutputMode::Tool
-        && call.tool_name == *output.tool_name
+    (output.has_output_tool() && call.tool_name == *output.tool_name)
+        || output.function(&call.tool_name).is_some()
 }
 
 /// Finds the response's answer and decodes and validates it, after its function-tool calls
 /// (`had_tool_calls`) went as `verdict` says.
 ///
 /// # Errors
-/// [`Stopped`] when the run is stopped while the answer is decoded or validated.
+/// [`Stopped`] when the run is stopped while the answer is decoded or validated, with the
+/// output function's error if it ended with the stop.
 pub(crate) async fn evaluate<'r, Deps, O, J>(
     turn: &Turn<'_, Deps, O, J>,
     response: &'r ModelResponse,
@@ -65,15 +67,26 @@ pub(crate) async fn evaluate<'r, Deps, O, J>(
     had_tool_calls: bool,
     verdict: ToolsVerdict,
     retries: &Retries,
-) -> Result<Answer<'r, O>, Stopped>
+) -> Result<Answer<'r, O>, (Stopped, Option<InterruptedCall>)>
 where
     Deps: Send + Sync + 'static,
     O: Output,
     J: Journal,
 {
     let output = &turn.step.agent.output;
-    if output.structured.is_some() && output.mode == OutputMode::Tool {
-        let Some(&first) = output_calls.first() else {
+    if output.has_output_tool() || !output.functions.is_empty() {
+        if let Some(&first) = output_calls.first() {
+            if verdict.rejected || verdict.denied {
+                return Ok(Answer::Declined(verdict));
+            }
+            let result = decode(turn, Some(first), &first.args, retries).await?;
+            return Ok(Answer::Decoded {
+                call: Some(first),
+                result,
+            });
+        }
+        // A text output keeps its channel beside output functions.
+        if output.structured.is_some() {
             if had_tool_calls {
                 return Ok(Answer::None);
             }
@@ -82,19 +95,18 @@ where
             } else {
                 "Plain text responses are not permitted"
             };
-            return Ok(Answer::Missing(format!(
-                "{what}. Call the `{}` tool with your answer.",
-                output.tool_name
-            )));
-        };
-        if verdict.rejected || verdict.denied {
-            return Ok(Answer::Declined(verdict));
+            return Ok(Answer::Missing(if output.functions.is_empty() {
+                format!(
+                    "{what}. Call the `{}` tool with your answer.",
+                    output.tool_name
+                )
+            } else {
+                format!(
+                    "{what}. Call one of the output tools ({}) with your answer.",
+                    output.tool_names()
+                )
+            }));
         }
-        let result = decode(turn, Some(first), &first.args, retries).await?;
-        return Ok(Answer::Decoded {
-            call: Some(first),
-            result,
-        });
     }
     if had_tool_calls {
         return Ok(Answer::None);
@@ -116,14 +128,15 @@ where
     Ok(Answer::Decoded { call: None, result })
 }
 
-/// Decodes and validates `raw`, unless the run is stopped first; a panic in the decoder or a
-/// validator fails the answer, not the process.
+/// Decodes and validates `raw` (or runs the output function `call` names), unless the run
+/// is stopped first; a panic in the decoder, the function or a validator fails the answer,
+/// not the process.
 async fn decode<Deps, O, J>(
     turn: &Turn<'_, Deps, O, J>,
     call: Option<&ToolCallPart>,
     raw: &str,
     retries: &Retries,
-) -> Result<Result<O, BoxError>, Stopped>
+) -> Result<Result<O, BoxError>, (Stopped, Option<InterruptedCall>)>
 where
     Deps: Send + Sync + 'static,
     O: Output,
@@ -131,19 +144,44 @@ where
 {
     let output = &turn.step.agent.output;
     let ctx = turn.ctx.for_attempt(
-        call.map(|_| Arc::clone(&output.tool_name)),
+        call.map(|call| Arc::from(call.tool_name.as_str())),
         call.map(|call| Arc::from(call.tool_call_id.as_str())),
         retries.output(),
         turn.step.agent.output_retries,
     );
+    let function = call.and_then(|call| output.function(&call.tool_name));
     let decoding = async {
-        if turn.step.journal.records() && !output.validators.is_empty() {
-            validate_in(turn, raw, ctx).await
+        if turn.step.journal.records() && (function.is_some() || !output.validators.is_empty()) {
+            validate_in(turn, function, raw, ctx).await
         } else {
-            caught(decode_and_validate(output, raw, ctx)).await
+            caught(decode_and_validate(output, function, raw, ctx)).await
         }
     };
-    turn.step.stop.race(decoding).await
+    let mut decoding = std::pin::pin!(decoding);
+    let (stopped, ended) = match turn
+        .step
+        .stop
+        .race_graceful(&mut decoding, turn.ctx.cancellation())
+        .await
+    {
+        // An error when the run is stopped is that of an agent the function ran, which
+        // stopped with the run.
+        Ok(Err(error)) if function.is_some() => match turn.step.stop.check() {
+            Ok(()) => return Ok(Err(error)),
+            Err(stopped) => (stopped, Some(Err(error))),
+        },
+        Ok(result) => return Ok(result),
+        Err(stop) => stop,
+    };
+    let interrupted = match (call, ended) {
+        (Some(call), Some(Err(error))) => Some(InterruptedCall {
+            tool_name: call.tool_name.clone(),
+            tool_call_id: call.tool_call_id.clone(),
+            error,
+        }),
+        _ => None,
+    };
+    Err((stopped, interrupted))
 }
 
 /// Decodes and validates `raw` as the journal step `output:{turn}`, which records the
@@ -153,6 +191,7 @@ where
 /// run that had finished).
 async fn validate_in<Deps, O, J>(
     turn: &Turn<'_, Deps, O, J>,
+    function: Option<&OutputFn<Deps, O>>,
     raw: &str,
     ctx: RunContext<Deps>,
 ) -> Result<O, BoxError>
@@ -168,9 +207,16 @@ where
             raw.to_owned(),
             Arc::clone(&live),
         );
+        let function = function.cloned();
         let ctx = ctx.clone();
         async move {
-            let result = caught(decode_and_validate(&agent.output, &raw, ctx)).await;
+            let result = caught(decode_and_validate(
+                &agent.output,
+                function.as_ref(),
+                &raw,
+                ctx,
+            ))
+            .await;
             let verdict = Verdict::of(&result);
             *live.lock().unwrap_or_else(PoisonError::into_inner) = Some(result);
             Ok(serde_json::to_value(verdict)?)
@@ -185,7 +231,15 @@ where
         return result;
     }
     match serde_json::from_value::<Verdict>(recorded?)? {
-        Verdict::Accepted => caught(decode_and_validate(&turn.step.agent.output, raw, ctx)).await,
+        Verdict::Accepted => {
+            caught(decode_and_validate(
+                &turn.step.agent.output,
+                function,
+                raw,
+                ctx,
+            ))
+            .await
+        }
         Verdict::Rejected(reason) => Err(Box::new(ModelRetry::new(reason))),
         Verdict::Failed(message) => Err(Box::new(RecordedFailure { message })),
     }
@@ -225,21 +279,26 @@ async fn caught<O>(decoding: impl Future<Output = Result<O, BoxError>>) -> Resul
         })
 }
 
-async fn decode_and_validate<Deps, O>(
+async fn decode_and_validate<Deps: 'static, O: 'static>(
     output: &OutputSetup<Deps, O>,
+    function: Option<&OutputFn<Deps, O>>,
     raw: &str,
     ctx: RunContext<Deps>,
 ) -> Result<O, BoxError> {
-    let mut value = match output.structured {
-        Some(true) => {
-            // The schema was wrapped as `{"response": ...}` for the model.
-            let mut fields: HashMap<String, Box<RawValue>> = decode_json(raw)?;
-            let response = fields
-                .remove("response")
-                .ok_or_else(|| ModelRetry::new("invalid output: missing field `response`"))?;
-            (output.decoder)(response.get())?
+    let mut value = if let Some(function) = function {
+        function.call(&ctx, raw).await?
+    } else {
+        match output.structured {
+            Some(true) => {
+                // The schema was wrapped as `{"response": ...}` for the model.
+                let mut fields: HashMap<String, Box<RawValue>> = decode_json(raw)?;
+                let response = fields
+                    .remove("response")
+                    .ok_or_else(|| ModelRetry::new("invalid output: missing field `response`"))?;
+                (output.decoder)(response.get())?
+            }
+            _ => (output.decoder)(raw)?,
         }
-        _ => (output.decoder)(raw)?,
     };
     for validator in &output.validators {
         value = validator(ctx.clone(), value).await?;
@@ -262,7 +321,7 @@ pub(crate) fn book<Deps, O: Output, J>(
     let result = match answer {
         Answer::None => Ok(None),
         Answer::Declined(verdict) => {
-            decline(turn, output_calls, verdict, parts);
+            decline(output_calls, verdict, parts);
             return Ok(None);
         }
         Answer::Missing(reason) => reject(turn, None, reason, None, retries, culprits, parts),
@@ -293,8 +352,7 @@ pub(crate) fn book<Deps, O: Output, J>(
 
 /// Answers output calls that cannot be accepted because a tool call in the same response was
 /// rejected, failed or denied. Not charged to the output budget.
-pub(crate) fn decline<Deps, O: Output, J>(
-    turn: &Turn<'_, Deps, O, J>,
+pub(crate) fn decline(
     calls: &[&ToolCallPart],
     verdict: ToolsVerdict,
     parts: &mut Vec<RequestPart>,
@@ -309,7 +367,7 @@ pub(crate) fn decline<Deps, O: Output, J>(
     };
     let reason = format!(
         "Output not accepted: {why}, then call `{}` again.",
-        turn.step.agent.output.tool_name
+        calls[0].tool_name
     );
     parts.extend(calls.iter().map(|call| call.answer(reason.as_str())));
 }
@@ -357,6 +415,7 @@ fn reject<Deps, O: Output, J>(
             tool_name: None,
             exhausted: Some(Exhausted { rejections, limit }),
             source: error.unwrap_or_else(|| Box::new(ModelRetry::new(reason))),
+            interrupted: Vec::new(),
         });
     }
     Ok(None)

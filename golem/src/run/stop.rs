@@ -4,6 +4,7 @@ use std::future::{Future, pending};
 use std::pin::pin;
 use std::time::{Duration, SystemTime};
 
+use futures_util::FutureExt;
 use futures_util::future::{Either, select};
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
@@ -75,6 +76,39 @@ impl StopSignals {
         match select(pin!(work), pin!(self.signalled())).await {
             Either::Left((output, _)) => Ok(output),
             Either::Right((stopped, _)) => Err(stopped),
+        }
+    }
+
+    /// A token for the calls of one step, which they pass on to the agents they run:
+    /// cancelled with the run's token, and by [`race_graceful`](Self::race_graceful) on any
+    /// stop. `None` when nothing can stop the run.
+    pub(crate) fn calls_token(&self) -> Option<CancellationToken> {
+        if !self.can_stop() {
+            return None;
+        }
+        Some(
+            self.token
+                .as_ref()
+                .map_or_else(CancellationToken::new, CancellationToken::child_token),
+        )
+    }
+
+    /// Runs `work` unless the run is stopped first; on a stop, cancels `calls` and polls
+    /// `work` once more, so that an agent it runs under `calls` ends gracefully, with its
+    /// state: what `work` ended with, if it did, comes with the stop.
+    pub(crate) async fn race_graceful<F: Future + Unpin>(
+        &self,
+        work: &mut F,
+        calls: Option<&CancellationToken>,
+    ) -> Result<F::Output, (Stopped, Option<F::Output>)> {
+        match self.race(&mut *work).await {
+            Ok(output) => Ok(output),
+            Err(stopped) => {
+                if let Some(calls) = calls {
+                    calls.cancel();
+                }
+                Err((stopped, work.now_or_never()))
+            }
         }
     }
 

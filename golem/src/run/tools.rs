@@ -13,6 +13,7 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use super::budget::Culprits;
+use super::error::InterruptedCall;
 use super::event::{Rejection, RunEvent, ToolOutcome, emit};
 use super::failure::Failure;
 use super::journal::{self, Journal, RecordedFailure};
@@ -174,14 +175,16 @@ fn shown(result: &Value) -> String {
 /// dropped midway keeps every outcome that came in. Denied calls settle without running.
 ///
 /// # Errors
-/// [`Stopped`] when the run is stopped first; the calls still running are dropped.
+/// [`Stopped`] when the run is stopped first, with the calls that ended with the stop in an
+/// error (agents the calls run stop gracefully with the run); the calls still running are
+/// dropped.
 pub(crate) async fn settle<Deps, O, J>(
     turn: &Turn<'_, Deps, O, J>,
     calls: &[&ToolCallPart],
     handling: &mut Handling<'_>,
     retries: &Retries,
     usage: &mut Usage,
-) -> Result<LiveErrors, Stopped>
+) -> Result<LiveErrors, (Stopped, Vec<InterruptedCall>)>
 where
     Deps: Send + Sync + 'static,
     O: Output,
@@ -216,29 +219,70 @@ where
         live: LiveErrors::new(),
     };
     // One call, or a journal that needs its steps in order, runs without the set of futures.
+    let calls_token = turn.ctx.cancellation();
+    let mut interrupted = Vec::new();
     let stopped = if turn.step.journal.concurrent() && started.len() > 1 {
         let mut running = FuturesUnordered::new();
         for call in started {
             running.push(run_call(call, turn, retries));
         }
         loop {
-            match turn.step.stop.race(running.next()).await {
-                Ok(Some((call, outcome))) => {
-                    running_known -= settled.record(turn, call, outcome, usage);
+            let ended = match turn.step.stop.race(running.next()).await {
+                Ok(Some((call, outcome))) => match stopped_with(turn, &outcome) {
+                    None => {
+                        running_known -= settled.record(turn, call, outcome, usage);
+                        continue;
+                    }
+                    Some(stopped) => {
+                        running_known -=
+                            settled.record_stopped(turn, call, outcome, usage, &mut interrupted);
+                        Err(stopped)
+                    }
+                },
+                Ok(None) => Ok(()),
+                Err(stopped) => Err(stopped),
+            };
+            match ended {
+                Ok(()) => break None,
+                Err(stopped) => {
+                    // The agents the calls run stop with the run: once told, they end at
+                    // once, with their state.
+                    if let Some(token) = calls_token {
+                        token.cancel();
+                    }
+                    while let Some(Some((call, outcome))) = running.next().now_or_never() {
+                        running_known -=
+                            settled.record_stopped(turn, call, outcome, usage, &mut interrupted);
+                    }
+                    break Some(stopped);
                 }
-                Ok(None) => break None,
-                Err(stopped) => break Some(stopped),
             }
         }
     } else {
         // One at a time, in call order.
         let mut stopped = None;
         for call in started {
-            match turn.step.stop.race(run_call(call, turn, retries)).await {
+            let mut running = std::pin::pin!(run_call(call, turn, retries));
+            match turn
+                .step
+                .stop
+                .race_graceful(&mut running, calls_token)
+                .await
+            {
                 Ok((call, outcome)) => {
+                    if let Some(stop) = stopped_with(turn, &outcome) {
+                        running_known -=
+                            settled.record_stopped(turn, call, outcome, usage, &mut interrupted);
+                        stopped = Some(stop);
+                        break;
+                    }
                     running_known -= settled.record(turn, call, outcome, usage);
                 }
-                Err(stop) => {
+                Err((stop, ended)) => {
+                    if let Some((call, outcome)) = ended {
+                        running_known -=
+                            settled.record_stopped(turn, call, outcome, usage, &mut interrupted);
+                    }
                     stopped = Some(stop);
                     break;
                 }
@@ -251,8 +295,21 @@ where
         Some(stopped) => {
             // The calls that were running were made, though they did not finish.
             usage.tool_calls += running_known;
-            Err(stopped)
+            Err((stopped, interrupted))
         }
+    }
+}
+
+/// The stop a call ended with: an error when the run is stopped is the error of an agent
+/// the call ran, which stopped with the run (and may have been polled before the stop's
+/// signal).
+fn stopped_with<Deps: 'static, O: Output, J>(
+    turn: &Turn<'_, Deps, O, J>,
+    called: &Called,
+) -> Option<Stopped> {
+    match called.outcome {
+        CallOutcome::Returned(_) => None,
+        CallOutcome::Rejected { .. } | CallOutcome::Failed(_) => turn.step.stop.check().err(),
     }
 }
 
@@ -286,6 +343,41 @@ impl Settling<'_, '_> {
             1
         } else {
             0
+        }
+    }
+}
+
+impl Settling<'_, '_> {
+    /// Books `call`, which ended as the run was stopped: what it spent through other
+    /// agents, and its result if it returned; an error (a stopped agent's) is kept in
+    /// `interrupted` and the call left unsettled, answered as not finished. Returns 1 when
+    /// it was a call to a known tool, counted in the usage.
+    fn record_stopped<Deps: 'static, O: Output, J>(
+        &mut self,
+        turn: &Turn<'_, Deps, O, J>,
+        call: &ToolCallPart,
+        called: Called,
+        usage: &mut Usage,
+        interrupted: &mut Vec<InterruptedCall>,
+    ) -> u64 {
+        match called.outcome {
+            CallOutcome::Returned(_) => self.record(turn, call, called, usage),
+            CallOutcome::Rejected { error, .. } | CallOutcome::Failed(error) => {
+                if let Some(delegated) = &called.delegated {
+                    *usage += delegated;
+                }
+                interrupted.push(InterruptedCall {
+                    tool_name: call.tool_name.clone(),
+                    tool_call_id: call.tool_call_id.clone(),
+                    error,
+                });
+                if is_known(turn, call) {
+                    usage.tool_calls += 1;
+                    1
+                } else {
+                    0
+                }
+            }
         }
     }
 }
@@ -359,6 +451,7 @@ pub(crate) fn book<Deps: 'static, O: Output, J>(
                     tool_name: Some(call.tool_name.clone()),
                     exhausted: None,
                     source,
+                    interrupted: Vec::new(),
                 });
             }
             _ => {}
@@ -402,6 +495,7 @@ pub(crate) fn book<Deps: 'static, O: Output, J>(
                 tool_name: Some(call.tool_name.clone()),
                 exhausted: Some(Exhausted { rejections, limit }),
                 source,
+                interrupted: Vec::new(),
             });
         }
     }

@@ -373,6 +373,31 @@ impl<'a> Handling<'a> {
         self.settled.get(tool_call_id)
     }
 
+    /// The conversation as it will be once the output call `accepted` is accepted: the
+    /// history, the response, and a request answering its calls, each settled one with its
+    /// outcome, `accepted` with `answer`, and any other with what `other` says.
+    pub(crate) fn conversation(
+        &self,
+        accepted: &ToolCallPart,
+        answer: &str,
+        other: impl Fn(&ToolCallPart) -> RequestPart,
+    ) -> Vec<Message> {
+        let answers: Vec<RequestPart> = self
+            .response
+            .tool_calls()
+            .map(|call| match self.settled.get(&call.tool_call_id) {
+                Some(settled) => settled.clone().into_answer(call),
+                None if call.tool_call_id == accepted.tool_call_id => call.answer(answer),
+                None => other(call),
+            })
+            .collect();
+        let mut messages = Vec::with_capacity(self.earlier.len() + 2);
+        messages.extend_from_slice(self.earlier);
+        messages.push(Message::Response(self.response.clone()));
+        messages.push(Message::Request(ModelRequest::new(answers)));
+        messages
+    }
+
     /// What the tool of `call` returned the last time, when it has returned for arguments
     /// equal to `call`'s (as JSON values) `times` times in a row since the user's last
     /// prompt: walking back through the history, a call of that tool with other arguments

@@ -15,7 +15,6 @@ use super::{ArgsSchema, RetryLimit, Tool, ToolDefinition};
 use crate::agent::{Agent, RunResult};
 use crate::context::RunContext;
 use crate::error::BoxError;
-use crate::model::ModelRetry;
 use crate::output::Output;
 use crate::run::event::Forward;
 use crate::run::{AgentCall, AgentEvent, AgentRun, NestedEvent, RunError, RunEvent};
@@ -30,7 +29,7 @@ pub enum OnAgentError {
     #[default]
     Fail,
     /// The call is rejected: the agent's error goes back to the calling model as feedback,
-    /// under the budget of this tool, as any [`ModelRetry`].
+    /// under the budget of this tool, as any [`ModelRetry`](crate::ModelRetry).
     Retry,
 }
 
@@ -186,7 +185,12 @@ where
             .inner
             .usage_limits
             .within(&ctx.remaining_limits());
-        let run = self.agent.start(prompt, deps).with_usage_limits(limits);
+        let mut run = self.agent.start(prompt, deps).with_usage_limits(limits);
+        if let Some(token) = ctx.cancellation() {
+            // Stopped with the caller, the agent ends its run gracefully: its error, with its
+            // state, is this call's.
+            run = run.with_cancellation(token.child_token());
+        }
         async move {
             let finished = match ctx.events() {
                 None => run.finish().await,
@@ -205,15 +209,7 @@ where
                 }
                 Err(error) => {
                     ctx.add_delegated_usage(name, error.usage());
-                    match self.on_error {
-                        OnAgentError::Fail => Err(error.into()),
-                        OnAgentError::Retry => Err(ModelRetry::new(format!(
-                            "The `{name}` agent failed: {error}. Change the request, or do \
-                             without it."
-                        ))
-                        .with_source(error)
-                        .into()),
-                    }
+                    Err(crate::output::function::failed(name, error, self.on_error))
                 }
             }
         }
@@ -223,7 +219,7 @@ where
 
 /// Runs `run` as a stream, sending each of its events to `forward` under `here` (and its
 /// own delegated agents' events under `here`, then their path), and returns how it ended.
-async fn forwarded<ChildDeps, O>(
+pub(crate) async fn forwarded<ChildDeps, O>(
     run: AgentRun<ChildDeps, O>,
     forward: &Forward,
     here: &AgentCall,

@@ -1,0 +1,6 @@
+#[golem::args]
+fn verdict() -> String {
+    String::new()
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+/// Picks the winner.
+#[golem::output]
+fn pick_winner(name: String) -> String {
+    name
+}
+
+fn main() {}

@@ -1,6 +1,0 @@
-#[golem::output]
-async fn verdict() -> String {
-    String::new()
-}
-
-fn main() {}
