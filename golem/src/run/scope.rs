@@ -28,6 +28,8 @@ pub(crate) struct Overrides<Deps> {
     pub(crate) model: Option<Arc<dyn Model>>,
     /// Toolsets this run lists besides the agent's.
     pub(crate) toolsets: Vec<Arc<dyn Toolset<Deps>>>,
+    /// The conversation the caller named, for the spans.
+    pub(crate) conversation_id: Option<Arc<str>>,
 }
 
 impl<Deps> Default for Overrides<Deps> {
@@ -37,6 +39,7 @@ impl<Deps> Default for Overrides<Deps> {
             usage_limits: None,
             model: None,
             toolsets: Vec::new(),
+            conversation_id: None,
         }
     }
 }
@@ -48,6 +51,7 @@ impl<Deps> fmt::Debug for Overrides<Deps> {
             .field("usage_limits", &self.usage_limits)
             .field("model", &self.model.as_ref().map(|model| model.name()))
             .field("toolsets", &self.toolsets.len())
+            .field("conversation_id", &self.conversation_id)
             .finish()
     }
 }
