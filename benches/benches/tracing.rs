@@ -6,6 +6,8 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
@@ -20,9 +22,9 @@ fn main() {
         .enable_all()
         .build()
         .expect("a runtime");
-    let sink = sink();
+    let exports = Arc::new(AtomicUsize::new(0));
     let exporter = golem_otel::Exporter::builder()
-        .endpoint(sink)
+        .endpoint(sink(Arc::clone(&exports)))
         .build()
         .expect("the exporter builds");
     let exported = Dispatch::new(tracing_subscriber::registry().with(exporter.layer()));
@@ -42,8 +44,18 @@ fn main() {
     let plain = || run(&agent);
     let traced = || tracing::dispatcher::with_default(&exported, || run(&agent));
     let captured = || tracing::dispatcher::with_default(&exported, || run(&capturing));
-    assert!(scenario::is_expected(&plain()));
+    // A traced run first: `tracing` caches whether a callsite is wanted when it is first
+    // reached, and a run with no subscriber anywhere would cache "never" for every later
+    // scoped subscriber too. The plain runs below thus run with golem's callsites enabled,
+    // as in any program that has a subscriber.
     assert!(scenario::is_expected(&traced()));
+    exporter.flush().expect("the sink takes the batch");
+    assert_eq!(
+        exports.load(Ordering::Relaxed),
+        1,
+        "the traced run was exported"
+    );
+    assert!(scenario::is_expected(&plain()));
     assert!(scenario::is_expected(&captured()));
 
     let mut criterion = Criterion::default()
@@ -89,18 +101,19 @@ fn summary<R>(how: &str, drive: &dyn Fn() -> R) {
 
 /// A loopback OTLP/HTTP endpoint that answers every export with 200 and drops it: the
 /// exporter's sending is measured on its own thread, not the run's.
-fn sink() -> String {
+fn sink(exports: Arc<AtomicUsize>) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
     let port = listener.local_addr().expect("an address").port();
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
-            std::thread::spawn(move || drain(stream));
+            let exports = Arc::clone(&exports);
+            std::thread::spawn(move || drain(stream, &exports));
         }
     });
     format!("http://127.0.0.1:{port}")
 }
 
-fn drain(stream: TcpStream) {
+fn drain(stream: TcpStream, exports: &AtomicUsize) {
     let Ok(mut writer) = stream.try_clone() else {
         return;
     };
@@ -124,6 +137,7 @@ fn drain(stream: TcpStream) {
             }
         }
         let mut body = vec![0; length];
+        exports.fetch_add(1, Ordering::Relaxed);
         if reader.read_exact(&mut body).is_err()
             || writer
                 .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")

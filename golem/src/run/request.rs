@@ -374,7 +374,9 @@ async fn request_model<O: Output>(
         "gen_ai.output.messages" = field::Empty,
         "error.type" = field::Empty,
     );
-    if trace.capture_content {
+    // Nothing is rendered for a span no subscriber wants.
+    let capture = trace.capture_content && !span.is_disabled();
+    if capture {
         if let Some(instructions) = &params.instructions {
             span.record(
                 "gen_ai.system_instructions",
@@ -437,7 +439,7 @@ async fn request_model<O: Output>(
                     span.record(name, telemetry::int(tokens));
                 }
             }
-            if trace.capture_content {
+            if capture {
                 span.record(
                     "gen_ai.output.messages",
                     telemetry::output_messages(response),

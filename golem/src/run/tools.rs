@@ -579,7 +579,7 @@ async fn invoke<Deps: Send + Sync + 'static>(
     // A rejection is the model's mistake, told back to it; a failure or a panic, the tool's.
     let error_type = match &result {
         Ok(Ok(value)) => {
-            if capture {
+            if capture && !span.is_disabled() {
                 span.record("gen_ai.tool.call.result", value.to_string());
             }
             None
