@@ -376,3 +376,66 @@ async fn the_exporter_works_from_inside_an_async_runtime() {
     let (spans, _) = receiver.spans_until("invoke_agent referee");
     assert_common(&spans, &result.usage);
 }
+
+/// A run that fails says so: its span and the failed call's carry `error.type` and an error
+/// status, and the rejection that ran the budget out is an event as the others are.
+#[test]
+fn a_failed_run_arrives_with_its_error_type_and_status() {
+    let script = scripted(vec![reply(
+        vec![ResponsePart::tool_call("roll", r#"{"n": 0}"#, "c1")],
+        10,
+        2,
+        FinishReason::ToolCall,
+    )]);
+    let roll =
+        golem::tool::FunctionTool::new("roll", |_ctx: RunContext<()>, _dice: Dice| async move {
+            Err::<i64, _>(ModelRetry::new("n must be at least 1"))
+        });
+    let agent = Agent::<(), String>::builder(script)
+        .name("strict")
+        .tool(roll)
+        .build()
+        .unwrap();
+    let receiver = Receiver::start();
+    let exporter = golem_otel::Exporter::builder()
+        .endpoint(receiver.endpoint())
+        .build()
+        .unwrap();
+    let subscriber = tracing_subscriber::registry().with(exporter.layer());
+    let error = tracing::subscriber::with_default(subscriber, || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(agent.run("Roll one die", ())).unwrap_err()
+    });
+    assert_eq!(error.stage(), golem::Stage::Tool);
+    exporter.shutdown().unwrap();
+    let (spans, _) = receiver.spans_until("invoke_agent strict");
+    assert_eq!(
+        tree(&spans),
+        [
+            "invoke_agent strict",
+            "  chat scripted",
+            "  execute_tool roll"
+        ]
+    );
+    let run = Span::named(&spans, "invoke_agent strict");
+    assert_eq!(run.attr("error.type"), "tool");
+    assert_eq!(run.status, "error");
+    assert_eq!(run.int("gen_ai.usage.input_tokens"), 10);
+    let events: Vec<_> = run
+        .events
+        .iter()
+        .filter(|event| event.attrs.contains_key("golem.retry.stage"))
+        .collect();
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].ints["golem.retry.attempt"], 1);
+    assert_eq!(events[0].ints["golem.retry.max"], 0);
+    let call = Span::named(&spans, "execute_tool roll");
+    assert_eq!(call.attr("error.type"), "golem.rejected");
+    assert_eq!(call.status, "error");
+    let chat = Span::named(&spans, "chat scripted");
+    assert!(!chat.has("error.type"));
+    assert_eq!(chat.status, "unset");
+}
