@@ -126,9 +126,10 @@ fn line(out: &mut String, who: &str, text: &str) {
     let _ = writeln!(out, "{who:<9}│ {text}");
 }
 
-/// One line with what the run cost, and how much of it went to rejected rounds.
+/// One line with what the run cost, and how much of it went to rejected rounds; with the
+/// `prices` feature, in dollars too (see [`cost`]).
 pub fn usage_line(usage: &Usage) -> String {
-    format!(
+    let line = format!(
         "{:<9}│ {} requests, {} input + {} output tokens, {} tool calls; \
          rounds that ended in a rejection: {} requests, {} tokens",
         "usage",
@@ -138,5 +139,31 @@ pub fn usage_line(usage: &Usage) -> String {
         usage.tool_calls,
         usage.rejected.total.requests,
         usage.rejected.total.input_tokens + usage.rejected.total.output_tokens,
-    )
+    );
+    #[cfg(feature = "prices")]
+    let line = format!("{line}; {}", cost(usage, "openai", &priced_model()));
+    line
+}
+
+/// The model the examples' costs are priced at: `GOLEM_MODEL`, else `gpt-4o-mini` (the
+/// model [`openai_from_env`] asks; the scripted runs are priced as if it had answered).
+#[cfg(feature = "prices")]
+pub fn priced_model() -> String {
+    std::env::var("GOLEM_MODEL").unwrap_or_else(|_| "gpt-4o-mini".to_owned())
+}
+
+/// What `usage` cost in dollars at `model`'s prices, and what its rejected rounds cost, or
+/// why it cannot be priced.
+#[cfg(feature = "prices")]
+pub fn cost(usage: &Usage, provider: &str, model: &str) -> String {
+    match (
+        usage.price(provider, model),
+        usage.rejected_price(provider, model),
+    ) {
+        (Ok(price), Ok(rejected)) => format!(
+            "cost {price} at {model} prices, rejected rounds ${:.6}",
+            rejected.total
+        ),
+        (Err(error), _) | (_, Err(error)) => format!("cost unknown: {error}"),
+    }
 }

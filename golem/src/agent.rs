@@ -98,6 +98,8 @@ pub(crate) struct AgentInner<Deps, O> {
     pub(crate) max_turns: u32,
     pub(crate) usage_limits: UsageLimits,
     pub(crate) run_timeout: Option<Duration>,
+    /// Whether the spans carry the messages, instructions, tool arguments and results.
+    pub(crate) capture_content: bool,
 }
 
 pub(crate) struct OutputSetup<Deps, O> {
@@ -259,6 +261,7 @@ pub struct AgentBuilder<Deps, O> {
     max_turns: u32,
     usage_limits: UsageLimits,
     run_timeout: Option<Duration>,
+    capture_content: bool,
     output_mode: OutputMode,
     partial_cadence: crate::output::PartialCadence,
     output_tool_name: String,
@@ -303,6 +306,7 @@ where
             max_turns: DEFAULT_MAX_TURNS,
             usage_limits: UsageLimits::default(),
             run_timeout: None,
+            capture_content: false,
             output_mode: OutputMode::default(),
             partial_cadence: crate::output::PartialCadence::default(),
             output_tool_name: DEFAULT_OUTPUT_TOOL_NAME.to_owned(),
@@ -316,6 +320,30 @@ where
     /// A name for the agent, used in traces.
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
+        self
+    }
+
+    /// Whether the run's spans carry what was said (off by default): the messages each
+    /// request sends and the response (`gen_ai.input.messages`, `gen_ai.output.messages`),
+    /// the instructions (`gen_ai.system_instructions`), and each tool call's arguments and
+    /// result (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`), in the JSON forms
+    /// of the OpenTelemetry GenAI conventions. Provider-specific parts are named by kind,
+    /// their data never exported. Turn it on only where traces may hold prompts and
+    /// answers (see docs/observability.md).
+    ///
+    /// ```
+    /// use golem::model::function::FunctionModel;
+    /// use golem::model::ModelResponse;
+    /// use golem::Agent;
+    ///
+    /// let model = FunctionModel::new(|_, _| ModelResponse::text("hello"));
+    /// let agent = Agent::<(), String>::builder(model)
+    ///     .capture_content(true)
+    ///     .build()?;
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn capture_content(mut self, capture: bool) -> Self {
+        self.capture_content = capture;
         self
     }
 
@@ -916,6 +944,7 @@ where
                 max_turns: self.max_turns,
                 usage_limits: self.usage_limits,
                 run_timeout: self.run_timeout,
+                capture_content: self.capture_content,
             }),
         })
     }

@@ -92,7 +92,8 @@ pub mod guide {
     #[doc = include_str!("../../docs/providers.md")]
     pub mod providers {}
 
-    /// What a run cost, in money (the `prices` feature), and the usage detail it needs.
+    /// What a run cost, in money (the `prices` feature), and what it did, in traces (spans,
+    /// attributes, content capture, the OTLP export with golem-otel).
     #[cfg(feature = "prices")]
     #[doc = include_str!("../../docs/observability.md")]
     pub mod observability {}

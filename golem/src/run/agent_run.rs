@@ -13,6 +13,7 @@ use super::journal::{self, Direct, Journal};
 use super::scope::{Overrides, StepScope};
 use super::state::{ApprovalError, Deadline, Retries, RunState};
 use super::stop::StopSignals;
+use super::telemetry::int;
 use super::transcript::Next;
 use super::{CancellationToken, RunError, Step, handle, listing, request};
 use crate::agent::{Agent, RunResult};
@@ -246,6 +247,35 @@ where
         self
     }
 
+    /// Names the conversation this run is part of: its spans carry it as
+    /// `gen_ai.conversation.id`, so a trace viewer groups the runs of one conversation.
+    ///
+    /// ```
+    /// use golem::model::function::FunctionModel;
+    /// use golem::model::ModelResponse;
+    /// use golem::Agent;
+    ///
+    /// let model = FunctionModel::new(|_, _| ModelResponse::text("hello"));
+    /// let agent = Agent::<(), String>::builder(model).build()?;
+    /// # tokio::runtime::Runtime::new()?.block_on(async {
+    /// let result = agent
+    ///     .start("Hi", ())
+    ///     .with_conversation_id("support-4711")
+    ///     .finish()
+    ///     .await?;
+    /// assert_eq!(result.output, "hello");
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// # })?;
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_conversation_id(mut self, id: impl Into<String>) -> Self {
+        let id: Arc<str> = Arc::from(id.into());
+        self.span.record("gen_ai.conversation.id", &*id);
+        self.overrides.conversation_id = Some(id);
+        self
+    }
+
     /// A toolset for this run besides the agent's: its tools are listed before the run's
     /// next request, with the agent's toolsets again, and a name that clashes fails the run
     /// at the [`Stage::Input`] stage as for the agent's own.
@@ -391,6 +421,8 @@ where
             Err(failure) => {
                 self.ended = true;
                 self.record_usage(&self.state.usage);
+                self.span.record("otel.status_code", "error");
+                self.span.record("error.type", failure.stage.to_string());
                 Err(self.error(failure))
             }
         }
@@ -398,12 +430,18 @@ where
 
     fn record_usage(&self, usage: &crate::Usage) {
         let span = &self.span;
-        span.record("gen_ai.usage.input_tokens", usage.input_tokens);
-        span.record("gen_ai.usage.output_tokens", usage.output_tokens);
+        span.record("gen_ai.usage.input_tokens", int(usage.input_tokens));
+        span.record("gen_ai.usage.output_tokens", int(usage.output_tokens));
         let rejected = usage.rejected.total;
-        span.record("golem.usage.rejected.requests", rejected.requests);
-        span.record("golem.usage.rejected.input_tokens", rejected.input_tokens);
-        span.record("golem.usage.rejected.output_tokens", rejected.output_tokens);
+        span.record("golem.usage.rejected.requests", int(rejected.requests));
+        span.record(
+            "golem.usage.rejected.input_tokens",
+            int(rejected.input_tokens),
+        );
+        span.record(
+            "golem.usage.rejected.output_tokens",
+            int(rejected.output_tokens),
+        );
     }
 
     /// The error for `failure`, with the run's state. Every failure but an exhausted budget

@@ -27,6 +27,7 @@ mod scope;
 mod state;
 mod stop;
 mod stream;
+mod telemetry;
 mod tools;
 mod transcript;
 
@@ -155,10 +156,13 @@ where
             "invoke_agent",
             otel.name = field::Empty,
             otel.kind = "internal",
+            otel.status_code = field::Empty,
             "gen_ai.operation.name" = "invoke_agent",
             "gen_ai.agent.name" = field::Empty,
             "gen_ai.provider.name" = inner.model.system(),
             "gen_ai.request.model" = inner.model.name(),
+            "gen_ai.conversation.id" = field::Empty,
+            "error.type" = field::Empty,
             "gen_ai.usage.input_tokens" = field::Empty,
             "gen_ai.usage.output_tokens" = field::Empty,
             "golem.usage.rejected.requests" = field::Empty,

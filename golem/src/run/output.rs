@@ -388,8 +388,8 @@ fn reject<Deps, O: Output, J>(
     tracing::warn!(
         "golem.retry.stage" = "decode",
         "gen_ai.tool.name" = call.map(|call| call.tool_name.as_str()),
-        "golem.retry.attempt" = rejections,
-        "golem.retry.max" = limit,
+        "golem.retry.attempt" = i64::from(rejections),
+        "golem.retry.max" = i64::from(limit),
         "golem.retry.reason" = reason.as_str(),
         "output rejected"
     );

@@ -14,6 +14,7 @@ use super::journal::{self, Journal};
 use super::received::{PartialAnswer, Received};
 use super::scope::StepScope;
 use super::state::RunState;
+use super::telemetry;
 use super::transcript::{FILTERED, INTERRUPTED, OVER_LIMIT, TRUNCATED};
 use crate::agent::InstructionsFn;
 use crate::context::RunContext;
@@ -83,13 +84,18 @@ where
     emit(step.events, || RunEvent::RequestSent { turn });
 
     let model = step.model();
+    let telemetry = Telemetry {
+        capture_content: step.agent.capture_content,
+        conversation_id: step.overrides.conversation_id.clone(),
+    };
     let response = if step.journal.records() {
         // An owned step, so the journal's engine can run it wherever it runs steps.
         let model = Arc::clone(model);
         let messages = messages.into_owned();
         let params = params.into_owned();
         let request = async move {
-            let response = request_model::<O>(&*model, &messages, &params, None).await?;
+            let response =
+                request_model::<O>(&*model, &messages, &params, None, &telemetry).await?;
             Ok(serde_json::to_value(response)?)
         };
         let recorded = step
@@ -122,7 +128,9 @@ where
         });
         let requested = step
             .stop
-            .race(request_model(&**model, &messages, &params, streaming))
+            .race(request_model(
+                &**model, &messages, &params, streaming, &telemetry,
+            ))
             .await;
         match requested {
             Ok(response) => response.map_err(|error| Failure::new(Stage::Model, error))?,
@@ -323,6 +331,15 @@ struct Streaming<'a, O: Output> {
     answer: Option<&'a PartialAnswer>,
 }
 
+/// What a run's spans carry besides golem's fixed attributes.
+#[derive(Debug, Clone)]
+struct Telemetry {
+    /// Whether the messages, instructions and response are recorded.
+    capture_content: bool,
+    /// The conversation the caller named.
+    conversation_id: Option<Arc<str>>,
+}
+
 /// One model request, in its `chat` span (transport retries included). With `streaming`,
 /// the response is streamed: each delta is pushed as a [`RunEvent::Delta`] of that turn,
 /// followed by the answer's [`RunEvent::PartialOutput`] when it changed.
@@ -331,22 +348,43 @@ async fn request_model<O: Output>(
     messages: &[Message],
     params: &RequestParams,
     streaming: Option<Streaming<'_, O>>,
+    trace: &Telemetry,
 ) -> Result<ModelResponse, ModelError> {
     let deltas = streaming.as_ref().map(|streaming| streaming.turn);
     let span = tracing::info_span!(
         "chat",
         otel.name = format!("chat {}", model.name()),
         otel.kind = "client",
+        otel.status_code = field::Empty,
         "gen_ai.operation.name" = "chat",
         "gen_ai.provider.name" = model.system(),
         "gen_ai.request.model" = model.name(),
         "gen_ai.request.stream" = deltas.is_some(),
+        "gen_ai.conversation.id" = trace.conversation_id.as_deref(),
         "gen_ai.response.model" = field::Empty,
         "gen_ai.response.id" = field::Empty,
+        "gen_ai.response.finish_reasons" = field::Empty,
         "gen_ai.usage.input_tokens" = field::Empty,
         "gen_ai.usage.output_tokens" = field::Empty,
+        "gen_ai.usage.cache_read.input_tokens" = field::Empty,
+        "gen_ai.usage.cache_creation.input_tokens" = field::Empty,
+        "gen_ai.usage.reasoning.output_tokens" = field::Empty,
+        "gen_ai.system_instructions" = field::Empty,
+        "gen_ai.input.messages" = field::Empty,
+        "gen_ai.output.messages" = field::Empty,
         "error.type" = field::Empty,
     );
+    // Nothing is rendered for a span no subscriber wants.
+    let capture = trace.capture_content && !span.is_disabled();
+    if capture {
+        if let Some(instructions) = &params.instructions {
+            span.record(
+                "gen_ai.system_instructions",
+                telemetry::system_instructions(instructions),
+            );
+        }
+        span.record("gen_ai.input.messages", telemetry::input_messages(messages));
+    }
     let result = match streaming {
         None => {
             model
@@ -368,10 +406,48 @@ async fn request_model<O: Output>(
             if let Some(id) = &response.provider_response_id {
                 span.record("gen_ai.response.id", id.as_str());
             }
-            span.record("gen_ai.usage.input_tokens", response.usage.input_tokens);
-            span.record("gen_ai.usage.output_tokens", response.usage.output_tokens);
+            if let Some(reason) = response.finish_reason {
+                span.record(
+                    "gen_ai.response.finish_reasons",
+                    telemetry::finish_reason(reason),
+                );
+            }
+            let usage = &response.usage;
+            span.record(
+                "gen_ai.usage.input_tokens",
+                telemetry::int(usage.input_tokens),
+            );
+            span.record(
+                "gen_ai.usage.output_tokens",
+                telemetry::int(usage.output_tokens),
+            );
+            for (name, tokens) in [
+                (
+                    "gen_ai.usage.cache_read.input_tokens",
+                    usage.cache_read_tokens,
+                ),
+                (
+                    "gen_ai.usage.cache_creation.input_tokens",
+                    usage.cache_write_tokens,
+                ),
+                (
+                    "gen_ai.usage.reasoning.output_tokens",
+                    usage.reasoning_tokens,
+                ),
+            ] {
+                if tokens > 0 {
+                    span.record(name, telemetry::int(tokens));
+                }
+            }
+            if capture {
+                span.record(
+                    "gen_ai.output.messages",
+                    telemetry::output_messages(response),
+                );
+            }
         }
         Err(error) => {
+            span.record("otel.status_code", "error");
             match error.status() {
                 Some(status) => span.record("error.type", status),
                 None => span.record("error.type", error_type(error)),

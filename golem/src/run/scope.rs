@@ -30,6 +30,8 @@ pub(crate) struct Overrides<Deps> {
     pub(crate) toolsets: Vec<Arc<dyn Toolset<Deps>>>,
     /// Instructions in place of the agent's static ones.
     pub(crate) instructions: Option<String>,
+    /// The conversation the caller named, for the spans.
+    pub(crate) conversation_id: Option<Arc<str>>,
 }
 
 impl<Deps> Default for Overrides<Deps> {
@@ -40,6 +42,7 @@ impl<Deps> Default for Overrides<Deps> {
             model: None,
             toolsets: Vec::new(),
             instructions: None,
+            conversation_id: None,
         }
     }
 }
@@ -52,6 +55,7 @@ impl<Deps> fmt::Debug for Overrides<Deps> {
             .field("model", &self.model.as_ref().map(|model| model.name()))
             .field("toolsets", &self.toolsets.len())
             .field("instructions", &self.instructions)
+            .field("conversation_id", &self.conversation_id)
             .finish()
     }
 }

@@ -469,8 +469,8 @@ pub(crate) fn book<Deps: 'static, O: Output, J>(
             "golem.retry.stage" = "tool",
             "gen_ai.tool.name" = call.tool_name.as_str(),
             "gen_ai.tool.call.id" = call.tool_call_id.as_str(),
-            "golem.retry.attempt" = rejections,
-            "golem.retry.max" = limit,
+            "golem.retry.attempt" = i64::from(rejections),
+            "golem.retry.max" = i64::from(limit),
             "golem.retry.reason" = reason,
             "tool call rejected"
         );
@@ -551,8 +551,9 @@ where
         entry.max_retries,
     );
     let journal = turn.step.journal;
+    let capture = turn.step.agent.capture_content;
     if !journal.records() {
-        let outcome = invoke(&*entry.tool, &ctx, call).await;
+        let outcome = invoke(&*entry.tool, &ctx, call, capture).await;
         return Called {
             outcome,
             delegated: ctx.take_delegated(&call.tool_call_id).map(Box::new),
@@ -564,7 +565,7 @@ where
     let step = {
         let (tool, call, live) = (Arc::clone(&entry.tool), call.clone(), Arc::clone(&live));
         async move {
-            let outcome = match invoke(&*tool, &ctx, &call).await {
+            let outcome = match invoke(&*tool, &ctx, &call, capture).await {
                 // A replayed run's toolset that cannot list its tools again fails the step,
                 // for the engine to retry, instead of being recorded as the call's end.
                 CallOutcome::Failed(error)
@@ -638,31 +639,53 @@ fn recorded(outcome: &CallOutcome) -> Settled {
     }
 }
 
-/// Calls `tool` for `call`, in its `execute_tool` span. A panic, while the call is made or
-/// while it runs, fails this call, not the whole process.
+/// Calls `tool` for `call`, in its `execute_tool` span (with the arguments and the result
+/// when `capture`). A panic, while the call is made or while it runs, fails this call, not
+/// the whole process.
 async fn invoke<Deps: Send + Sync + 'static>(
     tool: &dyn Tool<Deps>,
     ctx: &RunContext<Deps>,
     call: &ToolCallPart,
+    capture: bool,
 ) -> CallOutcome {
     let span = tracing::info_span!(
         "execute_tool",
         otel.name = format!("execute_tool {}", call.tool_name),
         otel.kind = "internal",
+        otel.status_code = tracing::field::Empty,
         "gen_ai.operation.name" = "execute_tool",
         "gen_ai.tool.type" = tool.tool_type(),
         "gen_ai.tool.name" = call.tool_name.as_str(),
         "gen_ai.tool.call.id" = call.tool_call_id.as_str(),
+        "gen_ai.tool.call.arguments" = capture.then_some(call.args.as_str()),
+        "gen_ai.tool.call.result" = tracing::field::Empty,
+        "error.type" = tracing::field::Empty,
     );
     let result = match catch_unwind(AssertUnwindSafe(|| tool.call(ctx, &call.args))) {
         Ok(future) => {
             AssertUnwindSafe(future)
                 .catch_unwind()
-                .instrument(span)
+                .instrument(span.clone())
                 .await
         }
         Err(panic) => Err(panic),
     };
+    // A rejection is the model's mistake, told back to it; a failure or a panic, the tool's.
+    let error_type = match &result {
+        Ok(Ok(value)) => {
+            if capture && !span.is_disabled() {
+                span.record("gen_ai.tool.call.result", value.to_string());
+            }
+            None
+        }
+        Ok(Err(error)) if ModelRetry::find(&**error).is_some() => Some("golem.rejected"),
+        Ok(Err(_)) => Some("golem.tool_failed"),
+        Err(_) => Some("golem.tool_panicked"),
+    };
+    if let Some(error_type) = error_type {
+        span.record("otel.status_code", "error");
+        span.record("error.type", error_type);
+    }
     match result {
         Ok(Ok(value)) => CallOutcome::Returned(value),
         Ok(Err(error)) => match ModelRetry::find(&*error) {

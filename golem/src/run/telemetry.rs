@@ -1,0 +1,135 @@
+//! What the spans carry when an agent captures content: messages in the JSON forms of the
+//! OpenTelemetry GenAI conventions (`gen_ai.input.messages`, `gen_ai.output.messages`), and
+//! the names of finish reasons. Provider-specific parts are named by kind only: their data
+//! (which may hold anything the provider sent, binary data included) is never exported.
+
+use serde_json::{Value, json};
+
+use crate::model::{FinishReason, Message, ModelResponse, RequestPart, ResponsePart};
+
+/// `count` as the attributes' integer type: OpenTelemetry's is `i64`, and `tracing` layers
+/// pass a `u64` on as text.
+pub(crate) fn int(count: u64) -> i64 {
+    i64::try_from(count).unwrap_or(i64::MAX)
+}
+
+/// The `gen_ai.response.finish_reasons` name of `reason`.
+pub(crate) fn finish_reason(reason: FinishReason) -> &'static str {
+    match reason {
+        FinishReason::Stop => "stop",
+        FinishReason::Length => "length",
+        FinishReason::ContentFilter => "content_filter",
+        FinishReason::ToolCall => "tool_call",
+        FinishReason::Error => "error",
+        FinishReason::Incomplete => "incomplete",
+    }
+}
+
+/// `messages` as `gen_ai.input.messages`: one entry per run of parts of the same role.
+pub(crate) fn input_messages(messages: &[Message]) -> String {
+    let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    let mut push = |role: &'static str, part: Value| match out.last_mut() {
+        Some((last, parts)) if *last == role => parts.push(part),
+        _ => out.push((role, vec![part])),
+    };
+    for message in messages {
+        match message {
+            Message::Request(request) => {
+                for part in &request.parts {
+                    let (role, part) = request_part(part);
+                    push(role, part);
+                }
+            }
+            Message::Response(response) => {
+                for part in &response.parts {
+                    push("assistant", response_part(part));
+                }
+            }
+        }
+    }
+    let out: Vec<Value> = out
+        .into_iter()
+        .map(|(role, parts)| json!({"role": role, "parts": parts}))
+        .collect();
+    Value::Array(out).to_string()
+}
+
+/// `response` as `gen_ai.output.messages`.
+pub(crate) fn output_messages(response: &ModelResponse) -> String {
+    let parts: Vec<Value> = response.parts.iter().map(response_part).collect();
+    let mut message = json!({"role": "assistant", "parts": parts});
+    if let Some(reason) = response.finish_reason {
+        message["finish_reason"] = json!(finish_reason(reason));
+    }
+    Value::Array(vec![message]).to_string()
+}
+
+/// `instructions` as `gen_ai.system_instructions`.
+pub(crate) fn system_instructions(instructions: &str) -> String {
+    json!([{"type": "text", "content": instructions}]).to_string()
+}
+
+fn request_part(part: &RequestPart) -> (&'static str, Value) {
+    match part {
+        RequestPart::SystemPrompt(part) => ("system", text(&part.content)),
+        RequestPart::UserPrompt(part) => ("user", text(&part.content)),
+        RequestPart::ToolReturn(part) => (
+            "tool",
+            json!({"type": "tool_call_response", "id": part.tool_call_id, "response": part.content}),
+        ),
+        RequestPart::RetryPrompt(part) => match &part.tool_call_id {
+            Some(id) => (
+                "tool",
+                json!({"type": "tool_call_response", "id": id, "response": part.content}),
+            ),
+            None => ("user", text(&part.content)),
+        },
+    }
+}
+
+fn response_part(part: &ResponsePart) -> Value {
+    match part {
+        ResponsePart::Text(part) => text(&part.content),
+        ResponsePart::ToolCall(part) => {
+            let arguments = serde_json::from_str::<Value>(&part.args)
+                .unwrap_or_else(|_| Value::String(part.args.clone()));
+            json!({"type": "tool_call", "id": part.tool_call_id, "name": part.tool_name, "arguments": arguments})
+        }
+        ResponsePart::Thinking(part) => json!({"type": "reasoning", "content": part.content}),
+        ResponsePart::Provider(part) => json!({"type": "provider", "provider": part.provider}),
+    }
+}
+
+fn text(content: &str) -> Value {
+    json!({"type": "text", "content": content})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ToolCallPart;
+
+    #[test]
+    fn messages_take_the_conventions_json_forms() {
+        let messages = vec![
+            Message::Request(crate::model::ModelRequest::new(vec![
+                RequestPart::system_prompt("Be brief"),
+                RequestPart::user_prompt("Roll"),
+            ])),
+            Message::Response(ModelResponse::new(vec![ResponsePart::ToolCall(
+                ToolCallPart::new("roll", r#"{"n":2}"#, "c1"),
+            )])),
+        ];
+        let sent: Value = serde_json::from_str(&input_messages(&messages)).unwrap();
+        assert_eq!(
+            sent,
+            json!([
+                {"role": "system", "parts": [{"type": "text", "content": "Be brief"}]},
+                {"role": "user", "parts": [{"type": "text", "content": "Roll"}]},
+                {"role": "assistant", "parts": [
+                    {"type": "tool_call", "id": "c1", "name": "roll", "arguments": {"n": 2}},
+                ]},
+            ])
+        );
+    }
+}
