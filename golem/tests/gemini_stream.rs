@@ -10,15 +10,19 @@ mod common;
 
 use std::time::Duration;
 
+use common::dice::{Game, Verdict, roll_dice};
 use common::gemini::validate;
 use common::sse::{Reply, SseServer, serve};
 use common::streams::*;
 use common::*;
+use futures_util::StreamExt;
 use golem::model::gemini::GeminiModel;
 use golem::model::{
     FinishReason, Model, ModelResponse, ProviderPart, RequestParams, ResponseDelta, ResponsePart,
     StreamFault, ThinkingPart, Usage,
 };
+use golem::output::{Json, OutputMode};
+use golem::{Agent, RunEvent};
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -341,5 +345,118 @@ async fn faults_end_in_typed_errors() {
     assert_eq!(
         error.to_string(),
         "the response stream from gemini failed (corrupt chunk): `parts` is not an array"
+    );
+}
+
+/// The dice game's two turns: a signed call, then a native answer split over chunks.
+fn dice_turns() -> [(Vec<Value>, Value); 2] {
+    let call = json!([{"functionCall": {"name": "roll_dice", "args": {"n": 2}}, "thoughtSignature": "c2lnLWNhbGw="}]);
+    let first = (
+        vec![chunk(
+            call.clone(),
+            json!({"finishReason": "STOP"}),
+            usage(30, 9, 0),
+        )],
+        chunk(call, json!({"finishReason": "STOP"}), usage(30, 9, 0)),
+    );
+    let second = (
+        vec![
+            chunk(
+                json!([{"text": "{\"winner\": \"Ann\","}]),
+                json!({}),
+                usage(50, 3, 0),
+            ),
+            chunk(
+                json!([{"text": " \"score\": 6}"}]),
+                json!({"finishReason": "STOP"}),
+                usage(50, 7, 0),
+            ),
+        ],
+        chunk(
+            json!([{"text": "{\"winner\": \"Ann\", \"score\": 6}"}]),
+            json!({"finishReason": "STOP"}),
+            usage(50, 7, 0),
+        ),
+    );
+    [first, second]
+}
+
+fn dice_agent(server: &SseServer) -> Agent<Game, Json<Verdict>> {
+    Agent::builder(model(&server.uri()))
+        .tool(roll_dice())
+        .output_mode(OutputMode::Native)
+        .build()
+        .expect("as scripted")
+}
+
+#[tokio::test]
+async fn an_agent_run_streams_with_the_history_and_usage_of_a_run_that_does_not() {
+    let turns = dice_turns();
+    validate(
+        &[],
+        &turns
+            .iter()
+            .flat_map(|(chunks, whole)| chunks.iter().chain([whole]).cloned())
+            .collect::<Vec<_>>(),
+    );
+    let streaming = serve(
+        turns
+            .iter()
+            .map(|(chunks, _)| Reply::sse(&sse(chunks), 9, Duration::from_millis(1)))
+            .collect(),
+    )
+    .await;
+    let whole = serve(turns.iter().map(|(_, whole)| Reply::json(whole)).collect()).await;
+
+    let mut events = dice_agent(&streaming).run_stream("Roll two for Ann", Game);
+    let mut deltas = Vec::new();
+    let mut finished = None;
+    while let Some(event) = events.next().await {
+        match event.expect("as scripted") {
+            RunEvent::Delta { turn, delta } => deltas.push((turn, delta)),
+            RunEvent::Finished(result) => finished = Some(result),
+            _ => {}
+        }
+    }
+    let streamed = finished.expect("the run finishes");
+    let plain = dice_agent(&whole)
+        .run("Roll two for Ann", Game)
+        .await
+        .expect("as scripted");
+
+    assert_eq!(
+        deltas,
+        [
+            (1, call_start(0, "roll_dice", "")),
+            (1, args_delta(0, r#"{"n":2}"#)),
+            (
+                1,
+                ResponseDelta::ThinkingSignature {
+                    part: 1,
+                    signature: "c2lnLWNhbGw=".to_owned(),
+                }
+            ),
+            (2, text_delta(0, "{\"winner\": \"Ann\",")),
+            (2, text_delta(0, " \"score\": 6}")),
+        ]
+    );
+    assert_eq!(
+        (streamed.output.winner.as_str(), streamed.output.score),
+        ("Ann", 6)
+    );
+    assert_eq!(streamed.messages, plain.messages);
+    assert_eq!(streamed.usage, plain.usage);
+    assert_eq!(streamed.usage.input_tokens, 80);
+    assert_eq!(streamed.usage.output_tokens, 16);
+    // The second request sent the streamed call, its id and its signature back as the
+    // unstreamed run did.
+    let (sent, plain_sent) = (streaming.bodies(), whole.bodies());
+    validate(&sent, &[]);
+    assert_eq!(sent, plain_sent);
+    assert_eq!(
+        sent[1]["contents"][1],
+        json!({"role": "model", "parts": [
+            {"functionCall": {"name": "roll_dice", "args": {"n": 2}, "id": "call_1_0"}, "thoughtSignature": "c2lnLWNhbGw="}
+        ]})
     );
 }
