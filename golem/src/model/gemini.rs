@@ -33,7 +33,7 @@
 //!   `BLOCKLIST`, `PROHIBITED_CONTENT`, `SPII`, ...) or a prompt blocked outright
 //!   (`promptFeedback.blockReason`) finishes with
 //!   [`FinishReason::ContentFilter`](crate::model::FinishReason::ContentFilter), which a run
-//!   reports as [`ModelError::ContentFilter`](crate::model::ModelError::ContentFilter); the
+//!   reports as [`ModelError::ContentFilter`]; the
 //!   provider's verdict (reason, message, ratings) stays in the response as a
 //!   [`ProviderPart`](crate::model::ProviderPart) that is never sent back.
 //! - **Usage.** `promptTokenCount` (with `toolUsePromptTokenCount`) is the input, cached

@@ -472,3 +472,51 @@ struct AnthropicUsage {
     cache_creation_input_tokens: Option<u64>,
     cache_read_input_tokens: Option<u64>,
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn output_schemas_keep_what_anthropic_enforces_and_describe_the_rest() {
+        let schema = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": "Verdict",
+            "type": "object",
+            "properties": {
+                "score": {"type": "integer", "minimum": 0, "maximum": 10, "description": "Points."},
+                "tags": {"type": "array", "items": {"type": "string", "maxLength": 8}, "minItems": 2},
+                "one": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                "either": {"oneOf": [{"type": "object", "properties": {"a": {"type": "string", "pattern": "^a"}}}, {"type": "null"}]}
+            },
+            "required": ["score"]
+        });
+        assert_eq!(
+            output_schema(&schema),
+            json!({
+                "type": "object",
+                "properties": {
+                    "score": {"type": "integer", "description": "Points.\n\n{minimum: 0, maximum: 10}"},
+                    "tags": {
+                        "type": "array",
+                        "items": {"type": "string", "description": "{maxLength: 8}"},
+                        "description": "{minItems: 2}"
+                    },
+                    "one": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                    "either": {"anyOf": [
+                        {
+                            "type": "object",
+                            "properties": {"a": {"type": "string", "description": "{pattern: \"^a\"}"}},
+                            "additionalProperties": false
+                        },
+                        {"type": "null"}
+                    ]}
+                },
+                "required": ["score"],
+                "additionalProperties": false
+            })
+        );
+    }
+}
