@@ -2,7 +2,8 @@
 //! (thought summaries with their signatures, text split over chunks, signed function calls,
 //! a signature in a chunk of its own), validated against the google-genai SDK's types and
 //! served a few bytes at a time from a loopback socket; what they add up to equals the
-//! unstreamed response for the same content. Faults end in typed errors.
+//! unstreamed response for the same content. Faults (a cut, a stall, an early end, an error
+//! chunk, a corrupt or non-UTF-8 chunk, an answer that is no stream) end in typed errors.
 
 #![cfg(feature = "gemini")]
 
@@ -12,11 +13,12 @@ use std::time::Duration;
 
 use common::dice::{Game, Verdict, roll_dice};
 use common::gemini::validate;
-use common::sse::{Reply, SseServer, serve};
+use common::sse::{Piece, Reply, SseServer, serve};
 use common::streams::*;
 use common::*;
 use futures_util::StreamExt;
 use golem::model::gemini::GeminiModel;
+use golem::model::http::{HttpSettings, RetryPolicy};
 use golem::model::{
     FinishReason, Model, ModelResponse, ProviderPart, RequestParams, ResponseDelta, ResponsePart,
     StreamFault, ThinkingPart, Usage,
@@ -459,4 +461,134 @@ async fn an_agent_run_streams_with_the_history_and_usage_of_a_run_that_does_not(
             {"functionCall": {"name": "roll_dice", "args": {"n": 2}, "id": "call_1_0"}, "thoughtSignature": "c2lnLWNhbGw="}
         ]})
     );
+}
+
+/// The start of a text response: one delta, "Hel".
+fn head() -> String {
+    sse(&[chunk(json!([{"text": "Hel"}]), json!({}), usage(3, 1, 0))])
+}
+
+/// A whole text response, "Hello".
+fn full() -> String {
+    head()
+        + &sse(&[chunk(
+            json!([{"text": "lo"}]),
+            json!({"finishReason": "STOP"}),
+            usage(3, 2, 0),
+        )])
+}
+
+fn retrying() -> HttpSettings {
+    HttpSettings::default().retry(
+        RetryPolicy::default()
+            .max_retries(2)
+            .backoff(Duration::from_millis(1), Duration::from_millis(5)),
+    )
+}
+
+async fn stream_from(server: &SseServer, http: HttpSettings) -> Streamed {
+    let model = GeminiModel::builder("gemini-2.5-flash")
+        .api_key(KEY)
+        .base_url(format!("{}/v1beta", server.uri()))
+        .http(http)
+        .build()
+        .expect("valid model");
+    drive(
+        &model,
+        &[request(vec![user("Hi")])],
+        &RequestParams::text(Vec::new()),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_cut_a_stall_and_bytes_that_are_not_utf8_are_typed_faults_after_the_deltas_that_arrived()
+{
+    let server = serve(vec![
+        Reply::sse_open(&(head() + "data: {\"candid"), 9, Duration::ZERO).then(Piece::Cut),
+    ])
+    .await;
+    let streamed = stream_from(&server, retrying()).await;
+    assert_eq!(streamed.deltas, [text_delta(0, "Hel")]);
+    assert_eq!(
+        streamed.error().to_string(),
+        "the response stream from gemini failed (disconnected): the connection broke before the response was complete"
+    );
+    assert_eq!(server.requests(), 1, "a started stream is never retried");
+
+    let server = serve(vec![
+        Reply::sse_open(&head(), usize::MAX, Duration::ZERO)
+            .then(Piece::Pause(Duration::from_secs(30))),
+    ])
+    .await;
+    let streamed = stream_from(
+        &server,
+        retrying().idle_timeout(Some(Duration::from_millis(200))),
+    )
+    .await;
+    assert_eq!(streamed.deltas, [text_delta(0, "Hel")]);
+    assert_eq!(streamed.error().stream_fault(), Some(StreamFault::Idle));
+    assert!(streamed.error().is_timeout());
+
+    let server = serve(vec![
+        Reply::sse_open(&head(), usize::MAX, Duration::ZERO)
+            .then(Piece::Chunk(b"data: \xff\xfe\r\n\r\n".to_vec()))
+            .then(Piece::End),
+    ])
+    .await;
+    let streamed = stream_from(&server, retrying()).await;
+    assert_eq!(
+        streamed.error().to_string(),
+        "the response stream from gemini failed (corrupt chunk): the stream is not UTF-8"
+    );
+}
+
+#[tokio::test]
+async fn statuses_before_the_stream_are_retried_and_an_answer_that_is_no_stream_is_refused() {
+    let server = serve(vec![
+        Reply::whole(
+            429,
+            "application/json",
+            r#"{"error":{"code":429,"message":"Resource has been exhausted.","status":"RESOURCE_EXHAUSTED"}}"#,
+        ),
+        Reply::whole(503, "text/plain", "upstream unavailable"),
+        Reply::sse(&full(), 8, Duration::ZERO),
+    ])
+    .await;
+    let streamed = stream_from(&server, retrying()).await;
+    assert_eq!(streamed.text(0), "Hello");
+    assert_eq!(streamed.response().parts, [text("Hello")]);
+    assert_eq!(server.requests(), 3);
+
+    let body = r#"{"candidates":[]}"#;
+    let server = serve(vec![Reply::whole(200, "application/json", body)]).await;
+    let streamed = stream_from(&server, retrying()).await;
+    assert!(streamed.deltas.is_empty());
+    assert_eq!(
+        streamed.error().to_string(),
+        format!(
+            "the response stream from gemini failed (not an event stream): expected an event stream, got content type `application/json`: {body}"
+        )
+    );
+    assert_eq!(server.requests(), 1, "not retried");
+}
+
+#[tokio::test]
+async fn dropping_the_stream_closes_the_connection() {
+    let server = serve(vec![
+        Reply::sse_open(&head(), usize::MAX, Duration::ZERO).then(Piece::Hold),
+    ])
+    .await;
+    let model = model(&server.uri());
+    let (messages, params) = ([request(vec![user("Hi")])], RequestParams::text(Vec::new()));
+    let mut stream = model.request_stream(&messages, &params);
+    let first = tokio::time::timeout(Duration::from_secs(10), stream.next())
+        .await
+        .expect("a delta arrives");
+    assert!(
+        matches!(first, Some(Ok(golem::model::StreamEvent::Delta(_)))),
+        "{first:?}"
+    );
+    drop(stream);
+    assert!(server.wait_closed(Duration::from_secs(5)).await);
 }
