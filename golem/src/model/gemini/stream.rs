@@ -220,3 +220,88 @@ impl Assemble for Chunks {
         serde_json::to_vec(&response).map_err(|error| Fault::corrupt(error.to_string()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+    use crate::model::gemini::wire;
+
+    /// `text` cut at the character positions `cuts`.
+    fn pieces(text: &str, cuts: &[usize]) -> Vec<String> {
+        let chars: Vec<char> = text.chars().collect();
+        let mut cuts: Vec<usize> = cuts.iter().map(|cut| cut % (chars.len() + 1)).collect();
+        cuts.sort_unstable();
+        cuts.dedup();
+        let mut out = Vec::new();
+        let mut start = 0;
+        for cut in cuts.into_iter().chain([chars.len()]) {
+            out.push(chars[start..cut].iter().collect());
+            start = cut;
+        }
+        out
+    }
+
+    proptest! {
+        /// However Gemini cuts a thought and an answer into chunks, with the signatures
+        /// where they came, the chunks add up to the unstreamed response.
+        #[test]
+        fn chunks_add_up_to_the_unstreamed_response(
+            thought in "[a-zé ]{1,24}",
+            answer in "[a-zé ]{1,24}",
+            thought_cuts in proptest::collection::vec(0usize..30, 0..4),
+            answer_cuts in proptest::collection::vec(0usize..30, 0..4),
+            signature_alone in any::<bool>(),
+        ) {
+            let mut chunks = Vec::new();
+            let thoughts = pieces(&thought, &thought_cuts);
+            let last = thoughts.len() - 1;
+            for (index, piece) in thoughts.into_iter().enumerate() {
+                let mut part = json!({"text": piece, "thought": true});
+                if index == last {
+                    part["thoughtSignature"] = json!("c2lnLTE=");
+                }
+                chunks.push(json!({"candidates": [{"content": {"role": "model", "parts": [part]}}]}));
+            }
+            for piece in pieces(&answer, &answer_cuts) {
+                chunks.push(json!({"candidates": [{"content": {"role": "model", "parts": [{"text": piece}]}}]}));
+            }
+            let last_part = if signature_alone {
+                json!({"text": "", "thoughtSignature": "c2lnLTI="})
+            } else {
+                json!({"functionCall": {"name": "roll", "args": {"n": 2}}, "thoughtSignature": "c2lnLTI="})
+            };
+            chunks.push(json!({
+                "candidates": [{"content": {"role": "model", "parts": [last_part.clone()]}, "finishReason": "STOP"}],
+                "usageMetadata": {"promptTokenCount": 3, "candidatesTokenCount": 5}
+            }));
+            let mut parts = vec![
+                json!({"text": thought, "thought": true, "thoughtSignature": "c2lnLTE="}),
+            ];
+            if signature_alone {
+                parts.push(json!({"text": answer, "thoughtSignature": "c2lnLTI="}));
+            } else {
+                parts.push(json!({"text": answer}));
+                parts.push(last_part);
+            }
+            let whole = json!({
+                "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}],
+                "usageMetadata": {"promptTokenCount": 3, "candidatesTokenCount": 5}
+            });
+
+            let mut assembler = Chunks::default();
+            let mut deltas = Deltas::default();
+            for chunk in &chunks {
+                prop_assert!(!assembler.event("", &chunk.to_string(), &mut deltas).unwrap());
+            }
+            prop_assert!(assembler.body_ended(&mut deltas));
+            let assembled = assembler.finish().unwrap();
+            prop_assert_eq!(
+                wire::parse(&assembled).unwrap(),
+                wire::parse(whole.to_string().as_bytes()).unwrap()
+            );
+        }
+    }
+}
