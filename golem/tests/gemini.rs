@@ -661,3 +661,70 @@ fn a_missing_key_is_a_clear_error_and_the_presets_name_gemini() {
         }
     }
 }
+
+/// Marks the child process that [`from_env_reads_gemini_api_key_else_google_api_key`] starts
+/// with the environment of one case (a test cannot set variables in its own process:
+/// `unsafe_code` is forbidden).
+const CHILD: &str = "GOLEM_TEST_GEMINI_FROM_ENV";
+
+#[tokio::test]
+async fn from_env_reads_gemini_api_key_else_google_api_key() {
+    if std::env::var_os(CHILD).is_some() {
+        // The child: one request with what the environment gives.
+        let model = GeminiModel::from_env("gemini-2.5-flash").expect("a key in the environment");
+        model
+            .request(
+                &[request(vec![user("Hi")])],
+                &RequestParams::text(Vec::new()),
+            )
+            .await
+            .expect("as scripted");
+        return;
+    }
+    let cases = [
+        (
+            Some("AIza-from-gemini-0123"),
+            Some("AIza-from-google-0123"),
+            "AIza-from-gemini-0123",
+        ),
+        (None, Some("AIza-from-google-0123"), "AIza-from-google-0123"),
+    ];
+    for (gemini, google, sent) in cases {
+        let server = serve_checked(vec![generated(
+            "resp-1",
+            json!([{"text": "hi"}]),
+            "STOP",
+            1,
+            1,
+        )])
+        .await;
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+        child
+            .args([
+                "--exact",
+                "from_env_reads_gemini_api_key_else_google_api_key",
+            ])
+            .env(CHILD, "1")
+            .env("GEMINI_BASE_URL", format!("{}/v1beta", server.uri()))
+            .env_remove("GEMINI_API_KEY")
+            .env_remove("GOOGLE_API_KEY");
+        for (name, value) in [("GEMINI_API_KEY", gemini), ("GOOGLE_API_KEY", google)] {
+            if let Some(value) = value {
+                child.env(name, value);
+            }
+        }
+        let output = tokio::task::spawn_blocking(move || child.output())
+            .await
+            .unwrap()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success() && stdout.contains("1 passed"),
+            "{stdout}"
+        );
+        assert_eq!(
+            first_header(&server, "x-goog-api-key").await.as_deref(),
+            Some(sent)
+        );
+    }
+}
