@@ -293,7 +293,7 @@ pub(super) fn parse(body: &[u8]) -> Result<ModelResponse, String> {
                 _ => FinishReason::Error,
             });
         if finish_reason == Some(FinishReason::ContentFilter) {
-            for key in ["finishReason", "finishMessage", "safetyRatings"] {
+            for key in ["finishMessage", "safetyRatings"] {
                 if let Some(value) = candidate.rest.get(key) {
                     verdict.insert(key.to_owned(), value.clone());
                 }
