@@ -728,3 +728,61 @@ async fn from_env_reads_gemini_api_key_else_google_api_key() {
         );
     }
 }
+
+#[tokio::test]
+async fn the_request_limit_counts_with_geminis_endpoint_and_refuses_before_sending() {
+    let server = MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .and(wiremock::matchers::path(
+            "/v1beta/models/gemini-2.5-flash:countTokens",
+        ))
+        .respond_with(json_ok(json!({"totalTokens": 1200})))
+        .mount(&server)
+        .await;
+    let agent = Agent::<Game, String>::builder(model(&server))
+        .instructions("You referee dice games.")
+        .tool(roll_dice())
+        .usage_limits(
+            golem::usage::UsageLimits::new()
+                .request_tokens_limit(1000)
+                .count_request_tokens(true),
+        )
+        .build()
+        .unwrap();
+
+    let error = agent.run("Roll two dice", Game).await.unwrap_err();
+
+    assert_eq!(error.stage(), Stage::Limit);
+    assert_eq!(
+        error.limit(),
+        Some(&golem::usage::LimitExceeded::RequestTokens {
+            limit: 1000,
+            tokens: 1200
+        })
+    );
+    // Only the count was asked for, about the request golem would have sent.
+    let sent = bodies(&server).await;
+    assert_eq!(sent.len(), 1);
+    let mut request = sent[0]["generateContentRequest"].clone();
+    assert_eq!(request["model"].take(), json!("models/gemini-2.5-flash"));
+    request.as_object_mut().unwrap().remove("model");
+    validate(&[request.clone()], &[]);
+    assert_eq!(
+        request,
+        json!({
+            "systemInstruction": {"parts": [{"text": "You referee dice games."}]},
+            "contents": [{"role": "user", "parts": [{"text": "Roll two dice"}]}],
+            "tools": [{"functionDeclarations": [{
+                "name": "roll_dice",
+                "description": "Roll `n` dice and return their total.",
+                "parameters": request["tools"][0]["functionDeclarations"][0]["parameters"].clone()
+            }]}],
+            "generationConfig": {"maxOutputTokens": 1024}
+        })
+    );
+    assert_eq!(
+        first_header(&server, "x-goog-api-key").await.as_deref(),
+        Some(KEY)
+    );
+    assert_eq!(error.usage().requests, 0);
+}

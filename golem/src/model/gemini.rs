@@ -40,6 +40,9 @@
 //!   tokens included (`cachedContentTokenCount` as the cache reads);
 //!   `candidatesTokenCount` plus `thoughtsTokenCount` is the output, with the thoughts as
 //!   the reasoning tokens; the audio shares of the token details are the audio tokens.
+//! - **Token counts.** [`Model::count_tokens`](crate::model::Model::count_tokens) (which
+//!   [`UsageLimits::count_request_tokens`](crate::usage::UsageLimits::count_request_tokens)
+//!   uses) asks `:countTokens` about the request golem would send.
 //! - **Settings.** `max_tokens`, `temperature`, `top_p`, `stop_sequences` and `seed` go in
 //!   `generationConfig`; `parallel_tool_calls` has no Gemini equivalent and is not sent.
 //!   `extra_body` is merged into the body key by key, objects deeply, so
@@ -103,6 +106,13 @@ impl Wire for GenerateContent {
         })
     }
 
+    fn count_path(model: &str) -> Option<Cow<'static, str>> {
+        Some(Cow::Owned(format!(
+            "/models/{}:countTokens",
+            model_id(model)
+        )))
+    }
+
     fn requires_key(base_url: &str) -> bool {
         base_url.contains("googleapis.com")
     }
@@ -142,6 +152,20 @@ impl Wire for GenerateContent {
 
     fn parse(&self, body: &[u8], _params: &RequestParams) -> Result<ModelResponse, String> {
         wire::parse(body)
+    }
+
+    fn count_body(
+        &self,
+        model: &str,
+        settings: &ModelSettings,
+        messages: &[Message],
+        params: &RequestParams,
+    ) -> Result<Vec<u8>, ModelError> {
+        wire::count_body(model_id(model), settings, messages, params)
+    }
+
+    fn parse_count(&self, body: &[u8]) -> Result<u64, String> {
+        wire::parse_count(body)
     }
 }
 

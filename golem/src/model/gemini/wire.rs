@@ -94,6 +94,39 @@ pub(super) fn body(
     Ok(body)
 }
 
+/// The body of a `:countTokens` request: the `generateContentRequest` [`body`] would send,
+/// with the model it is for.
+pub(super) fn count_body(
+    model: &str,
+    provider_settings: &ModelSettings,
+    messages: &[Message],
+    params: &RequestParams,
+) -> Result<Vec<u8>, ModelError> {
+    let full = body(provider_settings, messages, params, 0)?;
+    let Value::Object(mut request) = serde_json::from_slice(&full).map_err(ModelError::other)?
+    else {
+        return Err(ModelError::other(
+            "a generateContent request body is a JSON object",
+        ));
+    };
+    request.insert("model".to_owned(), Value::String(format!("models/{model}")));
+    serde_json::to_vec(&serde_json::json!({ "generateContentRequest": request }))
+        .map_err(ModelError::other)
+}
+
+/// Reads a token count: `{"totalTokens": n}`.
+pub(super) fn parse_count(body: &[u8]) -> Result<u64, String> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Counted {
+        #[serde(default)]
+        total_tokens: u64,
+    }
+    serde_json::from_slice::<Counted>(body)
+        .map(|counted| counted.total_tokens)
+        .map_err(|error| format!("unreadable token count: {error}"))
+}
+
 /// Merges `extra` into `fields`: objects key by key, anything else replacing.
 fn merge(fields: &mut Map<String, Value>, extra: &Map<String, Value>) {
     for (key, value) in extra {

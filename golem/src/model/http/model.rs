@@ -54,6 +54,13 @@ pub(crate) mod sealed {
             std::borrow::Cow::Borrowed(Self::PATH)
         }
 
+        /// The token-counting endpoint under the base URL for `model`:
+        /// [`COUNT_PATH`](Self::COUNT_PATH), unless the provider names the model in the path.
+        fn count_path(model: &str) -> Option<std::borrow::Cow<'static, str>> {
+            let _ = model;
+            Self::COUNT_PATH.map(std::borrow::Cow::Borrowed)
+        }
+
         /// Whether `base_url` needs a key.
         fn requires_key(base_url: &str) -> bool;
 
@@ -396,7 +403,7 @@ impl<W: WireFormat> HttpBuilder<W> {
         };
         let url = endpoint(false)?;
         let stream_url = endpoint(true)?;
-        let count_url = W::COUNT_PATH
+        let count_url = W::count_path(&self.name)
             .map(|path| {
                 reqwest::Url::parse(&format!("{base_url}{path}")).map_err(|error| {
                     ProviderError::InvalidBaseUrl {
