@@ -2,8 +2,10 @@
 //! and the mapping between them and golem's messages.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::super::provider::{ToolUse, decode, request_settings, tool_use};
@@ -14,6 +16,7 @@ use super::super::{
 use super::PROVIDER;
 use crate::output::OutputMode;
 use crate::schema::to_gemini_schema;
+use crate::tool::ToolDefinition;
 use crate::usage::Usage;
 
 /// The request body for `messages` and `params`.
@@ -21,26 +24,10 @@ pub(super) fn body(
     provider_settings: &ModelSettings,
     messages: &[Message],
     params: &RequestParams,
+    declarations: &[Arc<RawValue>],
     capacity: usize,
 ) -> Result<Vec<u8>, ModelError> {
     let settings = request_settings(provider_settings, params);
-    let declarations: Vec<FunctionDeclaration<'_>> = params
-        .all_tools()
-        .map(|tool| {
-            let parameters = to_gemini_schema(&tool.parameters);
-            let empty = parameters
-                .get("properties")
-                .and_then(Value::as_object)
-                .is_none_or(Map::is_empty);
-            FunctionDeclaration {
-                name: &tool.name,
-                description: tool.description.as_deref(),
-                // Gemini refuses an object schema without properties: a tool without
-                // parameters declares none.
-                parameters: (!empty).then_some(parameters),
-            }
-        })
-        .collect();
     let tool_config = tool_use(messages, params, settings.tool_choice.as_ref())
         .filter(|_| !declarations.is_empty())
         .map(tool_config);
@@ -48,7 +35,7 @@ pub(super) fn body(
         Vec::new()
     } else {
         vec![Tools {
-            function_declarations: declarations,
+            function_declarations: declarations.iter().map(|json| &**json).collect(),
         }]
     };
     let (response_mime_type, response_schema) = match (&params.output_mode, &params.output_schema) {
@@ -101,8 +88,9 @@ pub(super) fn count_body(
     provider_settings: &ModelSettings,
     messages: &[Message],
     params: &RequestParams,
+    declarations: &[Arc<RawValue>],
 ) -> Result<Vec<u8>, ModelError> {
-    let full = body(provider_settings, messages, params, 0)?;
+    let full = body(provider_settings, messages, params, declarations, 0)?;
     let Value::Object(mut request) = serde_json::from_slice(&full).map_err(ModelError::other)?
     else {
         return Err(ModelError::other(
@@ -496,16 +484,35 @@ struct FunctionResponse<'a> {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Tools<'a> {
-    function_declarations: Vec<FunctionDeclaration<'a>>,
+    function_declarations: Vec<&'a RawValue>,
 }
 
+/// A tool as Gemini declares it.
 #[derive(Serialize)]
-struct FunctionDeclaration<'a> {
+pub(super) struct FunctionDeclaration<'a> {
     name: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     description: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     parameters: Option<Value>,
+}
+
+impl<'a> FunctionDeclaration<'a> {
+    /// `tool`'s declaration, its parameters in Gemini's dialect.
+    pub(super) fn new(tool: &'a ToolDefinition) -> Self {
+        let parameters = to_gemini_schema(&tool.parameters);
+        let empty = parameters
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_none_or(Map::is_empty);
+        FunctionDeclaration {
+            name: &tool.name,
+            description: tool.description.as_deref(),
+            // Gemini refuses an object schema without properties: a tool without
+            // parameters declares none.
+            parameters: (!empty).then_some(parameters),
+        }
+    }
 }
 
 #[derive(Serialize)]
