@@ -88,7 +88,7 @@ pub mod guide {
 
     /// Providers: OpenAI, compatible servers (llama.cpp, vLLM, Ollama, ...) and Anthropic;
     /// headers, settings, tool choice, strict mode, the transport.
-    #[cfg(all(feature = "openai", feature = "anthropic"))]
+    #[cfg(all(feature = "openai", feature = "anthropic", feature = "gemini"))]
     #[doc = include_str!("../../docs/providers.md")]
     pub mod providers {}
 

@@ -18,6 +18,8 @@ pub mod anthropic;
 #[cfg(all(test, feature = "openai", feature = "anthropic"))]
 mod decoder_props;
 pub mod function;
+#[cfg(feature = "gemini")]
+pub mod gemini;
 #[cfg(feature = "http")]
 pub mod http;
 mod infer;

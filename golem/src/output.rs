@@ -31,7 +31,8 @@ pub enum OutputMode {
     #[default]
     Tool,
     /// As the provider's native JSON-schema response format; the answer is the response
-    /// text.
+    /// text. OpenAI's `response_format`, Anthropic's `output_config.format`, Gemini's
+    /// `responseSchema`.
     Native,
     /// As instructions: the output's schema is sent with the agent's instructions, and the
     /// answer is the JSON in the response's text (the whole text, a fenced ```` ```json ````

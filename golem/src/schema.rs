@@ -15,8 +15,10 @@ use schemars::generate::SchemaSettings;
 pub use schemars::JsonSchema;
 use serde_json::{Map, Value};
 
+mod gemini;
 mod strict;
 
+pub use gemini::to_gemini_schema;
 pub use strict::to_strict_schema;
 #[cfg(feature = "openai")]
 pub(crate) use strict::{drop_added_nulls, is_strict_compatible};

@@ -368,20 +368,80 @@ async fn a_truncated_structured_answer_says_what_to_raise() {
 }
 
 #[tokio::test]
-async fn native_output_is_refused_with_a_clear_error() {
-    let server = serve("/v1/messages", vec![]).await;
+async fn native_output_sends_the_schema_as_output_config_and_reads_the_json_text() {
+    let server = serve(
+        "/v1/messages",
+        vec![
+            json_ok(message(
+                "msg_01",
+                json!([{"type": "text", "text": "{\"winner\": \"Ann\", \"score\": -6}"}]),
+                "end_turn",
+                30,
+                9,
+            )),
+            json_ok(message(
+                "msg_02",
+                json!([{"type": "text", "text": "{\"winner\": \"Ann\", \"score\": 6}"}]),
+                "end_turn",
+                60,
+                9,
+            )),
+        ],
+    )
+    .await;
     let agent = Agent::<(), Json<Verdict>>::builder(model(&server))
+        .instructions("You referee dice games.")
         .output_mode(OutputMode::Native)
+        .output_retries(1)
         .build()
         .unwrap();
 
-    let error = agent.run("Who won?", ()).await.unwrap_err();
+    let result = agent.run("Who won?", ()).await.unwrap();
 
     assert_eq!(
-        error.source().unwrap().to_string(),
-        "Anthropic's Messages API has no native structured output; use OutputMode::Tool or OutputMode::Prompted"
+        (result.output.winner.as_str(), result.output.score),
+        ("Ann", 6)
     );
-    assert!(server.received_requests().await.unwrap().is_empty());
+    let sent = bodies(&server).await;
+    let output_config = json!({
+        "format": {
+            "type": "json_schema",
+            "schema": {
+                "type": "object",
+                "description": "A verdict on the game.",
+                "properties": {
+                    "winner": {"type": "string"},
+                    "score": {"type": "integer", "description": "{minimum: 0}"}
+                },
+                "required": ["winner", "score"],
+                "additionalProperties": false
+            }
+        }
+    });
+    assert_eq!(
+        sent[0],
+        json!({
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 1024,
+            "system": "You referee dice games.",
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "Who won?"}]}],
+            "output_config": output_config
+        })
+    );
+    // The rejected answer's feedback goes back as a user text block, the schema with it.
+    let golem::model::Message::Request(feedback) = &result.messages[2] else {
+        panic!("feedback after the rejected answer: {:?}", result.messages)
+    };
+    let [golem::model::RequestPart::RetryPrompt(feedback)] = feedback.parts.as_slice() else {
+        panic!("one retry prompt: {feedback:?}")
+    };
+    assert_eq!(sent[1]["output_config"], output_config);
+    assert_eq!(
+        sent[1]["messages"][2],
+        json!({"role": "user", "content": [{"type": "text", "text": feedback.model_text()}]})
+    );
+    assert_eq!(result.usage.rejected.output.requests, 1);
+    assert!(first_header(&server, "anthropic-beta").await.is_none());
 }
 
 #[test]

@@ -8,9 +8,14 @@
 //! # Ok::<_, golem::model::ProviderError>(())
 //! ```
 //!
-//! Structured output goes through the output tool ([`OutputMode::Tool`](crate::output::OutputMode::Tool)); the Messages API
-//! has no native JSON-schema response format, so [`OutputMode::Native`](crate::output::OutputMode::Native) is refused with a
-//! clear error. [`OutputMode::Prompted`](crate::output::OutputMode::Prompted) works too: the schema goes with the
+//! Structured output goes through the output tool ([`OutputMode::Tool`](crate::output::OutputMode::Tool)) by default.
+//! [`OutputMode::Native`](crate::output::OutputMode::Native) uses the Messages API's structured outputs: the
+//! schema goes as `output_config: {"format": {"type": "json_schema", "schema": ...}}` (no
+//! beta header), and the answer is a text block holding the JSON. Keywords the API does not
+//! enforce (`minimum`, `maxLength`, `pattern`, ...) move into the description; golem's
+//! decoder still checks the answer against the whole schema. The models that take it are
+//! Anthropic's to list (Claude Sonnet 4.5, Opus 4.5, Haiku 4.5 and later); an older one
+//! answers HTTP 400. [`OutputMode::Prompted`](crate::output::OutputMode::Prompted) works too: the schema goes with the
 //! instructions.
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};

@@ -3,6 +3,8 @@
 use super::Model;
 #[cfg(feature = "anthropic")]
 use super::anthropic::AnthropicModel;
+#[cfg(feature = "gemini")]
+use super::gemini::GeminiModel;
 #[cfg(feature = "openai")]
 use super::openai::OpenAiModel;
 use super::test::TestModel;
@@ -61,6 +63,8 @@ pub enum ProviderError {
 ///
 /// - `openai:<model>`: [`OpenAiModel::from_env`] (`OPENAI_API_KEY`, `OPENAI_BASE_URL`);
 /// - `anthropic:<model>`: [`AnthropicModel::from_env`] (`ANTHROPIC_API_KEY`);
+/// - `gemini:<model>` or `google:<model>`: [`GeminiModel::from_env`] (`GEMINI_API_KEY`, else
+///   `GOOGLE_API_KEY`);
 /// - `test`: a [`TestModel`].
 ///
 /// ```
@@ -74,13 +78,20 @@ pub enum ProviderError {
 /// # Errors
 /// [`ProviderError::UnknownProvider`] for an unknown prefix,
 /// [`ProviderError::FeatureDisabled`] for a provider this build left out (cargo features
-/// `openai`, `anthropic`), and the provider's own errors (a missing key, say).
+/// `openai`, `anthropic`, `gemini`), and the provider's own errors (a missing key, say).
 pub fn infer(model: &str) -> Result<Box<dyn Model>, ProviderError> {
     match model.split_once(':') {
         #[cfg(feature = "openai")]
         Some(("openai", name)) => Ok(Box::new(OpenAiModel::from_env(name)?)),
         #[cfg(feature = "anthropic")]
         Some(("anthropic", name)) => Ok(Box::new(AnthropicModel::from_env(name)?)),
+        #[cfg(feature = "gemini")]
+        Some(("gemini" | "google", name)) => Ok(Box::new(GeminiModel::from_env(name)?)),
+        #[cfg(not(feature = "gemini"))]
+        Some(("gemini" | "google", _)) => Err(ProviderError::FeatureDisabled {
+            model: model.to_owned(),
+            feature: "gemini",
+        }),
         #[cfg(not(feature = "openai"))]
         Some(("openai", _)) => Err(ProviderError::FeatureDisabled {
             model: model.to_owned(),

@@ -3,6 +3,7 @@
 #![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
 
 pub mod dice;
+pub mod gemini;
 pub mod http;
 pub mod logs;
 pub mod sse;

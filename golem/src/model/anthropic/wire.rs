@@ -25,11 +25,15 @@ pub(super) fn body(
     stream: bool,
     capacity: usize,
 ) -> Result<Vec<u8>, ModelError> {
-    if params.output_mode == OutputMode::Native && params.output_schema.is_some() {
-        return Err(ModelError::other(
-            "Anthropic's Messages API has no native structured output; use OutputMode::Tool or OutputMode::Prompted",
-        ));
-    }
+    let output_config = match (&params.output_mode, &params.output_schema) {
+        (OutputMode::Native, Some(schema)) => Some(OutputConfig {
+            format: OutputFormat {
+                kind: "json_schema",
+                schema: output_schema(&schema.schema),
+            },
+        }),
+        _ => None,
+    };
     let settings = request_settings(provider_settings, params);
     let tools: Vec<AnthropicTool<'_>> = params
         .all_tools()
@@ -69,6 +73,7 @@ pub(super) fn body(
         temperature: settings.temperature,
         top_p: settings.top_p,
         stop_sequences: settings.stop_sequences.as_deref(),
+        output_config,
         stream,
         extra: &settings.extra_body,
     };
@@ -300,10 +305,96 @@ struct MessagesRequest<'a> {
     top_p: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     stop_sequences: Option<&'a [String]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_config: Option<OutputConfig>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     stream: bool,
     #[serde(flatten)]
     extra: &'a Map<String, Value>,
+}
+
+/// `output_config`: the JSON schema the answer's text must follow.
+#[derive(Serialize)]
+struct OutputConfig {
+    format: OutputFormat,
+}
+
+#[derive(Serialize)]
+struct OutputFormat {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    schema: Value,
+}
+
+/// Keywords structured outputs do not enforce: each moves into the description, so the
+/// model still reads it (and golem's decoder still checks the answer against the original
+/// schema).
+const MOVED_TO_DESCRIPTION: [&str; 10] = [
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "maxItems",
+    "uniqueItems",
+];
+
+/// `schema` in the subset Anthropic's structured outputs take: `oneOf` read as `anyOf`,
+/// `title` and `$schema` dropped, `minItems` above 1 and the constraints of
+/// [`MOVED_TO_DESCRIPTION`] written into the description instead, and every object closed
+/// (`additionalProperties: false`).
+pub(super) fn output_schema(schema: &Value) -> Value {
+    let mut out = schema.clone();
+    restrict(&mut out);
+    out
+}
+
+fn restrict(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            map.remove("$schema");
+            map.remove("title");
+            if let Some(variants) = map.remove("oneOf") {
+                map.insert("anyOf".into(), variants);
+            }
+            let mut moved = Vec::new();
+            for key in MOVED_TO_DESCRIPTION {
+                if let Some(value) = map.remove(key) {
+                    moved.push(format!("{key}: {value}"));
+                }
+            }
+            if map
+                .get("minItems")
+                .and_then(Value::as_u64)
+                .is_some_and(|n| n > 1)
+                && let Some(value) = map.remove("minItems")
+            {
+                moved.push(format!("minItems: {value}"));
+            }
+            if !moved.is_empty() {
+                let constraints = format!("{{{}}}", moved.join(", "));
+                let description = match map.get("description").and_then(Value::as_str) {
+                    Some(description) => format!("{description}\n\n{constraints}"),
+                    None => constraints,
+                };
+                map.insert("description".into(), Value::String(description));
+            }
+            let object = match map.get("type") {
+                Some(Value::String(kind)) => kind == "object",
+                Some(Value::Array(kinds)) => kinds.iter().any(|kind| kind == "object"),
+                _ => false,
+            };
+            if object {
+                map.insert("additionalProperties".into(), Value::Bool(false));
+            }
+            crate::schema::each_child_mut(map, restrict);
+        }
+        Value::Array(items) => items.iter_mut().for_each(restrict),
+        _ => {}
+    }
 }
 
 #[derive(Serialize)]
@@ -380,4 +471,52 @@ struct AnthropicUsage {
     output_tokens: u64,
     cache_creation_input_tokens: Option<u64>,
     cache_read_input_tokens: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn output_schemas_keep_what_anthropic_enforces_and_describe_the_rest() {
+        let schema = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": "Verdict",
+            "type": "object",
+            "properties": {
+                "score": {"type": "integer", "minimum": 0, "maximum": 10, "description": "Points."},
+                "tags": {"type": "array", "items": {"type": "string", "maxLength": 8}, "minItems": 2},
+                "one": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                "either": {"oneOf": [{"type": "object", "properties": {"a": {"type": "string", "pattern": "^a"}}}, {"type": "null"}]}
+            },
+            "required": ["score"]
+        });
+        assert_eq!(
+            output_schema(&schema),
+            json!({
+                "type": "object",
+                "properties": {
+                    "score": {"type": "integer", "description": "Points.\n\n{minimum: 0, maximum: 10}"},
+                    "tags": {
+                        "type": "array",
+                        "items": {"type": "string", "description": "{maxLength: 8}"},
+                        "description": "{minItems: 2}"
+                    },
+                    "one": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                    "either": {"anyOf": [
+                        {
+                            "type": "object",
+                            "properties": {"a": {"type": "string", "description": "{pattern: \"^a\"}"}},
+                            "additionalProperties": false
+                        },
+                        {"type": "null"}
+                    ]}
+                },
+                "required": ["score"],
+                "additionalProperties": false
+            })
+        );
+    }
 }

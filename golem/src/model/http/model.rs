@@ -35,6 +35,8 @@ pub(crate) mod sealed {
         const TYPE_NAME: &'static str;
         /// Where the key is read from.
         const API_KEY_ENV: &'static str;
+        /// Where the key is read from when [`API_KEY_ENV`](Self::API_KEY_ENV) is not set.
+        const API_KEY_ENV_FALLBACKS: &'static [&'static str] = &[];
         /// Where a base URL is read from.
         const BASE_URL_ENV: &'static str;
         /// The provider's own API.
@@ -43,6 +45,21 @@ pub(crate) mod sealed {
         const PATH: &'static str;
         /// The token-counting endpoint under the base URL, for a provider that has one.
         const COUNT_PATH: Option<&'static str> = None;
+
+        /// The endpoint under the base URL for `model`, streamed or not: [`PATH`](Self::PATH),
+        /// unless the provider names the model and the streaming in the path (Gemini's
+        /// `/models/{model}:streamGenerateContent?alt=sse`).
+        fn path(model: &str, stream: bool) -> std::borrow::Cow<'static, str> {
+            let _ = (model, stream);
+            std::borrow::Cow::Borrowed(Self::PATH)
+        }
+
+        /// The token-counting endpoint under the base URL for `model`:
+        /// [`COUNT_PATH`](Self::COUNT_PATH), unless the provider names the model in the path.
+        fn count_path(model: &str) -> Option<std::borrow::Cow<'static, str>> {
+            let _ = model;
+            Self::COUNT_PATH.map(std::borrow::Cow::Borrowed)
+        }
 
         /// Whether `base_url` needs a key.
         fn requires_key(base_url: &str) -> bool;
@@ -117,6 +134,8 @@ struct Inner<W> {
     name: String,
     /// Parsed once, not per request.
     url: reqwest::Url,
+    /// The endpoint of a streamed request.
+    stream_url: reqwest::Url,
     /// The token-counting endpoint, for a provider that has one.
     count_url: Option<reqwest::Url>,
     transport: Transport,
@@ -159,15 +178,19 @@ impl<W: WireFormat> HttpModel<W> {
 
     /// `model` with the key and the base URL from the provider's environment variables
     /// (`OPENAI_API_KEY` and `OPENAI_BASE_URL`; `ANTHROPIC_API_KEY` and
-    /// `ANTHROPIC_BASE_URL`). The provider's own API needs a key; a key is optional for
-    /// other OpenAI-compatible servers.
+    /// `ANTHROPIC_BASE_URL`; `GEMINI_API_KEY`, else `GOOGLE_API_KEY`, and `GEMINI_BASE_URL`).
+    /// The provider's own API needs a key; a key is optional for other OpenAI-compatible
+    /// servers.
     ///
     /// # Errors
     /// [`ProviderError::MissingApiKey`] when the key is needed and not set; an invalid
     /// base URL.
     pub fn from_env(model: impl Into<String>) -> Result<Self, ProviderError> {
         let mut builder = Self::builder(model);
-        if let Some(key) = env_var(W::API_KEY_ENV) {
+        let key = std::iter::once(W::API_KEY_ENV)
+            .chain(W::API_KEY_ENV_FALLBACKS.iter().copied())
+            .find_map(env_var);
+        if let Some(key) = key {
             builder = builder.api_key(key);
         }
         if let Some(url) = env_var(W::BASE_URL_ENV) {
@@ -241,7 +264,7 @@ impl<W: WireFormat> Model for HttpModel<W> {
                 last + last / 4,
             )?;
             inner.last_body_len.store(body.len(), Ordering::Relaxed);
-            inner.transport.post_stream(&inner.url, body).await
+            inner.transport.post_stream(&inner.stream_url, body).await
         }
         .boxed();
         super::sse::stream(
@@ -371,12 +394,16 @@ impl<W: WireFormat> HttpBuilder<W> {
         let mut headers = HeaderMap::new();
         self.wire
             .prepare(self.config.api_key.as_ref(), &base_url, &mut headers)?;
-        let url = format!("{base_url}{}", W::PATH);
-        let url = reqwest::Url::parse(&url).map_err(|error| ProviderError::InvalidBaseUrl {
-            url: base_url.clone(),
-            reason: error.to_string(),
-        })?;
-        let count_url = W::COUNT_PATH
+        let endpoint = |stream| {
+            let url = format!("{base_url}{}", W::path(&self.name, stream));
+            reqwest::Url::parse(&url).map_err(|error| ProviderError::InvalidBaseUrl {
+                url: base_url.clone(),
+                reason: error.to_string(),
+            })
+        };
+        let url = endpoint(false)?;
+        let stream_url = endpoint(true)?;
+        let count_url = W::count_path(&self.name)
             .map(|path| {
                 reqwest::Url::parse(&format!("{base_url}{path}")).map_err(|error| {
                     ProviderError::InvalidBaseUrl {
@@ -393,6 +420,7 @@ impl<W: WireFormat> HttpBuilder<W> {
             inner: Arc::new(Inner {
                 name: self.name,
                 url,
+                stream_url,
                 count_url,
                 transport,
                 settings: self.config.settings,

@@ -55,7 +55,7 @@ pub struct Deltas {
 enum Item {
     Delta(ResponseDelta),
     /// The part with this number has ended: nothing more of it will arrive.
-    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "anthropic", feature = "gemini")), allow(dead_code))]
     End(usize),
 }
 
@@ -66,7 +66,7 @@ impl Deltas {
     }
 
     /// Says that part `part` has ended, so what its redaction held back can go out.
-    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "anthropic", feature = "gemini")), allow(dead_code))]
     pub(crate) fn end(&mut self, part: usize) {
         self.items.push_back(Item::End(part));
     }

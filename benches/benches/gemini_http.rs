@@ -1,0 +1,326 @@
+//! The HTTP path of the Gemini wire: the scenario through golem's `GeminiModel` against a
+//! loopback server answering Gemini-shaped responses, side by side with the floor, a raw
+//! reqwest client sending the same three request bodies to the same server. The same
+//! targets as `http`: golem's wall time per run ≤ 1.1× the floor's.
+//!
+//! The server, on its own thread and runtime, reads the model turn from the request: the
+//! number of `functionResponse` parts in the history.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use criterion::Criterion;
+use golem::Agent;
+use golem::model::gemini::GeminiModel;
+use golem::model::http::{HttpSettings, RetryPolicy};
+use golem_benches::scenario::{self, API_KEY, PROMPT, TURNS, Table, Verdict};
+use golem_benches::sys::CpuTime;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::runtime::Runtime;
+
+const PATH: &[u8] = b"/v1beta/models/gemini-2.5-flash:generateContent";
+
+/// The scripted turns: (tool, arguments, prompt tokens, candidate tokens).
+fn answer(turn: usize) -> Vec<u8> {
+    let (tool, args, prompt, output) = [
+        ("roll_dice", json!({"n": -1}), 90, 18),
+        ("roll_dice", json!({"n": 2}), 140, 18),
+        (
+            "final_result",
+            json!({"winner": "Ann", "score": 6}),
+            170,
+            24,
+        ),
+    ][turn]
+        .clone();
+    let body = serde_json::to_vec(&json!({
+        "candidates": [{
+            "content": {"role": "model", "parts": [{"functionCall": {"name": tool, "args": args}}]},
+            "finishReason": "STOP",
+            "index": 0
+        }],
+        "usageMetadata": {"promptTokenCount": prompt, "candidatesTokenCount": output, "totalTokenCount": prompt + output},
+        "modelVersion": "gemini-2.5-flash",
+        "responseId": format!("resp-{turn}")
+    }))
+    .expect("json");
+    let mut response = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    response.extend_from_slice(&body);
+    response
+}
+
+/// Starts the server on its own thread; returns its address and the first three bodies it
+/// receives, once they have arrived.
+fn start_server() -> (SocketAddr, Arc<Mutex<Vec<Bytes>>>) {
+    let recorded = Arc::new(Mutex::new(Vec::new()));
+    let (ready, addr) = std::sync::mpsc::channel();
+    let record = Arc::clone(&recorded);
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async move {
+            let listener = TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+                .await
+                .expect("a free loopback port");
+            ready
+                .send(listener.local_addr().expect("bound"))
+                .expect("the starter waits");
+            let answers: Arc<[Vec<u8>]> = (0..TURNS as usize).map(answer).collect();
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let (answers, record) = (Arc::clone(&answers), Arc::clone(&record));
+                tokio::spawn(async move {
+                    let _ = connection(stream, &answers, &record).await;
+                });
+            }
+        });
+    });
+    (addr.recv().expect("the server starts"), recorded)
+}
+
+async fn connection(
+    mut stream: TcpStream,
+    answers: &[Vec<u8>],
+    record: &Mutex<Vec<Bytes>>,
+) -> std::io::Result<()> {
+    stream.set_nodelay(true)?;
+    let mut buf = Vec::with_capacity(4096);
+    loop {
+        let head_len = loop {
+            if let Some(end) = find(&buf, b"\r\n\r\n") {
+                break end + 4;
+            }
+            if stream.read_buf(&mut buf).await? == 0 {
+                return Ok(());
+            }
+        };
+        let head = &buf[..head_len];
+        let body_len = content_length(head).unwrap_or(0);
+        let is_generate = head.starts_with(b"POST ") && head[5..].starts_with(PATH);
+        while buf.len() < head_len + body_len {
+            if stream.read_buf(&mut buf).await? == 0 {
+                return Ok(());
+            }
+        }
+        let body = &buf[head_len..head_len + body_len];
+        if is_generate {
+            {
+                let mut recorded = record.lock().expect("not poisoned");
+                if recorded.len() < TURNS as usize {
+                    recorded.push(Bytes::copy_from_slice(body));
+                }
+            }
+            let turn = count(body, b"\"functionResponse\"").min(answers.len() - 1);
+            stream.write_all(&answers[turn]).await?;
+        } else {
+            stream
+                .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
+                .await?;
+        }
+        buf.drain(..head_len + body_len);
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack
+        .windows(needle.len())
+        .position(|window| window == needle)
+}
+
+fn count(haystack: &[u8], needle: &[u8]) -> usize {
+    haystack
+        .windows(needle.len())
+        .filter(|window| *window == needle)
+        .count()
+}
+
+fn content_length(head: &[u8]) -> Option<usize> {
+    head.split(|&byte| byte == b'\n').find_map(|line| {
+        let (name, value) = line.split_at(line.iter().position(|&byte| byte == b':')?);
+        if !name.eq_ignore_ascii_case(b"content-length") {
+            return None;
+        }
+        std::str::from_utf8(&value[1..]).ok()?.trim().parse().ok()
+    })
+}
+
+/// A raw reqwest client replaying golem's recorded bodies, set up as golem's transport is.
+struct Floor {
+    client: reqwest::Client,
+    url: String,
+    bodies: Vec<Bytes>,
+}
+
+impl Floor {
+    fn new(url: String, bodies: Vec<Bytes>) -> Self {
+        let mut headers = HeaderMap::new();
+        let mut key = HeaderValue::from_static(API_KEY);
+        key.set_sensitive(true);
+        headers.insert(HeaderName::from_static("x-goog-api-key"), key);
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(30))
+            .timeout(Duration::from_secs(600))
+            .default_headers(headers)
+            .user_agent("golem-bench-floor/0.1.0")
+            .build()
+            .expect("the floor's client builds");
+        Floor {
+            client,
+            url,
+            bodies,
+        }
+    }
+
+    async fn run(&self) -> Result<usize, reqwest::Error> {
+        let mut received = 0;
+        for body in &self.bodies {
+            let response = self
+                .client
+                .post(&self.url)
+                .body(body.clone())
+                .send()
+                .await?
+                .error_for_status()?;
+            received += response.bytes().await?.len();
+        }
+        Ok(received)
+    }
+}
+
+struct Clients {
+    runtime: Runtime,
+    golem: Agent<Table, Verdict>,
+    floor: Floor,
+}
+
+impl Clients {
+    fn run(&self, golem: bool, runs: u64) {
+        self.runtime.block_on(async {
+            for _ in 0..runs {
+                if golem {
+                    let result = self
+                        .golem
+                        .run(PROMPT, Table { face: 3 })
+                        .await
+                        .expect("golem's run succeeds");
+                    debug_assert!(scenario::is_expected(&result));
+                } else {
+                    self.floor.run().await.expect("the floor's run succeeds");
+                }
+            }
+        });
+    }
+}
+
+fn main() {
+    let (addr, recorded) = start_server();
+    let base_url = format!("http://{addr}/v1beta");
+    let model = GeminiModel::builder("gemini-2.5-flash")
+        .api_key(API_KEY)
+        .base_url(&base_url)
+        .http(
+            HttpSettings::default()
+                .connect_timeout(Duration::from_secs(30))
+                .retry(RetryPolicy::none()),
+        )
+        .build()
+        .expect("the scenario's model builds");
+    let golem = scenario::agent(model);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let result = runtime
+        .block_on(golem.run(PROMPT, Table { face: 3 }))
+        .expect("golem's run succeeds");
+    assert!(
+        scenario::is_expected(&result),
+        "the scenario ends as scripted"
+    );
+    let bodies = recorded.lock().expect("not poisoned").clone();
+    assert_eq!(bodies.len(), TURNS as usize);
+    let floor = Floor::new(
+        format!("{base_url}/models/gemini-2.5-flash:generateContent"),
+        bodies,
+    );
+    let clients = Clients {
+        runtime,
+        golem,
+        floor,
+    };
+    clients.run(false, 1);
+
+    let mut criterion = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args();
+    let mut group = criterion.benchmark_group("gemini_http");
+    for (name, golem) in [("golem", true), ("floor", false)] {
+        group.bench_function(format!("wall/{name}"), |b| {
+            b.iter_custom(|runs| {
+                let start = Instant::now();
+                clients.run(golem, runs);
+                start.elapsed()
+            });
+        });
+    }
+    // The "time" criterion reports here is the client thread's CPU time (user + sys).
+    for (name, golem) in [("golem", true), ("floor", false)] {
+        group.bench_function(format!("cpu/{name}"), |b| {
+            b.iter_custom(|runs| {
+                let start = CpuTime::thread();
+                clients.run(golem, runs);
+                (CpuTime::thread() - start).total()
+            });
+        });
+    }
+    group.finish();
+    criterion.final_summary();
+
+    if golem_benches::is_bench_run() {
+        summary(&clients);
+    }
+}
+
+/// Interleaved rounds of both clients (which goes first alternates), so drift on a shared
+/// machine hits both alike; the medians of the per-round wall times per run, and their ratio.
+fn summary(clients: &Clients) {
+    const ROUNDS: usize = 21;
+    const RUNS: u32 = 300;
+    let mut walls = [Vec::new(), Vec::new()];
+    for round in 0..ROUNDS {
+        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        for index in order {
+            let start = Instant::now();
+            clients.run(index == 0, u64::from(RUNS));
+            walls[index].push(start.elapsed() / RUNS);
+        }
+    }
+    let [golem, floor] = walls.map(|mut rounds| {
+        rounds.sort();
+        rounds[rounds.len() / 2]
+    });
+    println!(
+        "\ngemini_http summary: medians of {ROUNDS} interleaved rounds of {RUNS} runs (3 requests each), per run"
+    );
+    println!(
+        "  golem {:.1} µs, floor {:.1} µs: golem/floor wall {:.3}× (target ≤ 1.1×)",
+        golem.as_secs_f64() * 1e6,
+        floor.as_secs_f64() * 1e6,
+        golem.as_secs_f64() / floor.as_secs_f64()
+    );
+}

@@ -1,0 +1,623 @@
+//! The `generateContent` wire format: the request body golem sends, the response it reads,
+//! and the mapping between them and golem's messages.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::super::provider::{ToolUse, decode, request_settings, tool_use};
+use super::super::{
+    FinishReason, Message, ModelError, ModelResponse, ModelSettings, ProviderPart, RequestParams,
+    RequestPart, ResponsePart, ThinkingPart,
+};
+use super::PROVIDER;
+use crate::output::OutputMode;
+use crate::schema::to_gemini_schema;
+use crate::tool::ToolDefinition;
+use crate::usage::Usage;
+
+/// The request body for `messages` and `params`.
+pub(super) fn body(
+    provider_settings: &ModelSettings,
+    messages: &[Message],
+    params: &RequestParams,
+    declarations: &[Arc<RawValue>],
+    capacity: usize,
+) -> Result<Vec<u8>, ModelError> {
+    let settings = request_settings(provider_settings, params);
+    let tool_config = tool_use(messages, params, settings.tool_choice.as_ref())
+        .filter(|_| !declarations.is_empty())
+        .map(tool_config);
+    let tools = if declarations.is_empty() {
+        Vec::new()
+    } else {
+        vec![Tools {
+            function_declarations: declarations.iter().map(|json| &**json).collect(),
+        }]
+    };
+    let (response_mime_type, response_schema) = match (&params.output_mode, &params.output_schema) {
+        (OutputMode::Native, Some(schema)) => {
+            let mut converted = to_gemini_schema(&schema.schema);
+            if let (Value::Object(map), Some(description)) = (&mut converted, &schema.description) {
+                map.entry("description")
+                    .or_insert_with(|| Value::String(description.clone()));
+            }
+            (Some("application/json"), Some(converted))
+        }
+        _ => (None, None),
+    };
+    let generation_config = GenerationConfig {
+        max_output_tokens: settings.max_tokens,
+        temperature: settings.temperature,
+        top_p: settings.top_p,
+        stop_sequences: settings.stop_sequences.as_deref(),
+        seed: settings.seed,
+        response_mime_type,
+        response_schema,
+    };
+    let (system_instruction, contents) = contents(params.instructions.as_deref(), messages);
+    let request = GenerateContentRequest {
+        contents,
+        system_instruction: system_instruction.map(|text| SystemInstruction {
+            parts: [TextOnly { text }],
+        }),
+        tools,
+        tool_config,
+        generation_config: (!generation_config.is_empty()).then_some(generation_config),
+    };
+    let mut body = Vec::with_capacity(capacity);
+    if settings.extra_body.is_empty() {
+        serde_json::to_writer(&mut body, &request).map_err(ModelError::other)?;
+    } else {
+        let mut value = serde_json::to_value(&request).map_err(ModelError::other)?;
+        if let Value::Object(fields) = &mut value {
+            merge(fields, &settings.extra_body);
+        }
+        serde_json::to_writer(&mut body, &value).map_err(ModelError::other)?;
+    }
+    Ok(body)
+}
+
+/// The body of a `:countTokens` request: the `generateContentRequest` [`body`] would send,
+/// with the model it is for.
+pub(super) fn count_body(
+    model: &str,
+    provider_settings: &ModelSettings,
+    messages: &[Message],
+    params: &RequestParams,
+    declarations: &[Arc<RawValue>],
+) -> Result<Vec<u8>, ModelError> {
+    let full = body(provider_settings, messages, params, declarations, 0)?;
+    let Value::Object(mut request) = serde_json::from_slice(&full).map_err(ModelError::other)?
+    else {
+        return Err(ModelError::other(
+            "a generateContent request body is a JSON object",
+        ));
+    };
+    request.insert("model".to_owned(), Value::String(format!("models/{model}")));
+    serde_json::to_vec(&serde_json::json!({ "generateContentRequest": request }))
+        .map_err(ModelError::other)
+}
+
+/// Reads a token count: `{"totalTokens": n}`.
+pub(super) fn parse_count(body: &[u8]) -> Result<u64, String> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Counted {
+        #[serde(default)]
+        total_tokens: u64,
+    }
+    serde_json::from_slice::<Counted>(body)
+        .map(|counted| counted.total_tokens)
+        .map_err(|error| format!("unreadable token count: {error}"))
+}
+
+/// Merges `extra` into `fields`: objects key by key, anything else replacing.
+fn merge(fields: &mut Map<String, Value>, extra: &Map<String, Value>) {
+    for (key, value) in extra {
+        match (fields.get_mut(key), value) {
+            (Some(Value::Object(existing)), Value::Object(added)) => merge(existing, added),
+            _ => {
+                fields.insert(key.clone(), value.clone());
+            }
+        }
+    }
+}
+
+fn tool_config(choice: ToolUse<'_>) -> Value {
+    let config = match choice {
+        ToolUse::Auto => serde_json::json!({"mode": "AUTO"}),
+        ToolUse::Required => serde_json::json!({"mode": "ANY"}),
+        ToolUse::None => serde_json::json!({"mode": "NONE"}),
+        ToolUse::Tool(name) => serde_json::json!({"mode": "ANY", "allowedFunctionNames": [name]}),
+    };
+    serde_json::json!({ "functionCallingConfig": config })
+}
+
+/// The system instruction (the instructions, then the history's system prompts) and the
+/// `user` / `model` contents of a history.
+fn contents<'a>(
+    instructions: Option<&str>,
+    messages: &'a [Message],
+) -> (Option<String>, Vec<Content<'a>>) {
+    let mut system: Option<String> = instructions.map(str::to_owned);
+    let mut out: Vec<Content<'a>> = Vec::with_capacity(messages.len());
+    // The ids of the last response's calls, in order: function responses follow them.
+    let mut calls: Vec<&str> = Vec::new();
+    for message in messages {
+        let (role, parts) = match message {
+            Message::Request(request) => {
+                let mut answers: Vec<(usize, Part<'a>)> = Vec::new();
+                let mut parts = Vec::with_capacity(request.parts.len());
+                let rank = |id: &str| calls.iter().position(|call| *call == id);
+                for part in &request.parts {
+                    match part {
+                        RequestPart::SystemPrompt(p) => match &mut system {
+                            Some(text) => {
+                                text.push_str("\n\n");
+                                text.push_str(&p.content);
+                            }
+                            None => system = Some(p.content.clone()),
+                        },
+                        RequestPart::UserPrompt(p) if p.content.is_empty() => {}
+                        RequestPart::UserPrompt(p) => {
+                            parts.push(Part::text(Cow::Borrowed(&p.content)));
+                        }
+                        RequestPart::ToolReturn(p) => {
+                            let response = match &p.content {
+                                Value::Object(_) => p.content.clone(),
+                                other => serde_json::json!({ "result": other }),
+                            };
+                            answers.push((
+                                rank(&p.tool_call_id).unwrap_or(usize::MAX),
+                                Part::function_response(&p.tool_name, &p.tool_call_id, response),
+                            ));
+                        }
+                        RequestPart::RetryPrompt(p) => match (&p.tool_name, &p.tool_call_id) {
+                            (Some(name), Some(id)) => answers.push((
+                                rank(id).unwrap_or(usize::MAX),
+                                Part::function_response(
+                                    name,
+                                    id,
+                                    serde_json::json!({ "error": p.model_text() }),
+                                ),
+                            )),
+                            _ => parts.push(Part::text(Cow::Owned(p.model_text()))),
+                        },
+                    }
+                }
+                // Gemini pairs calls and answers by order: answers go first, in the order
+                // of the calls.
+                answers.sort_by_key(|(rank, _)| *rank);
+                let mut ordered: Vec<Part<'a>> =
+                    answers.into_iter().map(|(_, part)| part).collect();
+                ordered.extend(parts);
+                ("user", ordered)
+            }
+            Message::Response(response) => {
+                calls = response
+                    .tool_calls()
+                    .map(|call| call.tool_call_id.as_str())
+                    .collect();
+                ("model", model_parts(&response.parts))
+            }
+        };
+        if parts.is_empty() {
+            continue;
+        }
+        match out.last_mut() {
+            Some(last) if last.role == role => last.parts.extend(parts),
+            _ => out.push(Content { role, parts }),
+        }
+    }
+    (system, out)
+}
+
+/// A response's parts as Gemini's `model` parts: a signature golem kept apart goes back
+/// onto the part before it.
+fn model_parts(parts: &[ResponsePart]) -> Vec<Part<'_>> {
+    let mut out: Vec<Part<'_>> = Vec::with_capacity(parts.len());
+    for part in parts {
+        match part {
+            ResponsePart::Text(p) => out.push(Part::text(Cow::Borrowed(&p.content))),
+            ResponsePart::ToolCall(call) => out.push(Part {
+                function_call: Some(FunctionCall {
+                    name: &call.tool_name,
+                    // Arguments another provider sent as invalid JSON go as `{}`.
+                    args: serde_json::from_str::<Map<String, Value>>(&call.args)
+                        .map(Value::Object)
+                        .unwrap_or_else(|_| Value::Object(Map::new())),
+                    id: (!call.tool_call_id.is_empty()).then_some(&call.tool_call_id),
+                }),
+                ..Part::default()
+            }),
+            ResponsePart::Thinking(ThinkingPart {
+                content,
+                signature,
+                provider,
+            }) if provider.as_deref() == Some(PROVIDER) => {
+                if !content.is_empty() {
+                    out.push(Part {
+                        text: Some(Cow::Borrowed(content)),
+                        thought: true,
+                        thought_signature: signature.as_deref(),
+                        ..Part::default()
+                    });
+                } else if let (Some(signature), Some(last)) = (signature, out.last_mut())
+                    && last.thought_signature.is_none()
+                    && last.raw.is_none()
+                {
+                    last.thought_signature = Some(signature);
+                }
+            }
+            ResponsePart::Thinking(_) => {}
+            ResponsePart::Provider(part) if part.provider == PROVIDER => {
+                if let Value::Object(raw) = &part.data
+                    && !raw.contains_key(VERDICT)
+                {
+                    out.push(Part {
+                        raw: Some(raw),
+                        ..Part::default()
+                    });
+                }
+            }
+            ResponsePart::Provider(_) => {}
+        }
+    }
+    // Gemini refuses empty text parts; one carrying a signature stays.
+    out.retain(|part| {
+        part.text.as_deref() != Some("") || part.thought_signature.is_some() || part.thought
+    });
+    out
+}
+
+/// The key of the provider part holding a response's safety verdict, kept for the user and
+/// never sent back.
+const VERDICT: &str = "safetyVerdict";
+
+/// Reads a `generateContent` response.
+pub(super) fn parse(body: &[u8]) -> Result<ModelResponse, String> {
+    let response: GenerateContentResponse = decode(body, "a generateContent response")?;
+    let mut parts = Vec::new();
+    let mut finish_reason = None;
+    let mut verdict = Map::new();
+    if let Some(candidate) = response.candidates.into_iter().next() {
+        for part in candidate
+            .content
+            .map(|content| content.parts)
+            .unwrap_or_default()
+        {
+            read_part(part, &mut parts)?;
+        }
+        let calls = parts
+            .iter()
+            .any(|part| matches!(part, ResponsePart::ToolCall(_)));
+        finish_reason = candidate
+            .finish_reason
+            .as_deref()
+            .map(|reason| match reason {
+                "STOP" if calls => FinishReason::ToolCall,
+                "STOP" => FinishReason::Stop,
+                "MAX_TOKENS" => FinishReason::Length,
+                "SAFETY"
+                | "RECITATION"
+                | "BLOCKLIST"
+                | "PROHIBITED_CONTENT"
+                | "SPII"
+                | "IMAGE_SAFETY"
+                | "IMAGE_PROHIBITED_CONTENT"
+                | "IMAGE_RECITATION"
+                | "MODEL_ARMOR" => FinishReason::ContentFilter,
+                _ => FinishReason::Error,
+            });
+        if finish_reason == Some(FinishReason::ContentFilter) {
+            for key in ["finishMessage", "safetyRatings"] {
+                if let Some(value) = candidate.rest.get(key) {
+                    verdict.insert(key.to_owned(), value.clone());
+                }
+            }
+            if let Some(reason) = candidate.finish_reason {
+                verdict.insert("finishReason".to_owned(), Value::String(reason));
+            }
+        }
+    } else if let Some(feedback) = response.prompt_feedback
+        && feedback.contains_key("blockReason")
+    {
+        // The prompt itself was blocked: no candidate at all.
+        finish_reason = Some(FinishReason::ContentFilter);
+        verdict.insert("promptFeedback".to_owned(), Value::Object(feedback));
+    }
+    if !verdict.is_empty() {
+        let mut data = Map::new();
+        data.insert(VERDICT.to_owned(), Value::Object(verdict));
+        parts.push(ResponsePart::Provider(ProviderPart::new(
+            PROVIDER,
+            Value::Object(data),
+        )));
+    }
+    Ok(ModelResponse {
+        parts,
+        usage: response
+            .usage_metadata
+            .map(UsageMetadata::usage)
+            .unwrap_or_else(|| Usage::request(0, 0)),
+        model_name: response.model_version,
+        provider_response_id: response.response_id,
+        finish_reason,
+    })
+}
+
+/// Reads one part into golem's parts: a signature on a text or a call follows it as an
+/// empty [`ThinkingPart`].
+fn read_part(mut part: Map<String, Value>, parts: &mut Vec<ResponsePart>) -> Result<(), String> {
+    let known = part.contains_key("functionCall") || part.contains_key("text");
+    if !known {
+        // Code execution, inline data, whatever comes next: kept to be echoed.
+        parts.push(ResponsePart::Provider(ProviderPart::new(
+            PROVIDER,
+            Value::Object(part),
+        )));
+        return Ok(());
+    }
+    let signature = match part.remove("thoughtSignature") {
+        Some(Value::String(signature)) => Some(signature),
+        Some(_) => return Err("a `thoughtSignature` is not a string".to_owned()),
+        None => None,
+    };
+    if let Some(call) = part.remove("functionCall") {
+        let call: FunctionCallIn = serde_json::from_value(call)
+            .map_err(|error| format!("a `functionCall` part cannot be read: {error}"))?;
+        parts.push(ResponsePart::tool_call(
+            call.name,
+            call.args.unwrap_or_else(|| Value::Object(Map::new())),
+            call.id.unwrap_or_default(),
+        ));
+    } else {
+        let Some(Value::String(text)) = part.remove("text") else {
+            return Err("a `text` part's text is not a string".to_owned());
+        };
+        if part.get("thought").and_then(Value::as_bool) == Some(true) {
+            let mut thinking = ThinkingPart::new(text).with_provider(PROVIDER);
+            thinking.signature = signature;
+            parts.push(ResponsePart::Thinking(thinking));
+            return Ok(());
+        }
+        parts.push(ResponsePart::text(text));
+    }
+    if let Some(signature) = signature {
+        parts.push(ResponsePart::Thinking(
+            ThinkingPart::new("")
+                .with_signature(signature)
+                .with_provider(PROVIDER),
+        ));
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GenerateContentRequest<'a> {
+    contents: Vec<Content<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system_instruction: Option<SystemInstruction>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Tools<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_config: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    generation_config: Option<GenerationConfig<'a>>,
+}
+
+#[derive(Serialize)]
+struct SystemInstruction {
+    parts: [TextOnly; 1],
+}
+
+#[derive(Serialize)]
+struct TextOnly {
+    text: String,
+}
+
+#[derive(Serialize)]
+struct Content<'a> {
+    role: &'static str,
+    parts: Vec<Part<'a>>,
+}
+
+/// One part: text (a thought, maybe), a function call or response, or a part kept verbatim.
+#[derive(Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct Part<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    thought: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    function_call: Option<FunctionCall<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    function_response: Option<FunctionResponse<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thought_signature: Option<&'a str>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    raw: Option<&'a Map<String, Value>>,
+}
+
+impl<'a> Part<'a> {
+    fn text(text: Cow<'a, str>) -> Self {
+        Part {
+            text: Some(text),
+            ..Part::default()
+        }
+    }
+
+    fn function_response(name: &'a str, id: &'a str, response: Value) -> Self {
+        Part {
+            function_response: Some(FunctionResponse {
+                name,
+                id: (!id.is_empty()).then_some(id),
+                response,
+            }),
+            ..Part::default()
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct FunctionCall<'a> {
+    name: &'a str,
+    args: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct FunctionResponse<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a str>,
+    response: Value,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Tools<'a> {
+    function_declarations: Vec<&'a RawValue>,
+}
+
+/// A tool as Gemini declares it.
+#[derive(Serialize)]
+pub(super) struct FunctionDeclaration<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parameters: Option<Value>,
+}
+
+impl<'a> FunctionDeclaration<'a> {
+    /// `tool`'s declaration, its parameters in Gemini's dialect.
+    pub(super) fn new(tool: &'a ToolDefinition) -> Self {
+        let parameters = to_gemini_schema(&tool.parameters);
+        let empty = parameters
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_none_or(Map::is_empty);
+        FunctionDeclaration {
+            name: &tool.name,
+            description: tool.description.as_deref(),
+            // Gemini refuses an object schema without properties: a tool without
+            // parameters declares none.
+            parameters: (!empty).then_some(parameters),
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GenerationConfig<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_output_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stop_sequences: Option<&'a [String]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seed: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_mime_type: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_schema: Option<Value>,
+}
+
+impl GenerationConfig<'_> {
+    fn is_empty(&self) -> bool {
+        self.max_output_tokens.is_none()
+            && self.temperature.is_none()
+            && self.top_p.is_none()
+            && self.stop_sequences.is_none()
+            && self.seed.is_none()
+            && self.response_mime_type.is_none()
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct GenerateContentResponse {
+    #[serde(default)]
+    candidates: Vec<Candidate>,
+    prompt_feedback: Option<Map<String, Value>>,
+    usage_metadata: Option<UsageMetadata>,
+    model_version: Option<String>,
+    response_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Candidate {
+    content: Option<CandidateContent>,
+    finish_reason: Option<String>,
+    /// Safety ratings, the finish message, citations: kept for a safety verdict.
+    #[serde(flatten)]
+    rest: Map<String, Value>,
+}
+
+#[derive(Deserialize)]
+struct CandidateContent {
+    /// Read part by part, so unknown kinds are kept whole.
+    #[serde(default)]
+    parts: Vec<Map<String, Value>>,
+}
+
+#[derive(Deserialize)]
+struct FunctionCallIn {
+    name: String,
+    args: Option<Value>,
+    id: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct UsageMetadata {
+    prompt_token_count: u64,
+    candidates_token_count: u64,
+    thoughts_token_count: u64,
+    tool_use_prompt_token_count: u64,
+    cached_content_token_count: u64,
+    prompt_tokens_details: Vec<ModalityCount>,
+    candidates_tokens_details: Vec<ModalityCount>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct ModalityCount {
+    modality: String,
+    token_count: u64,
+}
+
+impl UsageMetadata {
+    fn usage(self) -> Usage {
+        let audio = |details: &[ModalityCount]| {
+            details
+                .iter()
+                .filter(|detail| detail.modality == "AUDIO")
+                .fold(0u64, |sum, detail| sum.saturating_add(detail.token_count))
+        };
+        Usage {
+            cache_read_tokens: self.cached_content_token_count,
+            reasoning_tokens: self.thoughts_token_count,
+            audio_input_tokens: audio(&self.prompt_tokens_details),
+            audio_output_tokens: audio(&self.candidates_tokens_details),
+            ..Usage::request(
+                self.prompt_token_count
+                    .saturating_add(self.tool_use_prompt_token_count),
+                self.candidates_token_count
+                    .saturating_add(self.thoughts_token_count),
+            )
+        }
+    }
+}
