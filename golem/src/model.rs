@@ -17,6 +17,7 @@ use crate::tool::ToolDefinition;
 pub mod anthropic;
 #[cfg(all(test, feature = "openai", feature = "anthropic"))]
 mod decoder_props;
+pub mod fallback;
 pub mod function;
 #[cfg(feature = "http")]
 pub mod http;
@@ -245,6 +246,10 @@ pub enum ModelError {
     /// Any other failure, e.g. from a [`FunctionModel`](function::FunctionModel) closure.
     #[error(transparent)]
     Other(BoxError),
+    /// A [`FallbackModel`](fallback::FallbackModel) has no response: each model it tried
+    /// and how it failed, the last one being why it stopped.
+    #[error(transparent)]
+    Fallback(Box<fallback::FallbackError>),
 }
 
 impl ModelError {
@@ -273,6 +278,7 @@ impl ModelError {
     pub fn stream_fault(&self) -> Option<StreamFault> {
         match self {
             ModelError::Stream { fault, .. } => Some(*fault),
+            ModelError::Fallback(error) => error.last().stream_fault(),
             _ => None,
         }
     }
@@ -281,6 +287,7 @@ impl ModelError {
     pub fn status(&self) -> Option<u16> {
         match self {
             ModelError::Http { status, .. } | ModelError::Auth { status, .. } => Some(*status),
+            ModelError::Fallback(error) => error.last().status(),
             _ => None,
         }
     }
@@ -298,6 +305,7 @@ impl ModelError {
                     .is_some_and(reqwest::Error::is_timeout)
                     || source.is::<http::HeadersTimedOut>()
             }
+            ModelError::Fallback(error) => error.last().is_timeout(),
             _ => false,
         }
     }

@@ -5,6 +5,10 @@ use super::Model;
 use super::anthropic::AnthropicModel;
 #[cfg(feature = "openai")]
 use super::openai::OpenAiModel;
+#[cfg(feature = "openai")]
+use super::openai::hosts;
+#[cfg(feature = "openai")]
+use super::openai::responses::OpenAiResponsesModel;
 use super::test::TestModel;
 
 /// Why a provider could not be set up.
@@ -61,6 +65,12 @@ pub enum ProviderError {
 ///
 /// - `openai:<model>`: [`OpenAiModel::from_env`] (`OPENAI_API_KEY`, `OPENAI_BASE_URL`);
 /// - `anthropic:<model>`: [`AnthropicModel::from_env`] (`ANTHROPIC_API_KEY`);
+/// - `openai-responses:<model>`: OpenAI's Responses API,
+///   [`OpenAiResponsesModel::from_env`](super::openai::responses::OpenAiResponsesModel)
+///   (`OPENAI_API_KEY`, `OPENAI_BASE_URL`);
+/// - `groq:`, `deepseek:`, `openrouter:`, `together:`, `mistral:`, `ollama:`, `llamacpp:`
+///   followed by the model: Chat Completions on that OpenAI-compatible host, its base URL
+///   and key variable from [`openai::hosts`](super::openai::hosts);
 /// - `test`: a [`TestModel`].
 ///
 /// ```
@@ -81,6 +91,19 @@ pub fn infer(model: &str) -> Result<Box<dyn Model>, ProviderError> {
         Some(("openai", name)) => Ok(Box::new(OpenAiModel::from_env(name)?)),
         #[cfg(feature = "anthropic")]
         Some(("anthropic", name)) => Ok(Box::new(AnthropicModel::from_env(name)?)),
+        #[cfg(feature = "openai")]
+        Some(("openai-responses", name)) => Ok(Box::new(OpenAiResponsesModel::from_env(name)?)),
+        #[cfg(feature = "openai")]
+        Some((host, name)) if hosts::find(host).is_some() => compatible_host(model, host, name),
+        #[cfg(not(feature = "openai"))]
+        Some((
+            "openai-responses" | "groq" | "deepseek" | "openrouter" | "together" | "mistral"
+            | "ollama" | "llamacpp",
+            _,
+        )) => Err(ProviderError::FeatureDisabled {
+            model: model.to_owned(),
+            feature: "openai",
+        }),
         #[cfg(not(feature = "openai"))]
         Some(("openai", _)) => Err(ProviderError::FeatureDisabled {
             model: model.to_owned(),
@@ -93,6 +116,17 @@ pub fn infer(model: &str) -> Result<Box<dyn Model>, ProviderError> {
         }),
         None if model == "test" => Ok(Box::new(TestModel::new())),
         _ => Err(ProviderError::UnknownProvider {
+            model: model.to_owned(),
+        }),
+    }
+}
+
+/// `name` on the OpenAI-compatible host `host`.
+#[cfg(feature = "openai")]
+fn compatible_host(model: &str, host: &str, name: &str) -> Result<Box<dyn Model>, ProviderError> {
+    match hosts::find(host) {
+        Some(host) => Ok(Box::new(host.model(name)?)),
+        None => Err(ProviderError::UnknownProvider {
             model: model.to_owned(),
         }),
     }
