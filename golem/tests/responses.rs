@@ -66,7 +66,7 @@ fn response(id: &str, output: Value, input: u64, output_tokens: u64) -> Value {
         "tools": [],
         "usage": {
             "input_tokens": input,
-            "input_tokens_details": {"cached_tokens": 0},
+            "input_tokens_details": {"cache_write_tokens": 0, "cached_tokens": 0},
             "output_tokens": output_tokens,
             "output_tokens_details": {"reasoning_tokens": 0},
             "total_tokens": input + output_tokens
@@ -609,6 +609,7 @@ async fn streamed_reasoning_and_parallel_calls_add_up_to_the_non_streamed_respon
         response.usage,
         Usage {
             cache_read_tokens: 128,
+            cache_write_tokens: 32,
             reasoning_tokens: 64,
             ..Usage::request(182, 96)
         }

@@ -313,6 +313,7 @@ pub(in crate::model) fn parse(
         || Usage::request(0, 0),
         |usage| Usage {
             cache_read_tokens: usage.input_tokens_details.cached_tokens,
+            cache_write_tokens: usage.input_tokens_details.cache_write_tokens,
             reasoning_tokens: usage.output_tokens_details.reasoning_tokens,
             ..Usage::request(usage.input_tokens, usage.output_tokens)
         },
@@ -552,6 +553,8 @@ struct ResponseUsage {
 struct InputTokensDetails {
     #[serde(default, deserialize_with = "null_default")]
     cached_tokens: u64,
+    #[serde(default, deserialize_with = "null_default")]
+    cache_write_tokens: u64,
 }
 
 #[derive(Deserialize, Default)]
