@@ -27,8 +27,8 @@
 //! [`store(true)`](HttpBuilder::store), reasoning items go back by id only.
 //!
 //! A response `incomplete` at the output limit ends the run with
-//! [`ModelError::Truncated`](crate::model::ModelError::Truncated), one withheld by the
-//! content filter with [`ModelError::ContentFilter`](crate::model::ModelError::ContentFilter);
+//! [`ModelError::Truncated`], one withheld by the
+//! content filter with [`ModelError::ContentFilter`];
 //! a `failed` response is an error naming its code. Streamed responses are read from the
 //! API's typed events (`response.output_text.delta`,
 //! `response.function_call_arguments.delta`, `response.completed`, `error`, ...) into the
