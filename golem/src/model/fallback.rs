@@ -412,3 +412,95 @@ impl Model for FallbackModel {
         self.models[0].system()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn http(status: u16, message: &str) -> ModelError {
+        ModelError::Http {
+            provider: "p".into(),
+            status,
+            message: message.into(),
+            attempts: 1,
+        }
+    }
+
+    fn stream(fault: StreamFault, message: &str) -> ModelError {
+        ModelError::Stream {
+            provider: "p".into(),
+            fault,
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    #[test]
+    fn each_error_has_its_class() {
+        let cases = [
+            (http(429, "Rate limit reached"), FailureClass::RateLimit),
+            (http(500, "oops"), FailureClass::ServerError),
+            (
+                http(503, "The engine is currently overloaded"),
+                FailureClass::Overloaded,
+            ),
+            (http(529, "Overloaded"), FailureClass::Overloaded),
+            (http(400, "bad field"), FailureClass::ClientError),
+            (http(404, "no such model"), FailureClass::ClientError),
+            (
+                ModelError::Auth {
+                    provider: "p".into(),
+                    status: 401,
+                    message: "bad key".into(),
+                    env_var: "K".into(),
+                },
+                FailureClass::Auth,
+            ),
+            (
+                ModelError::InvalidResponse {
+                    provider: "p".into(),
+                    message: "not JSON".into(),
+                },
+                FailureClass::InvalidResponse,
+            ),
+            (
+                stream(StreamFault::Disconnected, "reset"),
+                FailureClass::Transport,
+            ),
+            (stream(StreamFault::Idle, "silent"), FailureClass::Transport),
+            (
+                stream(StreamFault::TimedOut, "late"),
+                FailureClass::Transport,
+            ),
+            (
+                stream(StreamFault::Corrupt, "bad chunk"),
+                FailureClass::InvalidResponse,
+            ),
+            (
+                stream(StreamFault::EndedEarly, "short"),
+                FailureClass::InvalidResponse,
+            ),
+            (
+                stream(StreamFault::Provider, "overloaded_error: Overloaded"),
+                FailureClass::Overloaded,
+            ),
+            (
+                stream(StreamFault::Provider, "api_error: boom"),
+                FailureClass::Provider,
+            ),
+            (ModelError::Truncated, FailureClass::Other),
+            (ModelError::other("closure failed"), FailureClass::Other),
+            (
+                fallback_error(vec![ModelFailure {
+                    model: "m".into(),
+                    system: "s".into(),
+                    error: http(429, "slow down"),
+                }]),
+                FailureClass::RateLimit,
+            ),
+        ];
+        for (error, class) in cases {
+            assert_eq!(FailureClass::of(&error), class, "{error}");
+        }
+    }
+}

@@ -127,3 +127,52 @@ impl CompatibleHost {
         builder.build()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_host_has_a_distinct_name_and_variables_of_its_own() {
+        for (index, host) in HOSTS.iter().enumerate() {
+            assert_eq!(find(host.name), Some(host));
+            assert!(
+                HOSTS[index + 1..]
+                    .iter()
+                    .all(|other| other.name != host.name)
+            );
+            let prefix = host.name.to_ascii_uppercase();
+            assert!(host.base_url_env.starts_with(&prefix), "{host:?}");
+            if let Some(key) = host.api_key_env {
+                assert!(key.starts_with(&prefix), "{host:?}");
+            }
+        }
+        assert_eq!(find("vllm"), None);
+    }
+
+    #[test]
+    fn a_hosted_server_without_its_key_names_the_variable() {
+        let host = CompatibleHost {
+            name: "example",
+            base_url: "https://api.example.com/v1",
+            api_key_env: Some("GOLEM_TEST_EXAMPLE_API_KEY_NEVER_SET"),
+            base_url_env: "GOLEM_TEST_EXAMPLE_BASE_URL_NEVER_SET",
+            profile: ServerProfile::Compatible,
+        };
+        let error = host.model("m").expect_err("no key");
+        assert_eq!(
+            error.to_string(),
+            "no example API key: set GOLEM_TEST_EXAMPLE_API_KEY_NEVER_SET, or pass one to the builder"
+        );
+    }
+
+    #[test]
+    fn a_local_server_takes_no_key_and_keeps_its_profile() {
+        let model = find("llamacpp")
+            .expect("known")
+            .model("qwen2.5")
+            .expect("no key needed");
+        assert_eq!(model.profile(), ServerProfile::LlamaCpp);
+        assert_eq!(crate::model::Model::name(&model), "qwen2.5");
+    }
+}
