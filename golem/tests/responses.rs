@@ -763,3 +763,33 @@ async fn a_call_sent_whole_when_done_streams_its_arguments_once() {
     );
     assert_eq!(streamed.response(), whole);
 }
+
+#[tokio::test]
+async fn a_refusal_without_text_ends_the_run_as_filtered() {
+    let refusal = json!({
+        "id": "msg_r",
+        "type": "message",
+        "status": "completed",
+        "role": "assistant",
+        "content": [{"type": "refusal", "refusal": "I can't help with that."}]
+    });
+    let server = serve(
+        "/v1/responses",
+        vec![json_ok(response("resp_r", json!([refusal]), 12, 7))],
+    )
+    .await;
+    let agent = Agent::<(), String>::builder(model(&server))
+        .build()
+        .unwrap();
+
+    let error = agent.run("Something forbidden", ()).await.unwrap_err();
+
+    assert!(matches!(
+        error.model_error(),
+        Some(ModelError::ContentFilter)
+    ));
+    let refused = error.messages()[1].as_response().unwrap();
+    assert_eq!(refused.finish_reason, Some(FinishReason::ContentFilter));
+    assert!(refused.parts.is_empty());
+    assert_eq!(error.usage().requests, 1);
+}
