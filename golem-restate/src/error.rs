@@ -102,6 +102,8 @@ pub fn is_transient(error: &ModelError) -> bool {
     match error {
         ModelError::Transport { .. } => true,
         ModelError::Http { status, .. } => matches!(status, 408 | 429 | 500..=599),
+        // A fallback model that ran out of models: as transient as its last failure.
+        ModelError::Fallback(error) => is_transient(error.last()),
         _ => false,
     }
 }

@@ -17,6 +17,7 @@ use crate::tool::ToolDefinition;
 pub mod anthropic;
 #[cfg(all(test, feature = "openai", feature = "anthropic"))]
 mod decoder_props;
+pub mod fallback;
 pub mod function;
 #[cfg(feature = "gemini")]
 pub mod gemini;
@@ -247,6 +248,10 @@ pub enum ModelError {
     /// Any other failure, e.g. from a [`FunctionModel`](function::FunctionModel) closure.
     #[error(transparent)]
     Other(BoxError),
+    /// A [`FallbackModel`](fallback::FallbackModel) has no response: each model it tried
+    /// and how it failed, the last one being why it stopped.
+    #[error(transparent)]
+    Fallback(Box<fallback::FallbackError>),
 }
 
 impl ModelError {
@@ -275,6 +280,7 @@ impl ModelError {
     pub fn stream_fault(&self) -> Option<StreamFault> {
         match self {
             ModelError::Stream { fault, .. } => Some(*fault),
+            ModelError::Fallback(error) => error.last().stream_fault(),
             _ => None,
         }
     }
@@ -283,6 +289,7 @@ impl ModelError {
     pub fn status(&self) -> Option<u16> {
         match self {
             ModelError::Http { status, .. } | ModelError::Auth { status, .. } => Some(*status),
+            ModelError::Fallback(error) => error.last().status(),
             _ => None,
         }
     }
@@ -300,6 +307,7 @@ impl ModelError {
                     .is_some_and(reqwest::Error::is_timeout)
                     || source.is::<http::HeadersTimedOut>()
             }
+            ModelError::Fallback(error) => error.last().is_timeout(),
             _ => false,
         }
     }

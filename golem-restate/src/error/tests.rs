@@ -70,6 +70,23 @@ fn transient_model_errors_are_the_transports_and_408_429_5xx() {
 }
 
 #[tokio::test]
+async fn a_fallback_models_failure_is_as_transient_as_its_last_models() {
+    use golem::model::fallback::FallbackModel;
+    use golem::model::{Model, RequestParams};
+
+    for (status, transient) in [(503, true), (400, false)] {
+        let failing = move || FunctionModel::new(move |_, _| Err::<ModelResponse, _>(http(status)));
+        let error = FallbackModel::new(failing())
+            .or(failing())
+            .request(&[], &RequestParams::text(Vec::new()))
+            .await
+            .expect_err("every model fails");
+        assert!(matches!(error, ModelError::Fallback(_)));
+        assert_eq!(is_transient(&error), transient, "HTTP {status}");
+    }
+}
+
+#[tokio::test]
 async fn a_transient_model_failure_is_retryable_with_the_run_error_inside() {
     let error = model_failure(|| http(503)).await;
     assert!(!is_terminal(&error));

@@ -7,6 +7,10 @@ use super::anthropic::AnthropicModel;
 use super::gemini::GeminiModel;
 #[cfg(feature = "openai")]
 use super::openai::OpenAiModel;
+#[cfg(feature = "openai")]
+use super::openai::hosts;
+#[cfg(feature = "openai")]
+use super::openai::responses::OpenAiResponsesModel;
 use super::test::TestModel;
 
 /// Why a provider could not be set up.
@@ -23,7 +27,7 @@ pub enum ProviderError {
     },
     /// The model string names no known provider.
     #[error(
-        "`{model}` names no provider golem knows; write `openai:<model>`, `anthropic:<model>` or `test`"
+        "`{model}` names no provider golem knows; write `openai:<model>`, `openai-responses:<model>`, `anthropic:<model>`, `gemini:<model>`, a compatible host such as `groq:<model>` or `ollama:<model>` (see `golem::model::openai::hosts`), or `test`"
     )]
     UnknownProvider {
         /// The model string.
@@ -65,6 +69,12 @@ pub enum ProviderError {
 /// - `anthropic:<model>`: [`AnthropicModel::from_env`] (`ANTHROPIC_API_KEY`);
 /// - `gemini:<model>` or `google:<model>`: [`GeminiModel::from_env`] (`GEMINI_API_KEY`, else
 ///   `GOOGLE_API_KEY`);
+/// - `openai-responses:<model>`: OpenAI's Responses API,
+///   [`OpenAiResponsesModel::from_env`](super::openai::responses::OpenAiResponsesModel)
+///   (`OPENAI_API_KEY`, `OPENAI_BASE_URL`);
+/// - `groq:`, `deepseek:`, `openrouter:`, `together:`, `mistral:`, `ollama:`, `llamacpp:`
+///   followed by the model: Chat Completions on that OpenAI-compatible host, its base URL
+///   and key variable from [`openai::hosts`](super::openai::hosts);
 /// - `test`: a [`TestModel`].
 ///
 /// ```
@@ -92,6 +102,19 @@ pub fn infer(model: &str) -> Result<Box<dyn Model>, ProviderError> {
             model: model.to_owned(),
             feature: "gemini",
         }),
+        #[cfg(feature = "openai")]
+        Some(("openai-responses", name)) => Ok(Box::new(OpenAiResponsesModel::from_env(name)?)),
+        #[cfg(feature = "openai")]
+        Some((host, name)) if hosts::find(host).is_some() => compatible_host(model, host, name),
+        #[cfg(not(feature = "openai"))]
+        Some((
+            "openai-responses" | "groq" | "deepseek" | "openrouter" | "together" | "mistral"
+            | "ollama" | "llamacpp",
+            _,
+        )) => Err(ProviderError::FeatureDisabled {
+            model: model.to_owned(),
+            feature: "openai",
+        }),
         #[cfg(not(feature = "openai"))]
         Some(("openai", _)) => Err(ProviderError::FeatureDisabled {
             model: model.to_owned(),
@@ -104,6 +127,17 @@ pub fn infer(model: &str) -> Result<Box<dyn Model>, ProviderError> {
         }),
         None if model == "test" => Ok(Box::new(TestModel::new())),
         _ => Err(ProviderError::UnknownProvider {
+            model: model.to_owned(),
+        }),
+    }
+}
+
+/// `name` on the OpenAI-compatible host `host`.
+#[cfg(feature = "openai")]
+fn compatible_host(model: &str, host: &str, name: &str) -> Result<Box<dyn Model>, ProviderError> {
+    match hosts::find(host) {
+        Some(host) => Ok(Box::new(host.model(name)?)),
+        None => Err(ProviderError::UnknownProvider {
             model: model.to_owned(),
         }),
     }

@@ -425,6 +425,10 @@ pub struct ThinkingPart {
     /// The provider that produced it (`anthropic`, `openai`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<String>,
+    /// The provider's id for it, where the provider needs the id when the part is sent
+    /// back (the `id` of an OpenAI Responses reasoning item).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
 }
 
 impl ThinkingPart {
@@ -443,6 +447,7 @@ impl ThinkingPart {
             content: content.into(),
             signature: None,
             provider: None,
+            id: None,
         }
     }
 
@@ -457,6 +462,13 @@ impl ThinkingPart {
     #[must_use]
     pub fn with_provider(mut self, provider: impl Into<String>) -> Self {
         self.provider = Some(provider.into());
+        self
+    }
+
+    /// Sets the provider's id for the reasoning.
+    #[must_use]
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
         self
     }
 }
@@ -615,6 +627,7 @@ mod tests {
                 content: "Two dice.".into(),
                 signature: Some("sig".into()),
                 provider: Some("anthropic".into()),
+                id: None,
             }),
             ResponsePart::Provider(ProviderPart {
                 provider: "anthropic".into(),

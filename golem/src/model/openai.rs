@@ -21,6 +21,8 @@
 //! the output (`max_completion_tokens` for OpenAI's own API, which its reasoning models
 //! require; `max_tokens` elsewhere) and the tool choices a server honours. The profile is
 //! chosen from the base URL (OpenAI's host, Ollama's port 11434) or set explicitly.
+//!
+//! OpenAI's Responses API, which its reasoning models want, is [`responses`].
 
 use std::collections::HashMap;
 use std::fmt;
@@ -34,6 +36,8 @@ use super::provider::header_value;
 use super::{Message, ModelError, ModelResponse, ModelSettings, ProviderError, RequestParams};
 use crate::tool::ToolDefinition;
 
+pub mod hosts;
+pub mod responses;
 mod stream;
 pub(super) mod wire;
 
@@ -214,25 +218,12 @@ impl Wire for ChatCompletions {
     ) -> Result<(), ProviderError> {
         self.profile
             .get_or_insert_with(|| ServerProfile::from_base_url(base_url));
-        if let Some(key) = key {
-            headers.insert(
-                AUTHORIZATION,
-                header_value("authorization", &format!("Bearer {}", key.expose()))?,
-            );
-        }
-        if let Some(organization) = &self.organization {
-            headers.insert(
-                HeaderName::from_static("openai-organization"),
-                header_value("openai-organization", organization)?,
-            );
-        }
-        if let Some(project) = &self.project {
-            headers.insert(
-                HeaderName::from_static("openai-project"),
-                header_value("openai-project", project)?,
-            );
-        }
-        Ok(())
+        openai_headers(
+            key,
+            self.organization.as_deref(),
+            self.project.as_deref(),
+            headers,
+        )
     }
 
     type Assembler = stream::Chunks;
@@ -256,6 +247,35 @@ impl Wire for ChatCompletions {
     fn parse(&self, body: &[u8], params: &RequestParams) -> Result<ModelResponse, String> {
         wire::parse(body, params, self.strict_tools)
     }
+}
+
+/// Adds OpenAI's headers: the key as `Authorization: Bearer`, `OpenAI-Organization` and
+/// `OpenAI-Project`.
+fn openai_headers(
+    key: Option<&ApiKey>,
+    organization: Option<&str>,
+    project: Option<&str>,
+    headers: &mut HeaderMap,
+) -> Result<(), ProviderError> {
+    if let Some(key) = key {
+        headers.insert(
+            AUTHORIZATION,
+            header_value("authorization", &format!("Bearer {}", key.expose()))?,
+        );
+    }
+    if let Some(organization) = organization {
+        headers.insert(
+            HeaderName::from_static("openai-organization"),
+            header_value("openai-organization", organization)?,
+        );
+    }
+    if let Some(project) = project {
+        headers.insert(
+            HeaderName::from_static("openai-project"),
+            header_value("openai-project", project)?,
+        );
+    }
+    Ok(())
 }
 
 impl OpenAiModel {

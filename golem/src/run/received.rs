@@ -122,6 +122,7 @@ impl Received {
                         content: text.clone(),
                         signature: None,
                         provider: None,
+                        id: None,
                     }));
                 }
             },

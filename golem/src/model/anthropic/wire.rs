@@ -152,6 +152,7 @@ pub(in crate::model) fn parse(body: &[u8]) -> Result<ModelResponse, String> {
                 content: thinking,
                 signature,
                 provider: Some(PROVIDER.to_owned()),
+                id: None,
             }),
         });
     }
@@ -257,6 +258,7 @@ fn anthropic_messages<'a>(
                             content,
                             signature: Some(signature),
                             provider,
+                            ..
                         }) if provider.as_deref().is_none_or(|p| p == PROVIDER) => {
                             Some(Block::Thinking {
                                 thinking: content,

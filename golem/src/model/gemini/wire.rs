@@ -238,6 +238,7 @@ fn model_parts(parts: &[ResponsePart]) -> Vec<Part<'_>> {
                 content,
                 signature,
                 provider,
+                ..
             }) if provider.as_deref() == Some(PROVIDER) => {
                 if !content.is_empty() {
                     out.push(Part {

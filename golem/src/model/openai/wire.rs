@@ -126,6 +126,7 @@ pub(in crate::model) fn parse(
             content: reasoning,
             signature: None,
             provider: Some("openai".to_owned()),
+            id: None,
         }));
     }
     // llama.cpp and others send `""` rather than null beside tool calls.

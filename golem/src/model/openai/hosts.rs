@@ -1,0 +1,178 @@
+//! OpenAI-compatible hosts by name: the base URL and the key variable of each, for
+//! [`infer`](crate::model::infer) strings such as `groq:llama-3.3-70b-versatile`.
+//!
+//! ```
+//! use golem::model::openai::hosts;
+//!
+//! let groq = hosts::find("groq").expect("a known host");
+//! assert_eq!(groq.base_url, "https://api.groq.com/openai/v1");
+//! assert_eq!(groq.api_key_env, Some("GROQ_API_KEY"));
+//!
+//! // A local server needs no key:
+//! let model = hosts::find("ollama").unwrap().model("llama3.2")?;
+//! assert_eq!(model.profile(), golem::model::openai::ServerProfile::Ollama);
+//! # Ok::<_, golem::model::ProviderError>(())
+//! ```
+
+use super::{OpenAiModel, ServerProfile};
+use crate::model::ProviderError;
+use crate::model::provider::env_var;
+
+/// An OpenAI-compatible host golem knows by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CompatibleHost {
+    /// The name, as the prefix of a model string (`groq`).
+    pub name: &'static str,
+    /// The host's Chat Completions base URL.
+    pub base_url: &'static str,
+    /// Where the key is read from; `None` for a local server that takes none.
+    pub api_key_env: Option<&'static str>,
+    /// Where a base URL other than [`base_url`](Self::base_url) is read from.
+    pub base_url_env: &'static str,
+    /// The server profile.
+    pub profile: ServerProfile,
+}
+
+/// The hosts golem knows by name.
+pub const HOSTS: &[CompatibleHost] = &[
+    hosted(
+        "groq",
+        "https://api.groq.com/openai/v1",
+        "GROQ_API_KEY",
+        "GROQ_BASE_URL",
+    ),
+    hosted(
+        "deepseek",
+        "https://api.deepseek.com/v1",
+        "DEEPSEEK_API_KEY",
+        "DEEPSEEK_BASE_URL",
+    ),
+    hosted(
+        "openrouter",
+        "https://openrouter.ai/api/v1",
+        "OPENROUTER_API_KEY",
+        "OPENROUTER_BASE_URL",
+    ),
+    hosted(
+        "together",
+        "https://api.together.xyz/v1",
+        "TOGETHER_API_KEY",
+        "TOGETHER_BASE_URL",
+    ),
+    hosted(
+        "mistral",
+        "https://api.mistral.ai/v1",
+        "MISTRAL_API_KEY",
+        "MISTRAL_BASE_URL",
+    ),
+    CompatibleHost {
+        name: "ollama",
+        base_url: "http://localhost:11434/v1",
+        api_key_env: None,
+        base_url_env: "OLLAMA_BASE_URL",
+        profile: ServerProfile::Ollama,
+    },
+    CompatibleHost {
+        name: "llamacpp",
+        base_url: "http://localhost:8080/v1",
+        api_key_env: None,
+        base_url_env: "LLAMACPP_BASE_URL",
+        profile: ServerProfile::LlamaCpp,
+    },
+];
+
+const fn hosted(
+    name: &'static str,
+    base_url: &'static str,
+    api_key_env: &'static str,
+    base_url_env: &'static str,
+) -> CompatibleHost {
+    CompatibleHost {
+        name,
+        base_url,
+        api_key_env: Some(api_key_env),
+        base_url_env,
+        profile: ServerProfile::Compatible,
+    }
+}
+
+/// The host called `name`, if golem knows it.
+pub fn find(name: &str) -> Option<&'static CompatibleHost> {
+    HOSTS.iter().find(|host| host.name == name)
+}
+
+impl CompatibleHost {
+    /// `model` on this host: its base URL (or the one in
+    /// [`base_url_env`](Self::base_url_env)), its key from
+    /// [`api_key_env`](Self::api_key_env), its profile.
+    ///
+    /// # Errors
+    /// [`ProviderError::MissingApiKey`] when the host takes a key and none is set; an
+    /// invalid base URL.
+    pub fn model(&self, model: &str) -> Result<OpenAiModel, ProviderError> {
+        let base_url = env_var(self.base_url_env).unwrap_or_else(|| self.base_url.to_owned());
+        let mut builder = OpenAiModel::builder(model)
+            .base_url(base_url)
+            .profile(self.profile);
+        if let Some(key_env) = self.api_key_env {
+            let Some(key) = env_var(key_env) else {
+                return Err(ProviderError::MissingApiKey {
+                    provider: self.name,
+                    env_var: key_env,
+                });
+            };
+            builder = builder.api_key(key);
+        }
+        builder.build()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_host_has_a_distinct_name_and_variables_of_its_own() {
+        for (index, host) in HOSTS.iter().enumerate() {
+            assert_eq!(find(host.name), Some(host));
+            assert!(
+                HOSTS[index + 1..]
+                    .iter()
+                    .all(|other| other.name != host.name)
+            );
+            let prefix = host.name.to_ascii_uppercase();
+            assert!(host.base_url_env.starts_with(&prefix), "{host:?}");
+            if let Some(key) = host.api_key_env {
+                assert!(key.starts_with(&prefix), "{host:?}");
+            }
+        }
+        assert_eq!(find("vllm"), None);
+    }
+
+    #[test]
+    fn a_hosted_server_without_its_key_names_the_variable() {
+        let host = CompatibleHost {
+            name: "example",
+            base_url: "https://api.example.com/v1",
+            api_key_env: Some("GOLEM_TEST_EXAMPLE_API_KEY_NEVER_SET"),
+            base_url_env: "GOLEM_TEST_EXAMPLE_BASE_URL_NEVER_SET",
+            profile: ServerProfile::Compatible,
+        };
+        let error = host.model("m").expect_err("no key");
+        assert_eq!(
+            error.to_string(),
+            "no example API key: set GOLEM_TEST_EXAMPLE_API_KEY_NEVER_SET, or pass one to the builder"
+        );
+    }
+
+    #[test]
+    fn a_local_server_takes_no_key_and_keeps_its_profile() {
+        let model = find("llamacpp")
+            .expect("known")
+            .model("qwen2.5")
+            .expect("no key needed");
+        assert_eq!(model.profile(), ServerProfile::LlamaCpp);
+        assert_eq!(crate::model::Model::name(&model), "qwen2.5");
+    }
+}

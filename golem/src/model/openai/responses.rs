@@ -1,0 +1,179 @@
+//! OpenAI's Responses API (`/v1/responses`): the wire OpenAI's reasoning models want, whose
+//! reasoning is carried from one turn to the next.
+//!
+//! ```no_run
+//! use golem::model::openai::responses::OpenAiResponsesModel;
+//!
+//! // OPENAI_API_KEY and, optionally, OPENAI_BASE_URL from the environment:
+//! let model = OpenAiResponsesModel::from_env("o4-mini")?;
+//!
+//! // Reasoning effort and summaries; stored by OpenAI instead of carried by golem:
+//! let stored = OpenAiResponsesModel::builder("o4-mini")
+//!     .api_key("sk-...")
+//!     .reasoning_effort("high")
+//!     .reasoning_summary("auto")
+//!     .store(true)
+//!     .build()?;
+//! # Ok::<_, golem::model::ProviderError>(())
+//! ```
+//!
+//! golem's history becomes the request's `input` items: prompts and answers as messages,
+//! each tool call as a `function_call` and its result as the `function_call_output` with
+//! the same `call_id`, and the model's reasoning items, in the place they came, as
+//! [`ThinkingPart`](crate::model::ThinkingPart)s with their ids. By default golem keeps the
+//! conversation itself: requests go with `store: false` and ask for
+//! `reasoning.encrypted_content`, which the next request sends back, so a reasoning model
+//! keeps its reasoning across tool calls without OpenAI storing anything. With
+//! [`store(true)`](HttpBuilder::store), reasoning items go back by id only.
+//!
+//! A response `incomplete` at the output limit ends the run with
+//! [`ModelError::Truncated`], one withheld by the
+//! content filter with [`ModelError::ContentFilter`];
+//! a `failed` response is an error naming its code. Streamed responses are read from the
+//! API's typed events (`response.output_text.delta`,
+//! `response.function_call_arguments.delta`, `response.completed`, `error`, ...) into the
+//! response the non-streamed API answers with, decoded by the same decoder.
+
+use std::fmt;
+
+use reqwest::header::HeaderMap;
+
+use super::super::http::{ApiKey, HttpBuilder, HttpModel, Wire};
+use super::super::{
+    Message, ModelError, ModelResponse, ModelSettings, ProviderError, RequestParams,
+};
+use super::{API_KEY_ENV, BASE_URL_ENV, DEFAULT_BASE_URL, PROVIDER, openai_headers};
+
+mod stream;
+mod wire;
+
+/// A Responses API model: an [`HttpModel`] speaking [`Responses`]. Cheap to clone; clones
+/// share one connection pool.
+pub type OpenAiResponsesModel = HttpModel<Responses>;
+
+/// Configures an [`OpenAiResponsesModel`]: the setters every provider has
+/// ([`HttpBuilder`]), and the Responses API's own (`store`, `strict_tools`,
+/// `reasoning_effort`, `reasoning_summary`, `organization`, `project`).
+pub type OpenAiResponsesBuilder = HttpBuilder<Responses>;
+
+/// The Responses wire format, and what an [`OpenAiResponsesModel`] keeps for it.
+#[derive(Default)]
+pub struct Responses {
+    organization: Option<String>,
+    project: Option<String>,
+    /// Whether OpenAI stores responses (`store: true`); golem carries them otherwise.
+    store: bool,
+    strict_tools: bool,
+    reasoning_effort: Option<String>,
+    reasoning_summary: Option<String>,
+}
+
+impl fmt::Debug for Responses {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Responses")
+            .field("organization", &self.organization)
+            .field("project", &self.project)
+            .field("store", &self.store)
+            .field("strict_tools", &self.strict_tools)
+            .field("reasoning_effort", &self.reasoning_effort)
+            .field("reasoning_summary", &self.reasoning_summary)
+            .finish()
+    }
+}
+
+impl Wire for Responses {
+    const PROVIDER: &'static str = PROVIDER;
+    const TYPE_NAME: &'static str = "OpenAiResponsesModel";
+    const API_KEY_ENV: &'static str = API_KEY_ENV;
+    const BASE_URL_ENV: &'static str = BASE_URL_ENV;
+    const DEFAULT_BASE_URL: &'static str = DEFAULT_BASE_URL;
+    const PATH: &'static str = "/responses";
+
+    fn requires_key(base_url: &str) -> bool {
+        base_url == DEFAULT_BASE_URL
+    }
+
+    fn prepare(
+        &mut self,
+        key: Option<&ApiKey>,
+        _base_url: &str,
+        headers: &mut HeaderMap,
+    ) -> Result<(), ProviderError> {
+        openai_headers(
+            key,
+            self.organization.as_deref(),
+            self.project.as_deref(),
+            headers,
+        )
+    }
+
+    type Assembler = stream::Events;
+
+    fn body(
+        &self,
+        model: &str,
+        settings: &ModelSettings,
+        messages: &[Message],
+        params: &RequestParams,
+        stream: bool,
+        capacity: usize,
+    ) -> Result<Vec<u8>, ModelError> {
+        wire::body(self, model, settings, messages, params, stream, capacity)
+    }
+
+    fn assembler(&self, _params: &RequestParams) -> stream::Events {
+        stream::Events::default()
+    }
+
+    fn parse(&self, body: &[u8], params: &RequestParams) -> Result<ModelResponse, String> {
+        wire::parse(body, params, self.strict_tools)
+    }
+}
+
+impl OpenAiResponsesBuilder {
+    /// Sends `OpenAI-Organization`.
+    pub fn organization(mut self, organization: impl Into<String>) -> Self {
+        self.wire.organization = Some(organization.into());
+        self
+    }
+
+    /// Sends `OpenAI-Project`.
+    pub fn project(mut self, project: impl Into<String>) -> Self {
+        self.wire.project = Some(project.into());
+        self
+    }
+
+    /// Whether OpenAI stores each response (`store: true`). Off by default: golem sends the
+    /// whole conversation with every request, and asks for the reasoning's encrypted
+    /// content (`include: ["reasoning.encrypted_content"]`) to send it back, which works
+    /// for organizations with zero data retention too. On, reasoning items go back by id
+    /// and OpenAI looks them up.
+    pub fn store(mut self, store: bool) -> Self {
+        self.wire.store = store;
+        self
+    }
+
+    /// Sends every function tool with `"strict": true` and its schema in the form strict
+    /// mode accepts (see [`to_strict_schema`](super::to_strict_schema)); the `null`s strict
+    /// mode makes the model write for optional fields are removed from its arguments again.
+    /// Off by default: tools go with `"strict": false` (the Responses API's own default is
+    /// strict, which refuses many ordinary schemas).
+    pub fn strict_tools(mut self, strict: bool) -> Self {
+        self.wire.strict_tools = strict;
+        self
+    }
+
+    /// Sets how hard a reasoning model thinks (`reasoning.effort`: `minimal`, `low`,
+    /// `medium`, `high`).
+    pub fn reasoning_effort(mut self, effort: impl Into<String>) -> Self {
+        self.wire.reasoning_effort = Some(effort.into());
+        self
+    }
+
+    /// Asks for summaries of the reasoning (`reasoning.summary`: `auto`, `concise`,
+    /// `detailed`), which arrive as [`ThinkingPart`](crate::model::ThinkingPart)s.
+    pub fn reasoning_summary(mut self, summary: impl Into<String>) -> Self {
+        self.wire.reasoning_summary = Some(summary.into());
+        self
+    }
+}

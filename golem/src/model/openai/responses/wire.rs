@@ -1,0 +1,564 @@
+//! The Responses wire format: the request body golem sends, the response it reads, and the
+//! mapping between them and golem's messages.
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::super::super::provider::{ToolUse, decode, request_settings, tool_use};
+use super::super::super::{
+    FinishReason, Message, ModelError, ModelResponse, ModelSettings, ProviderPart, RequestParams,
+    RequestPart, ResponsePart, ThinkingPart,
+};
+use super::super::PROVIDER;
+use super::super::wire::null_default;
+use super::Responses;
+use crate::output::OutputMode;
+use crate::schema::{drop_added_nulls, is_strict_compatible, to_strict_schema};
+use crate::tool::ToolDefinition;
+use crate::usage::Usage;
+
+/// What a request asks to be included when OpenAI stores nothing: the reasoning, encrypted,
+/// to be sent back with the next request.
+const ENCRYPTED_REASONING: &[&str] = &["reasoning.encrypted_content"];
+
+/// The request body for `messages` and `params`.
+///
+/// # Errors
+/// Settings the Responses API has no field for (stop sequences, a seed) are refused before
+/// anything is sent, rather than dropped.
+pub(super) fn body(
+    wire: &Responses,
+    model: &str,
+    provider_settings: &ModelSettings,
+    messages: &[Message],
+    params: &RequestParams,
+    stream: bool,
+    capacity: usize,
+) -> Result<Vec<u8>, ModelError> {
+    let settings = request_settings(provider_settings, params);
+    if settings
+        .stop_sequences
+        .as_ref()
+        .is_some_and(|s| !s.is_empty())
+    {
+        return Err(ModelError::other(
+            "the OpenAI Responses API takes no stop sequences: unset ModelSettings::stop_sequences",
+        ));
+    }
+    if settings.seed.is_some() {
+        return Err(ModelError::other(
+            "the OpenAI Responses API takes no seed: unset ModelSettings::seed",
+        ));
+    }
+    let strict_schemas: Vec<Value> = if wire.strict_tools {
+        params
+            .all_tools()
+            .map(|tool| to_strict_schema(&tool.parameters))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let tools: Vec<FunctionTool<'_>> = params
+        .all_tools()
+        .enumerate()
+        .map(|(index, tool)| FunctionTool::new(tool, strict_schemas.get(index)))
+        .collect();
+    let has_tools = !tools.is_empty();
+    let tool_choice = tool_use(messages, params, settings.tool_choice.as_ref()).map(tool_choice);
+    let text = match (&params.output_mode, &params.output_schema) {
+        (OutputMode::Native, Some(schema)) => Some(TextConfig {
+            format: TextFormat {
+                kind: "json_schema",
+                name: &schema.name,
+                description: schema.description.as_deref(),
+                strict: is_strict_compatible(&schema.schema),
+                schema: &schema.schema,
+            },
+        }),
+        _ => None,
+    };
+    let reasoning = (wire.reasoning_effort.is_some() || wire.reasoning_summary.is_some())
+        .then_some(Reasoning {
+            effort: wire.reasoning_effort.as_deref(),
+            summary: wire.reasoning_summary.as_deref(),
+        });
+    let request = ResponsesRequest {
+        model,
+        instructions: params.instructions.as_deref(),
+        input: input_items(messages, wire.store),
+        tools,
+        tool_choice,
+        parallel_tool_calls: settings.parallel_tool_calls.filter(|_| has_tools),
+        text,
+        reasoning,
+        temperature: settings.temperature,
+        top_p: settings.top_p,
+        max_output_tokens: settings.max_tokens,
+        store: wire.store,
+        include: if wire.store { &[] } else { ENCRYPTED_REASONING },
+        stream,
+        extra: &settings.extra_body,
+    };
+    let mut body = Vec::with_capacity(capacity);
+    serde_json::to_writer(&mut body, &request).map_err(ModelError::other)?;
+    Ok(body)
+}
+
+/// The `tool_choice` for `choice`.
+fn tool_choice(choice: ToolUse<'_>) -> Value {
+    match choice {
+        ToolUse::Auto => Value::from("auto"),
+        ToolUse::None => Value::from("none"),
+        ToolUse::Required => Value::from("required"),
+        ToolUse::Tool(name) => serde_json::json!({"type": "function", "name": name}),
+    }
+}
+
+/// The history as input items. A call and its result are paired by `call_id`; reasoning
+/// items go where they came, before the calls they led to, when they can be sent back:
+/// with their encrypted content when OpenAI stores nothing (`store`), by id when it does.
+fn input_items(messages: &[Message], store: bool) -> Vec<Input<'_>> {
+    let mut out = Vec::with_capacity(messages.len() + 1);
+    for message in messages {
+        match message {
+            Message::Request(request) => {
+                for part in &request.parts {
+                    out.push(Input::Item(match part {
+                        RequestPart::SystemPrompt(p) => Item::Message {
+                            role: "system",
+                            content: Cow::Borrowed(&p.content),
+                        },
+                        RequestPart::UserPrompt(p) => Item::Message {
+                            role: "user",
+                            content: Cow::Borrowed(&p.content),
+                        },
+                        RequestPart::ToolReturn(p) => Item::FunctionCallOutput {
+                            call_id: &p.tool_call_id,
+                            output: p.model_text(),
+                        },
+                        RequestPart::RetryPrompt(p) => match &p.tool_call_id {
+                            Some(id) => Item::FunctionCallOutput {
+                                call_id: id,
+                                output: Cow::Owned(p.model_text()),
+                            },
+                            None => Item::Message {
+                                role: "user",
+                                content: Cow::Owned(p.model_text()),
+                            },
+                        },
+                    }));
+                }
+            }
+            Message::Response(response) => {
+                let before = out.len();
+                for part in &response.parts {
+                    match part {
+                        ResponsePart::Text(p) if p.content.is_empty() => {}
+                        ResponsePart::Text(p) => out.push(Input::Item(Item::Message {
+                            role: "assistant",
+                            content: Cow::Borrowed(&p.content),
+                        })),
+                        ResponsePart::ToolCall(call) => {
+                            out.push(Input::Item(Item::FunctionCall {
+                                call_id: &call.tool_call_id,
+                                name: &call.tool_name,
+                                arguments: &call.args,
+                            }));
+                        }
+                        ResponsePart::Thinking(ThinkingPart {
+                            content,
+                            signature,
+                            provider,
+                            id: Some(id),
+                            ..
+                        }) if provider.as_deref() == Some(PROVIDER) => {
+                            // Without its encrypted content, a reasoning item OpenAI did
+                            // not store cannot be sent back.
+                            if store || signature.is_some() {
+                                out.push(Input::Item(Item::Reasoning {
+                                    id,
+                                    summary: if content.is_empty() {
+                                        Vec::new()
+                                    } else {
+                                        vec![Summary {
+                                            kind: "summary_text",
+                                            text: content,
+                                        }]
+                                    },
+                                    encrypted_content: signature.as_deref().filter(|_| !store),
+                                }));
+                            }
+                        }
+                        // Reasoning of other providers and of Chat Completions has no place
+                        // in the input.
+                        ResponsePart::Thinking(_) => {}
+                        ResponsePart::Provider(part) if part.provider == PROVIDER => {
+                            out.push(Input::Raw(&part.data));
+                        }
+                        ResponsePart::Provider(_) => {}
+                    }
+                }
+                // An empty response (kept as evidence for a rejection) goes as an empty
+                // answer, so the turns stay in order.
+                if out.len() == before {
+                    out.push(Input::Item(Item::Message {
+                        role: "assistant",
+                        content: Cow::Borrowed(""),
+                    }));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Reads a response. With strict tools, the `null`s the strict form made the model write
+/// for optional properties are removed from function-call arguments.
+pub(in crate::model) fn parse(
+    body: &[u8],
+    params: &RequestParams,
+    strict_tools: bool,
+) -> Result<ModelResponse, String> {
+    let response: ResponseBody = decode(body, "a response")?;
+    if response.status.as_deref() == Some("failed") {
+        let error = response.error.unwrap_or_default();
+        return Err(format!(
+            "the response failed: {}: {}",
+            error.code.as_deref().unwrap_or("error"),
+            error.message.as_deref().unwrap_or("no message")
+        ));
+    }
+    let mut parts = Vec::with_capacity(response.output.len());
+    let mut refused = false;
+    let mut called = false;
+    for item in response.output {
+        let Some(kind) = item.get("type").and_then(Value::as_str) else {
+            return Err("an output item has no type".to_owned());
+        };
+        if !matches!(kind, "message" | "function_call" | "reasoning") {
+            // Built-in tools' items and whatever comes next: kept to be sent back.
+            parts.push(ResponsePart::Provider(ProviderPart::new(PROVIDER, item)));
+            continue;
+        }
+        let kind = kind.to_owned();
+        let item: OutputItem = serde_json::from_value(item)
+            .map_err(|error| format!("a `{kind}` output item cannot be read: {error}"))?;
+        match item {
+            OutputItem::Message { content } => {
+                let mut text: Option<String> = None;
+                for content in content {
+                    match content {
+                        MessageContent::OutputText { text: more } => {
+                            text.get_or_insert_with(String::new).push_str(&more);
+                        }
+                        MessageContent::Refusal {} => refused = true,
+                        MessageContent::Other => {}
+                    }
+                }
+                if let Some(text) = text.filter(|text| !text.is_empty()) {
+                    parts.push(ResponsePart::text(text));
+                }
+            }
+            OutputItem::FunctionCall {
+                call_id,
+                name,
+                mut arguments,
+            } => {
+                called = true;
+                if strict_tools && arguments.contains("null") {
+                    arguments = without_added_nulls(arguments, &name, params);
+                }
+                parts.push(ResponsePart::tool_call(name, arguments, call_id));
+            }
+            OutputItem::Reasoning {
+                id,
+                summary,
+                encrypted_content,
+            } => {
+                let content = summary
+                    .iter()
+                    .map(|summary| summary.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n\n");
+                parts.push(ResponsePart::Thinking(ThinkingPart {
+                    content,
+                    signature: encrypted_content,
+                    provider: Some(PROVIDER.to_owned()),
+                    id: Some(id),
+                }));
+            }
+        }
+    }
+    let reason = response
+        .incomplete_details
+        .as_ref()
+        .and_then(|details| details.reason.as_deref());
+    let finish_reason = match (response.status.as_deref(), reason) {
+        (Some("incomplete"), Some("max_output_tokens")) => FinishReason::Length,
+        (Some("incomplete"), Some("content_filter")) => FinishReason::ContentFilter,
+        (Some("incomplete"), _) => FinishReason::Error,
+        _ if refused
+            && !parts
+                .iter()
+                .any(|part| matches!(part, ResponsePart::Text(_))) =>
+        {
+            FinishReason::ContentFilter
+        }
+        _ if called => FinishReason::ToolCall,
+        _ => FinishReason::Stop,
+    };
+    let usage = response.usage.map_or_else(
+        || Usage::request(0, 0),
+        |usage| Usage {
+            cache_read_tokens: usage.input_tokens_details.cached_tokens,
+            cache_write_tokens: usage.input_tokens_details.cache_write_tokens,
+            reasoning_tokens: usage.output_tokens_details.reasoning_tokens,
+            ..Usage::request(usage.input_tokens, usage.output_tokens)
+        },
+    );
+    Ok(ModelResponse {
+        parts,
+        usage,
+        model_name: response.model,
+        provider_response_id: response.id,
+        finish_reason: Some(finish_reason),
+    })
+}
+
+/// `args` without the `null`s the strict form of `tool`'s schema added; as they were when
+/// they are not JSON or hold no such `null`.
+fn without_added_nulls(args: String, tool: &str, params: &RequestParams) -> String {
+    let Some(definition) = params.all_tools().find(|t| t.name == tool) else {
+        return args;
+    };
+    let Ok(mut value) = serde_json::from_str::<Value>(&args) else {
+        return args;
+    };
+    if drop_added_nulls(&mut value, &definition.parameters) {
+        value.to_string()
+    } else {
+        args
+    }
+}
+
+#[derive(Serialize)]
+struct ResponsesRequest<'a> {
+    model: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instructions: Option<&'a str>,
+    input: Vec<Input<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<FunctionTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parallel_tool_calls: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<TextConfig<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning: Option<Reasoning<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_output_tokens: Option<u32>,
+    store: bool,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    include: &'static [&'static str],
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    stream: bool,
+    #[serde(flatten)]
+    extra: &'a Map<String, Value>,
+}
+
+/// An input item: one golem builds, or a provider part sent back as it came.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Input<'a> {
+    Item(Item<'a>),
+    Raw(&'a Value),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Item<'a> {
+    Message {
+        role: &'static str,
+        content: Cow<'a, str>,
+    },
+    FunctionCall {
+        call_id: &'a str,
+        name: &'a str,
+        arguments: &'a str,
+    },
+    FunctionCallOutput {
+        call_id: &'a str,
+        output: Cow<'a, str>,
+    },
+    Reasoning {
+        id: &'a str,
+        summary: Vec<Summary<'a>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        encrypted_content: Option<&'a str>,
+    },
+}
+
+#[derive(Serialize)]
+struct Summary<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+}
+
+#[derive(Serialize)]
+struct FunctionTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    parameters: &'a Value,
+    strict: bool,
+}
+
+impl<'a> FunctionTool<'a> {
+    /// `tool`, in strict mode when its `strict` schema is given.
+    fn new(tool: &'a ToolDefinition, strict: Option<&'a Value>) -> Self {
+        FunctionTool {
+            kind: "function",
+            name: &tool.name,
+            description: tool.description.as_deref(),
+            parameters: strict.unwrap_or(&tool.parameters),
+            strict: strict.is_some(),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct TextConfig<'a> {
+    format: TextFormat<'a>,
+}
+
+#[derive(Serialize)]
+struct TextFormat<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    schema: &'a Value,
+    strict: bool,
+}
+
+#[derive(Serialize)]
+struct Reasoning<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    effort: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    summary: Option<&'a str>,
+}
+
+#[derive(Deserialize)]
+struct ResponseBody {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    status: Option<String>,
+    #[serde(default, deserialize_with = "null_default")]
+    error: Option<ResponseError>,
+    #[serde(default, deserialize_with = "null_default")]
+    incomplete_details: Option<IncompleteDetails>,
+    #[serde(default, deserialize_with = "null_default")]
+    output: Vec<Value>,
+    #[serde(default, deserialize_with = "null_default")]
+    usage: Option<ResponseUsage>,
+}
+
+#[derive(Deserialize, Default)]
+struct ResponseError {
+    #[serde(default)]
+    code: Option<String>,
+    #[serde(default)]
+    message: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct IncompleteDetails {
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum OutputItem {
+    Message {
+        #[serde(default, deserialize_with = "null_default")]
+        content: Vec<MessageContent>,
+    },
+    FunctionCall {
+        #[serde(default, deserialize_with = "null_default")]
+        call_id: String,
+        name: String,
+        #[serde(default = "empty_arguments")]
+        arguments: String,
+    },
+    Reasoning {
+        id: String,
+        #[serde(default, deserialize_with = "null_default")]
+        summary: Vec<SummaryText>,
+        #[serde(default)]
+        encrypted_content: Option<String>,
+    },
+}
+
+fn empty_arguments() -> String {
+    "{}".to_owned()
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum MessageContent {
+    OutputText {
+        text: String,
+    },
+    Refusal {},
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize)]
+struct SummaryText {
+    #[serde(default)]
+    text: String,
+}
+
+#[derive(Deserialize)]
+struct ResponseUsage {
+    #[serde(default, deserialize_with = "null_default")]
+    input_tokens: u64,
+    #[serde(default, deserialize_with = "null_default")]
+    output_tokens: u64,
+    #[serde(default, deserialize_with = "null_default")]
+    input_tokens_details: InputTokensDetails,
+    #[serde(default, deserialize_with = "null_default")]
+    output_tokens_details: OutputTokensDetails,
+}
+
+#[derive(Deserialize, Default)]
+struct InputTokensDetails {
+    #[serde(default, deserialize_with = "null_default")]
+    cached_tokens: u64,
+    #[serde(default, deserialize_with = "null_default")]
+    cache_write_tokens: u64,
+}
+
+#[derive(Deserialize, Default)]
+struct OutputTokensDetails {
+    #[serde(default, deserialize_with = "null_default")]
+    reasoning_tokens: u64,
+}
