@@ -110,6 +110,7 @@ async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
 
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/evals");
     std::fs::create_dir_all(&dir)?;
+    let dir = dir.canonicalize()?;
     let page = dir.join("report.html");
     std::fs::write(&page, candidate.html())?;
     std::fs::write(dir.join("report.json"), candidate.to_json()?)?;

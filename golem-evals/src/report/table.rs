@@ -172,6 +172,14 @@ pub(super) fn report(report: &Report) -> String {
             totals.usage.total_tokens()
         )
     );
+    if let Some(money) = totals.money {
+        let _ = writeln!(
+            text,
+            "money {}, {} of it on rejected rounds",
+            dollars(money.total),
+            dollars(money.rejected)
+        );
+    }
     if totals.evaluator_usage.requests > 0 {
         let _ = writeln!(
             text,
