@@ -11,7 +11,6 @@ use golem::{RunEvent, Usage};
 /// a plain async task leaves what it knows.
 ///
 /// ```
-/// use golem::run::Rejection;
 /// use golem_evals::Trace;
 ///
 /// let trace = Trace::default();
