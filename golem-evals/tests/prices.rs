@@ -42,6 +42,11 @@ async fn each_run_and_its_rejected_rounds_are_priced_and_summed() {
         table.contains("\nmoney $0.0020, $0.0004 of it on rejected rounds\n"),
         "{table}"
     );
+    assert!(
+        report
+            .html()
+            .contains("<p id=\"money\">Cost $0.0020, of which rejected rounds $0.0004.</p>")
+    );
 }
 
 #[tokio::test]

@@ -159,3 +159,15 @@ fn missing_cases_and_a_lower_pass_rate_are_regressions_and_a_tolerance_forgives_
     assert_eq!(forgiven.cases[0].change, Change::Same);
     assert_eq!(forgiven.exit_status(), 0);
 }
+
+#[test]
+fn the_html_escapes_what_the_dataset_and_the_outcomes_say() {
+    let mut case = CaseReport::new("<script>alert(1)</script>", 0, CaseResult::Failed);
+    case.outcomes = vec![golem_evals::Outcome::assertion("a & b", false).because("\"x\" < 'y'")];
+    let html = Report::new("<i>name</i>", Some("a&b".to_owned()), vec![case]).html();
+    assert!(!html.contains("<script"));
+    assert!(html.contains("<title>&lt;i&gt;name&lt;/i&gt;</title>"));
+    assert!(html.contains("<p>Dataset: a&amp;b</p>"));
+    assert!(html.contains("data-case=\"&lt;script&gt;alert(1)&lt;/script&gt;\""));
+    assert!(html.contains("a &amp; b: failed (&quot;x&quot; &lt; &#39;y&#39;)"));
+}
