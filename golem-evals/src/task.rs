@@ -1,0 +1,234 @@
+//! [`Task`]: what an experiment runs on each case — an agent ([`AgentTask`]) or any async
+//! function ([`task_fn`]).
+
+use std::error::Error as StdError;
+use std::fmt;
+use std::future::Future;
+
+use futures_util::future::BoxFuture;
+use futures_util::{FutureExt, StreamExt};
+use golem::output::Output;
+use golem::{Agent, BoxError, RunError, RunEvent};
+
+use crate::trace::Trace;
+
+/// What a task produced on one case: its output and the trace of its run.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct TaskRun<O> {
+    /// The output, for the evaluators.
+    pub output: O,
+    /// The history, usage and events of the run.
+    pub trace: Trace,
+}
+
+impl<O> TaskRun<O> {
+    /// A run that produced `output` and left `trace`.
+    pub fn new(output: O, trace: Trace) -> Self {
+        TaskRun { output, trace }
+    }
+}
+
+/// Why a task failed on a case, with what its run left: a failed case is a result of the
+/// experiment, not the end of it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct TaskFailure {
+    /// The error's message, followed by its causes (`error: cause: cause`).
+    pub message: String,
+    /// The history, usage and events of the run up to the failure.
+    pub trace: Trace,
+}
+
+impl TaskFailure {
+    /// A failure with `error`'s message and causes, and `trace`.
+    pub fn new(error: &(dyn StdError + 'static), trace: Trace) -> Self {
+        TaskFailure {
+            message: chain(error),
+            trace,
+        }
+    }
+}
+
+impl fmt::Display for TaskFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl StdError for TaskFailure {}
+
+/// `error: cause: cause`, each message once (some errors repeat their cause's).
+pub(crate) fn chain(error: &(dyn StdError + 'static)) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !message.ends_with(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        source = cause.source();
+    }
+    message
+}
+
+/// What an [`Experiment`](crate::Experiment) runs on each case's input.
+///
+/// Implemented by [`AgentTask`] and by the closures [`task_fn`] wraps; implement it for
+/// anything else that runs on an input.
+pub trait Task<I>: Send + Sync {
+    /// What the task produces.
+    type Output;
+
+    /// Runs the task on `input`.
+    fn run<'a>(&'a self, input: &'a I)
+    -> BoxFuture<'a, Result<TaskRun<Self::Output>, TaskFailure>>;
+}
+
+/// An agent as a task: each case's input becomes a prompt and the agent's dependencies,
+/// and the run is streamed so that its events land in the [`Trace`].
+///
+/// ```
+/// use golem::model::function::FunctionModel;
+/// use golem::model::ModelResponse;
+/// use golem::Agent;
+/// use golem_evals::{AgentTask, Task};
+///
+/// let model = FunctionModel::new(|_, _| ModelResponse::text("4").with_usage(10, 1));
+/// let agent = Agent::<(), String>::builder(model).build()?;
+/// let task = AgentTask::new(agent, |question: &String| (question.clone(), ()));
+/// # tokio::runtime::Runtime::new()?.block_on(async {
+/// let run = task.run(&"What is 2 + 2?".to_owned()).await?;
+/// assert_eq!(run.output, "4");
+/// assert_eq!(run.trace.usage.input_tokens, 10);
+/// assert_eq!(run.trace.messages.len(), 2);
+/// # Ok::<_, Box<dyn std::error::Error>>(())
+/// # })?;
+/// # Ok::<_, Box<dyn std::error::Error>>(())
+/// ```
+pub struct AgentTask<Deps, O, F> {
+    agent: Agent<Deps, O>,
+    prepare: F,
+}
+
+impl<Deps, O, F> fmt::Debug for AgentTask<Deps, O, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentTask")
+            .field("agent", &self.agent)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<Deps, O, F> AgentTask<Deps, O, F> {
+    /// A task that runs `agent` on the prompt and dependencies `prepare` makes of each
+    /// case's input.
+    pub fn new<I>(agent: Agent<Deps, O>, prepare: F) -> Self
+    where
+        F: Fn(&I) -> (String, Deps),
+    {
+        AgentTask { agent, prepare }
+    }
+}
+
+impl<I, Deps, O, F> Task<I> for AgentTask<Deps, O, F>
+where
+    I: Sync,
+    Deps: Send + Sync + 'static,
+    O: Output,
+    F: Fn(&I) -> (String, Deps) + Send + Sync,
+{
+    type Output = O;
+
+    fn run<'a>(&'a self, input: &'a I) -> BoxFuture<'a, Result<TaskRun<O>, TaskFailure>> {
+        let (prompt, deps) = (self.prepare)(input);
+        let mut events = self.agent.run_stream(prompt, deps);
+        async move {
+            let mut trace = Trace::default();
+            while let Some(event) = events.next().await {
+                match event {
+                    Ok(RunEvent::Finished(result)) => {
+                        let result = *result;
+                        trace.messages = result.messages;
+                        trace.usage = result.usage;
+                        return Ok(TaskRun::new(result.output, trace));
+                    }
+                    Ok(event) => trace.record(event),
+                    Err(error) => return Err(failure(error, trace)),
+                }
+            }
+            Err(TaskFailure {
+                message: "the run ended without an output".to_owned(),
+                trace,
+            })
+        }
+        .boxed()
+    }
+}
+
+/// The failure of an agent's run: its message and causes, its history and usage.
+fn failure(error: RunError, mut trace: Trace) -> TaskFailure {
+    trace.messages = error.messages().to_vec();
+    trace.usage = error.usage().clone();
+    TaskFailure::new(&error, trace)
+}
+
+/// An async function as a task: `run(input)` returns the output, or an error that fails
+/// the case. Its trace is empty; return a [`TaskRun`] from a [`Task`] of your own to fill
+/// one.
+///
+/// ```
+/// use golem_evals::{task_fn, Task};
+///
+/// let double = task_fn(|n: u32| async move { Ok::<_, std::io::Error>(n * 2) });
+/// # tokio::runtime::Runtime::new()?.block_on(async {
+/// assert_eq!(double.run(&21).await?.output, 42);
+/// # Ok::<_, Box<dyn std::error::Error>>(())
+/// # })?;
+/// # Ok::<_, Box<dyn std::error::Error>>(())
+/// ```
+pub fn task_fn<I, F, Fut, O, E>(run: F) -> FnTask<F>
+where
+    I: Clone,
+    F: Fn(I) -> Fut,
+    Fut: Future<Output = Result<O, E>>,
+    E: Into<BoxError>,
+{
+    FnTask { run }
+}
+
+/// A [`Task`] made of an async function; see [`task_fn`].
+#[derive(Clone)]
+pub struct FnTask<F> {
+    run: F,
+}
+
+impl<F> fmt::Debug for FnTask<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FnTask").finish_non_exhaustive()
+    }
+}
+
+impl<I, F, Fut, O, E> Task<I> for FnTask<F>
+where
+    I: Clone + Sync,
+    F: Fn(I) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<O, E>> + Send + 'static,
+    E: Into<BoxError>,
+{
+    type Output = O;
+
+    fn run<'a>(&'a self, input: &'a I) -> BoxFuture<'a, Result<TaskRun<O>, TaskFailure>> {
+        let future = (self.run)(input.clone());
+        async move {
+            match future.await {
+                Ok(output) => Ok(TaskRun::new(output, Trace::default())),
+                Err(error) => {
+                    let error: BoxError = error.into();
+                    Err(TaskFailure::new(&*error, Trace::default()))
+                }
+            }
+        }
+        .boxed()
+    }
+}
