@@ -127,7 +127,7 @@ fn line(out: &mut String, who: &str, text: &str) {
 }
 
 /// One line with what the run cost, and how much of it went to rejected rounds; with the
-/// `prices` feature, in dollars too (see [`cost`]).
+/// `prices` feature, in dollars too (see `cost`).
 pub fn usage_line(usage: &Usage) -> String {
     let line = format!(
         "{:<9}│ {} requests, {} input + {} output tokens, {} tool calls; \
