@@ -99,7 +99,11 @@ async fn a_run_recorded_against_llama_cpp_replays_offline() {
         let cassette = Cassette::record(&path, upstream.as_str()).await.unwrap();
         let recorded = two_responses(make(cassette.url()), streamed).await;
         let finished = cassette.finish().await.unwrap();
-        assert_eq!((finished.mode, finished.exchanges), (Mode::Record, 2), "{name}");
+        assert_eq!(
+            (finished.mode, finished.exchanges),
+            (Mode::Record, 2),
+            "{name}"
+        );
         assert_eq!(recorded.1.requests, 2);
         assert_eq!(recorded.0.len(), 4, "{name}: {:#?}", recorded.0);
 
