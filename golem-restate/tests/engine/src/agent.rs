@@ -86,6 +86,55 @@ pub fn agent(base_url: &str) -> Agent<Effects, String> {
         .expect("a valid agent")
 }
 
+/// The delegating run's final output: the child's answer, passed on.
+pub const DELEGATED_OUTPUT: &str = "Done: The answer is 42.";
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Task {
+    /// What to ask the notes agent.
+    task: String,
+}
+
+/// An agent whose one tool is [`agent`] (`notes`): a scripted model asks it `PROMPT` as call
+/// `d1`, then answers with what it returned. Inside a durable run the child's steps are
+/// journaled under `tool:1:d1`.
+///
+/// # Panics
+/// If the agent cannot be built.
+pub fn delegating_agent(base_url: &str) -> Agent<Effects, String> {
+    let model = golem::model::function::FunctionModel::new(|messages: &[Message], _| {
+        let returned = messages.iter().rev().find_map(|message| match message {
+            Message::Request(request) => request.parts.iter().find_map(|part| match part {
+                RequestPart::ToolReturn(returned) => Some(returned.content.clone()),
+                _ => None,
+            }),
+            Message::Response(_) => None,
+        });
+        match returned {
+            None => golem::model::ModelResponse::tool_call(
+                "notes",
+                serde_json::json!({ "task": PROMPT }).to_string(),
+                "d1",
+            )
+            .with_usage(50, 5),
+            Some(answer) => golem::model::ModelResponse::text(format!(
+                "Done: {}",
+                answer.as_str().unwrap_or_default()
+            ))
+            .with_usage(60, 6),
+        }
+    });
+    let notes = agent(base_url).as_tool(
+        "notes",
+        "Saves notes and looks up answers.",
+        |ctx: &RunContext<Effects>, task: Task| (task.task, ctx.deps().clone()),
+    );
+    Agent::builder(model)
+        .tool(notes)
+        .build()
+        .expect("a valid agent")
+}
+
 /// What a run produced, as the service returns it: compared between a crashed and an
 /// uninterrupted run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -13,13 +13,15 @@ use golem_restate::{RestateJournal, handler_error};
 use restate_sdk::prelude::*;
 use serde_json::{Value, json};
 
-use crate::agent::{Effects, Summary, agent};
+use crate::agent::{Effects, Summary, agent, delegating_agent};
 use crate::remote::remote_agent;
 
-/// The service under test: one handler that runs the agent durably.
+/// The service under test: handlers that run the agent, and an agent that delegates to
+/// it, durably.
 #[derive(Debug)]
 pub struct Durable {
     agent: Agent<Effects, String>,
+    delegating: Agent<Effects, String>,
     effects: Effects,
 }
 
@@ -29,6 +31,7 @@ impl Durable {
     pub fn new(base_url: &str, effects: Effects) -> Self {
         Durable {
             agent: agent(base_url),
+            delegating: delegating_agent(base_url),
             effects,
         }
     }
@@ -41,6 +44,23 @@ impl Durable {
     async fn run(&self, ctx: Context<'_>, prompt: String) -> Result<Json<Summary>, HandlerError> {
         let result = self
             .agent
+            .start(prompt, self.effects.clone())
+            .finish_in(&RestateJournal::new(&ctx))
+            .await
+            .map_err(handler_error)?;
+        Ok(Json(Summary::of(result)))
+    }
+
+    /// Runs the delegating agent on `prompt` through Restate's journal: the child agent's
+    /// steps are journaled under the parent's call.
+    #[handler]
+    async fn delegate(
+        &self,
+        ctx: Context<'_>,
+        prompt: String,
+    ) -> Result<Json<Summary>, HandlerError> {
+        let result = self
+            .delegating
             .start(prompt, self.effects.clone())
             .finish_in(&RestateJournal::new(&ctx))
             .await
