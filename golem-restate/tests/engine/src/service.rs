@@ -9,11 +9,12 @@ use golem::model::function::FunctionModel;
 use golem::model::{Message, ModelResponse};
 use golem::tool::FunctionTool;
 use golem::{ModelRetry, RunContext};
+use golem_restate::approval::{self, AwaitingCall, Decision};
 use golem_restate::{RestateJournal, handler_error};
 use restate_sdk::prelude::*;
 use serde_json::{Value, json};
 
-use crate::agent::{Effects, Summary, agent, delegating_agent};
+use crate::agent::{Effects, Summary, agent, approval_agent, delegating_agent};
 use crate::remote::remote_agent;
 
 /// The service under test: handlers that run the agent, and an agent that delegates to
@@ -66,6 +67,59 @@ impl Durable {
             .await
             .map_err(handler_error)?;
         Ok(Json(Summary::of(result)))
+    }
+}
+
+/// The approval tests' workflow: its run waits inside Restate for a decision on each call
+/// of `save_note`.
+#[derive(Debug)]
+pub struct Approvals {
+    agent: Agent<Effects, String>,
+    effects: Effects,
+}
+
+impl Approvals {
+    /// The workflow, its agent on the model server at `base_url`, its side effects in
+    /// `effects`.
+    pub fn new(base_url: &str, effects: Effects) -> Self {
+        Approvals {
+            agent: approval_agent(base_url),
+            effects,
+        }
+    }
+}
+
+#[restate_sdk::workflow]
+impl Approvals {
+    /// Runs the approval agent on `prompt`, waiting for decisions inside Restate.
+    #[handler]
+    async fn run(
+        &self,
+        ctx: WorkflowContext<'_>,
+        prompt: String,
+    ) -> Result<Json<Summary>, HandlerError> {
+        let run = self.agent.start(prompt, self.effects.clone());
+        let result = approval::finish(run, &ctx).await?;
+        Ok(Json(Summary::of(result)))
+    }
+
+    /// Decides on a waiting call.
+    #[handler]
+    async fn decide(
+        &self,
+        ctx: SharedWorkflowContext<'_>,
+        decision: Json<Decision>,
+    ) -> Result<(), HandlerError> {
+        approval::decide(&ctx, decision.into_inner()).await
+    }
+
+    /// The calls that wait for a decision.
+    #[handler]
+    async fn awaiting(
+        &self,
+        ctx: SharedWorkflowContext<'_>,
+    ) -> Result<Json<Vec<AwaitingCall>>, HandlerError> {
+        Ok(Json(approval::awaiting(&ctx).await?))
     }
 }
 
