@@ -730,6 +730,29 @@ async fn stream_faults_are_typed() {
     }
 }
 
+/// The response `events` stream into and the non-streamed `done`, from a server that sends
+/// each.
+async fn streamed_against_whole(events: &[Value], done: &Value) -> (Streamed, ModelResponse) {
+    let sse: String = events
+        .iter()
+        .map(|event| format!("data: {event}\n\n"))
+        .collect();
+    let server = serve_sse(vec![
+        Reply::sse(&sse, 50, Duration::ZERO),
+        Reply::json(done),
+    ])
+    .await;
+    let model = model_at(&server.uri());
+    let messages = [request(vec![user("Hi")])];
+    let params = RequestParams::text(Vec::new());
+    let streamed = drive(&model, &messages, &params).await;
+    let whole = model
+        .request(&messages, &params)
+        .await
+        .expect("the whole response");
+    (streamed, whole)
+}
+
 #[tokio::test]
 async fn a_call_sent_whole_when_done_streams_its_arguments_once() {
     let item = function_call("call_1", "roll_dice", r#"{"n":4}"#);
@@ -738,21 +761,8 @@ async fn a_call_sent_whole_when_done_streams_its_arguments_once() {
         json!({"type": "response.created", "response": {"id": "resp_w", "status": "in_progress", "output": []}}),
         json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
         json!({"type": "response.completed", "response": done.clone().tap(|r| r["output"] = json!([]))}),
-    ]
-    .iter()
-    .map(|event| format!("data: {event}\n\n"))
-    .collect::<String>();
-    let server = serve_sse(vec![
-        Reply::sse(&sse, 50, Duration::ZERO),
-        Reply::json(&done),
-    ])
-    .await;
-    let model = model_at(&server.uri());
-    let messages = [request(vec![user("Hi")])];
-    let params = RequestParams::text(Vec::new());
-
-    let streamed = drive(&model, &messages, &params).await;
-    let whole = model.request(&messages, &params).await.unwrap();
+    ];
+    let (streamed, whole) = streamed_against_whole(&sse, &done).await;
 
     assert_eq!(
         streamed.deltas,
@@ -781,21 +791,8 @@ async fn events_that_name_their_item_by_id_alone_add_up_as_indexed_ones_do() {
         json!({"type": "response.function_call_arguments.delta", "item_id": "fc_call_1", "delta": "4}"}),
         json!({"type": "response.output_item.done", "item": call}),
         json!({"type": "response.completed", "response": done}),
-    ]
-    .iter()
-    .map(|event| format!("data: {event}\n\n"))
-    .collect::<String>();
-    let server = serve_sse(vec![
-        Reply::sse(&sse, 50, Duration::ZERO),
-        Reply::json(&done),
-    ])
-    .await;
-    let model = model_at(&server.uri());
-    let messages = [request(vec![user("Hi")])];
-    let params = RequestParams::text(Vec::new());
-
-    let streamed = drive(&model, &messages, &params).await;
-    let whole = model.request(&messages, &params).await.unwrap();
+    ];
+    let (streamed, whole) = streamed_against_whole(&sse, &done).await;
 
     assert_eq!(
         streamed.deltas,

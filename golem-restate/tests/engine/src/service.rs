@@ -43,13 +43,7 @@ impl Durable {
     /// Runs the agent on `prompt` through Restate's journal.
     #[handler]
     async fn run(&self, ctx: Context<'_>, prompt: String) -> Result<Json<Summary>, HandlerError> {
-        let result = self
-            .agent
-            .start(prompt, self.effects.clone())
-            .finish_in(&RestateJournal::new(&ctx))
-            .await
-            .map_err(handler_error)?;
-        Ok(Json(Summary::of(result)))
+        durably(&self.agent, &ctx, prompt, &self.effects).await
     }
 
     /// Runs the delegating agent on `prompt` through Restate's journal: the child agent's
@@ -60,13 +54,7 @@ impl Durable {
         ctx: Context<'_>,
         prompt: String,
     ) -> Result<Json<Summary>, HandlerError> {
-        let result = self
-            .delegating
-            .start(prompt, self.effects.clone())
-            .finish_in(&RestateJournal::new(&ctx))
-            .await
-            .map_err(handler_error)?;
-        Ok(Json(Summary::of(result)))
+        durably(&self.delegating, &ctx, prompt, &self.effects).await
     }
 }
 
@@ -123,6 +111,21 @@ impl Approvals {
     }
 }
 
+/// Runs `agent` on `prompt` through Restate's journal on `ctx`: the run's summary.
+async fn durably(
+    agent: &Agent<Effects, String>,
+    ctx: &Context<'_>,
+    prompt: String,
+    effects: &Effects,
+) -> Result<Json<Summary>, HandlerError> {
+    let result = agent
+        .start(prompt, effects.clone())
+        .finish_in(&RestateJournal::new(ctx))
+        .await
+        .map_err(handler_error)?;
+    Ok(Json(Summary::of(result)))
+}
+
 /// The toolset tests' service: one handler that runs the remote toolset agent durably.
 #[derive(Debug)]
 pub struct Toolsets {
@@ -146,13 +149,7 @@ impl Toolsets {
     /// Runs the remote toolset agent on `prompt` through Restate's journal.
     #[handler]
     async fn run(&self, ctx: Context<'_>, prompt: String) -> Result<Json<Summary>, HandlerError> {
-        let result = self
-            .agent
-            .start(prompt, self.effects.clone())
-            .finish_in(&RestateJournal::new(&ctx))
-            .await
-            .map_err(handler_error)?;
-        Ok(Json(Summary::of(result)))
+        durably(&self.agent, &ctx, prompt, &self.effects).await
     }
 }
 
