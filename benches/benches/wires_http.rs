@@ -1,10 +1,12 @@
-//! The HTTP path of the Gemini wire: the scenario through golem's `GeminiModel` against a
-//! loopback server answering Gemini-shaped responses, side by side with the floor, a raw
-//! reqwest client sending the same three request bodies to the same server. The same
-//! targets as `http`: golem's wall time per run ≤ 1.1× the floor's.
+//! The HTTP path of the newer wires — Gemini's `generateContent` and OpenAI's Responses
+//! API: the scenario through golem's model against a loopback server answering the wire's
+//! responses, side by side with the floor, a raw reqwest client sending the same three
+//! request bodies to the same server with the same key header. The same targets as `http`:
+//! golem's wall time per run ≤ 1.1× the floor's.
 //!
 //! The server, on its own thread and runtime, reads the model turn from the request: the
-//! number of `functionResponse` parts in the history.
+//! number of tool results in the history (`functionResponse` parts, `function_call_output`
+//! items).
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
@@ -15,18 +17,80 @@ use criterion::Criterion;
 use golem::Agent;
 use golem::model::gemini::GeminiModel;
 use golem::model::http::{HttpSettings, RetryPolicy};
+use golem::model::openai::responses::OpenAiResponsesModel;
 use golem_benches::scenario::{self, API_KEY, PROMPT, TURNS, Table, Verdict};
 use golem_benches::sys::CpuTime;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::runtime::Runtime;
 
-const PATH: &[u8] = b"/v1beta/models/gemini-2.5-flash:generateContent";
+/// One wire under test.
+#[derive(Clone, Copy)]
+struct Wire {
+    name: &'static str,
+    /// The request path, after the base URL's path.
+    path: &'static str,
+    /// What marks a tool result in a request body: the turn is their count.
+    result_marker: &'static [u8],
+    /// The header the key travels in, and its prefix.
+    key_header: (&'static str, &'static str),
+    /// The response of a turn: (tool, arguments, prompt tokens, output tokens).
+    response: fn(usize, &str, &Value, u64, u64) -> Value,
+}
 
-/// The scripted turns: (tool, arguments, prompt tokens, candidate tokens).
-fn answer(turn: usize) -> Vec<u8> {
+const WIRES: [Wire; 2] = [
+    Wire {
+        name: "gemini",
+        path: "/v1beta/models/gemini-2.5-flash:generateContent",
+        result_marker: b"\"functionResponse\"",
+        key_header: ("x-goog-api-key", ""),
+        response: gemini_response,
+    },
+    Wire {
+        name: "responses",
+        path: "/v1/responses",
+        result_marker: b"\"function_call_output\"",
+        key_header: ("authorization", "Bearer "),
+        response: responses_response,
+    },
+];
+
+fn gemini_response(turn: usize, tool: &str, args: &Value, prompt: u64, output: u64) -> Value {
+    json!({
+        "candidates": [{
+            "content": {"role": "model", "parts": [{"functionCall": {"name": tool, "args": args}}]},
+            "finishReason": "STOP",
+            "index": 0
+        }],
+        "usageMetadata": {"promptTokenCount": prompt, "candidatesTokenCount": output, "totalTokenCount": prompt + output},
+        "modelVersion": "gemini-2.5-flash",
+        "responseId": format!("resp-{turn}")
+    })
+}
+
+fn responses_response(turn: usize, tool: &str, args: &Value, prompt: u64, output: u64) -> Value {
+    json!({
+        "id": format!("resp_{turn}"),
+        "object": "response",
+        "created_at": 1_764_547_200,
+        "status": "completed",
+        "model": "gpt-4.1-mini",
+        "output": [{
+            "id": format!("fc_{turn}"),
+            "type": "function_call",
+            "status": "completed",
+            "call_id": format!("call_{turn}"),
+            "name": tool,
+            "arguments": args.to_string()
+        }],
+        "usage": {"input_tokens": prompt, "output_tokens": output, "total_tokens": prompt + output}
+    })
+}
+
+/// The HTTP response of `wire`'s scripted turn `turn`.
+fn answer(wire: Wire, turn: usize) -> Vec<u8> {
     let (tool, args, prompt, output) = [
         ("roll_dice", json!({"n": -1}), 90, 18),
         ("roll_dice", json!({"n": 2}), 140, 18),
@@ -38,17 +102,8 @@ fn answer(turn: usize) -> Vec<u8> {
         ),
     ][turn]
         .clone();
-    let body = serde_json::to_vec(&json!({
-        "candidates": [{
-            "content": {"role": "model", "parts": [{"functionCall": {"name": tool, "args": args}}]},
-            "finishReason": "STOP",
-            "index": 0
-        }],
-        "usageMetadata": {"promptTokenCount": prompt, "candidatesTokenCount": output, "totalTokenCount": prompt + output},
-        "modelVersion": "gemini-2.5-flash",
-        "responseId": format!("resp-{turn}")
-    }))
-    .expect("json");
+    let body = serde_json::to_vec(&(wire.response)(turn, tool, &args, prompt, output))
+        .expect("json");
     let mut response = format!(
         "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
         body.len()
@@ -60,7 +115,7 @@ fn answer(turn: usize) -> Vec<u8> {
 
 /// Starts the server on its own thread; returns its address and the first three bodies it
 /// receives, once they have arrived.
-fn start_server() -> (SocketAddr, Arc<Mutex<Vec<Bytes>>>) {
+fn start_server(wire: Wire) -> (SocketAddr, Arc<Mutex<Vec<Bytes>>>) {
     let recorded = Arc::new(Mutex::new(Vec::new()));
     let (ready, addr) = std::sync::mpsc::channel();
     let record = Arc::clone(&recorded);
@@ -76,14 +131,15 @@ fn start_server() -> (SocketAddr, Arc<Mutex<Vec<Bytes>>>) {
             ready
                 .send(listener.local_addr().expect("bound"))
                 .expect("the starter waits");
-            let answers: Arc<[Vec<u8>]> = (0..TURNS as usize).map(answer).collect();
+            let answers: Arc<[Vec<u8>]> =
+                (0..TURNS as usize).map(|turn| answer(wire, turn)).collect();
             loop {
                 let Ok((stream, _)) = listener.accept().await else {
                     continue;
                 };
                 let (answers, record) = (Arc::clone(&answers), Arc::clone(&record));
                 tokio::spawn(async move {
-                    let _ = connection(stream, &answers, &record).await;
+                    let _ = connection(stream, wire, &answers, &record).await;
                 });
             }
         });
@@ -93,6 +149,7 @@ fn start_server() -> (SocketAddr, Arc<Mutex<Vec<Bytes>>>) {
 
 async fn connection(
     mut stream: TcpStream,
+    wire: Wire,
     answers: &[Vec<u8>],
     record: &Mutex<Vec<Bytes>>,
 ) -> std::io::Result<()> {
@@ -109,7 +166,8 @@ async fn connection(
         };
         let head = &buf[..head_len];
         let body_len = content_length(head).unwrap_or(0);
-        let is_generate = head.starts_with(b"POST ") && head[5..].starts_with(PATH);
+        let is_generate =
+            head.starts_with(b"POST ") && head[5..].starts_with(wire.path.as_bytes());
         while buf.len() < head_len + body_len {
             if stream.read_buf(&mut buf).await? == 0 {
                 return Ok(());
@@ -123,7 +181,7 @@ async fn connection(
                     recorded.push(Bytes::copy_from_slice(body));
                 }
             }
-            let turn = count(body, b"\"functionResponse\"").min(answers.len() - 1);
+            let turn = count(body, wire.result_marker).min(answers.len() - 1);
             stream.write_all(&answers[turn]).await?;
         } else {
             stream
@@ -165,11 +223,12 @@ struct Floor {
 }
 
 impl Floor {
-    fn new(url: String, bodies: Vec<Bytes>) -> Self {
+    fn new(wire: Wire, url: String, bodies: Vec<Bytes>) -> Self {
         let mut headers = HeaderMap::new();
-        let mut key = HeaderValue::from_static(API_KEY);
+        let (name, prefix) = wire.key_header;
+        let mut key = HeaderValue::from_str(&format!("{prefix}{API_KEY}")).expect("a header");
         key.set_sensitive(true);
-        headers.insert(HeaderName::from_static("x-goog-api-key"), key);
+        headers.insert(HeaderName::from_static(name), key);
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(30))
@@ -226,20 +285,36 @@ impl Clients {
     }
 }
 
-fn main() {
-    let (addr, recorded) = start_server();
-    let base_url = format!("http://{addr}/v1beta");
-    let model = GeminiModel::builder("gemini-2.5-flash")
-        .api_key(API_KEY)
-        .base_url(&base_url)
-        .http(
-            HttpSettings::default()
-                .connect_timeout(Duration::from_secs(30))
-                .retry(RetryPolicy::none()),
-        )
-        .build()
-        .expect("the scenario's model builds");
-    let golem = scenario::agent(model);
+/// golem's agent on `wire`'s model at the server's `base` URL.
+fn golem_agent(wire: Wire, base: &str) -> Agent<Table, Verdict> {
+    let http = HttpSettings::default()
+        .connect_timeout(Duration::from_secs(30))
+        .retry(RetryPolicy::none());
+    match wire.name {
+        "gemini" => scenario::agent(
+            GeminiModel::builder("gemini-2.5-flash")
+                .api_key(API_KEY)
+                .base_url(format!("{base}/v1beta"))
+                .http(http)
+                .build()
+                .expect("the scenario's model builds"),
+        ),
+        _ => scenario::agent(
+            OpenAiResponsesModel::builder("gpt-4.1-mini")
+                .api_key(API_KEY)
+                .base_url(format!("{base}/v1"))
+                .http(http)
+                .build()
+                .expect("the scenario's model builds"),
+        ),
+    }
+}
+
+/// golem and the floor for `wire`, each against its own server.
+fn clients(wire: Wire) -> Clients {
+    let (addr, recorded) = start_server(wire);
+    let base = format!("http://{addr}");
+    let golem = golem_agent(wire, &base);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -249,56 +324,62 @@ fn main() {
         .expect("golem's run succeeds");
     assert!(
         scenario::is_expected(&result),
-        "the scenario ends as scripted"
+        "the scenario ends as scripted on {}",
+        wire.name
     );
     let bodies = recorded.lock().expect("not poisoned").clone();
     assert_eq!(bodies.len(), TURNS as usize);
-    let floor = Floor::new(
-        format!("{base_url}/models/gemini-2.5-flash:generateContent"),
-        bodies,
-    );
+    let floor = Floor::new(wire, format!("{base}{}", wire.path), bodies);
     let clients = Clients {
         runtime,
         golem,
         floor,
     };
     clients.run(false, 1);
+    clients
+}
 
+fn main() {
     let mut criterion = Criterion::default()
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3))
         .configure_from_args();
-    let mut group = criterion.benchmark_group("gemini_http");
-    for (name, golem) in [("golem", true), ("floor", false)] {
-        group.bench_function(format!("wall/{name}"), |b| {
-            b.iter_custom(|runs| {
-                let start = Instant::now();
-                clients.run(golem, runs);
-                start.elapsed()
+    let all: Vec<(Wire, Clients)> = WIRES.iter().map(|&wire| (wire, clients(wire))).collect();
+    for (wire, clients) in &all {
+        let mut group = criterion.benchmark_group(format!("wires_http/{}", wire.name));
+        for (name, golem) in [("golem", true), ("floor", false)] {
+            group.bench_function(format!("wall/{name}"), |b| {
+                b.iter_custom(|runs| {
+                    let start = Instant::now();
+                    clients.run(golem, runs);
+                    start.elapsed()
+                });
             });
-        });
-    }
-    // The "time" criterion reports here is the client thread's CPU time (user + sys).
-    for (name, golem) in [("golem", true), ("floor", false)] {
-        group.bench_function(format!("cpu/{name}"), |b| {
-            b.iter_custom(|runs| {
-                let start = CpuTime::thread();
-                clients.run(golem, runs);
-                (CpuTime::thread() - start).total()
+        }
+        // The "time" criterion reports here is the client thread's CPU time (user + sys).
+        for (name, golem) in [("golem", true), ("floor", false)] {
+            group.bench_function(format!("cpu/{name}"), |b| {
+                b.iter_custom(|runs| {
+                    let start = CpuTime::thread();
+                    clients.run(golem, runs);
+                    (CpuTime::thread() - start).total()
+                });
             });
-        });
+        }
+        group.finish();
     }
-    group.finish();
     criterion.final_summary();
 
     if golem_benches::is_bench_run() {
-        summary(&clients);
+        for (wire, clients) in &all {
+            summary(wire.name, clients);
+        }
     }
 }
 
 /// Interleaved rounds of both clients (which goes first alternates), so drift on a shared
 /// machine hits both alike; the medians of the per-round wall times per run, and their ratio.
-fn summary(clients: &Clients) {
+fn summary(wire: &str, clients: &Clients) {
     const ROUNDS: usize = 21;
     const RUNS: u32 = 300;
     let mut walls = [Vec::new(), Vec::new()];
@@ -315,7 +396,7 @@ fn summary(clients: &Clients) {
         rounds[rounds.len() / 2]
     });
     println!(
-        "\ngemini_http summary: medians of {ROUNDS} interleaved rounds of {RUNS} runs (3 requests each), per run"
+        "\nwires_http summary for {wire}: medians of {ROUNDS} interleaved rounds of {RUNS} runs (3 requests each), per run"
     );
     println!(
         "  golem {:.1} µs, floor {:.1} µs: golem/floor wall {:.3}× (target ≤ 1.1×)",
