@@ -14,6 +14,7 @@
 
 pub mod ag_ui;
 pub mod ai_sdk;
+pub mod thread;
 mod turn;
 mod view;
 
