@@ -14,6 +14,8 @@
 
 pub mod ag_ui;
 pub mod ai_sdk;
+#[cfg(feature = "server")]
+pub mod server;
 pub mod thread;
 mod turn;
 mod view;

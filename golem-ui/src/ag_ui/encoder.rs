@@ -114,6 +114,12 @@ impl<O: Output> Encoder<O> {
         self
     }
 
+    /// The view, for the server to configure.
+    #[cfg(feature = "server")]
+    pub(crate) fn view_mut(&mut self) -> &mut RunView<O> {
+        &mut self.view
+    }
+
     /// The run starts.
     pub fn start(&mut self, out: &mut Vec<AgUiEvent>) {
         out.push(AgUiEvent::RunStarted {

@@ -91,6 +91,12 @@ impl<O: Output> Encoder<O> {
         self
     }
 
+    /// The view, for the server to configure.
+    #[cfg(feature = "server")]
+    pub(crate) fn view_mut(&mut self) -> &mut RunView<O> {
+        &mut self.view
+    }
+
     /// The message starts.
     pub fn start(&mut self, out: &mut Vec<UiChunk>) {
         out.push(UiChunk::Start {

@@ -132,3 +132,24 @@ pub fn forecaster() -> Agent<(), golem::output::Json<Forecast>> {
     });
     Agent::builder(model).build().expect("the agent builds")
 }
+
+#[golem::args]
+pub struct Wait {
+    pub seconds: u32,
+}
+
+/// An agent that calls `wait`, a tool that never returns on its own.
+pub fn waiter() -> Agent<(), String> {
+    let model = FunctionModel::new(|messages: &[Message], _| match messages.len() {
+        1 => ModelResponse::tool_call("wait", r#"{"seconds":3600}"#, "w1"),
+        _ => ModelResponse::text("Done waiting."),
+    });
+    let wait = FunctionTool::new("wait", |_ctx: RunContext<()>, _args: Wait| async move {
+        std::future::pending::<()>().await;
+        Ok::<_, ModelRetry>(0)
+    });
+    Agent::builder(model)
+        .tool(wait)
+        .build()
+        .expect("the agent builds")
+}
