@@ -75,7 +75,7 @@ async fn streamed_text_in_both_protocols() {
             r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"r1-1-0","delta":"lo!"}"#,
             r#"{"type":"TEXT_MESSAGE_END","messageId":"r1-1-0"}"#,
             r#"{"type":"STEP_FINISHED","stepName":"turn-1"}"#,
-            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","outcome":"success"}"#,
+            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","outcome":{"type":"success"}}"#,
         ]
     );
 }
@@ -129,7 +129,7 @@ async fn a_rejected_call_is_an_errored_tool_output_with_its_feedback() {
             r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"r1-3-0","delta":"5"}"#,
             r#"{"type":"TEXT_MESSAGE_END","messageId":"r1-3-0"}"#,
             r#"{"type":"STEP_FINISHED","stepName":"turn-3"}"#,
-            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","outcome":"success"}"#,
+            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","outcome":{"type":"success"}}"#,
         ]
     );
 }
@@ -195,7 +195,7 @@ async fn an_approval_pauses_then_the_approved_call_runs() {
             r#"{"type":"TOOL_CALL_ARGS","toolCallId":"d1","delta":"\"a.txt\"}"}"#,
             r#"{"type":"TOOL_CALL_END","toolCallId":"d1"}"#,
             r#"{"type":"STEP_FINISHED","stepName":"turn-1"}"#,
-            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","outcome":"interrupt","interrupts":[{"id":"d1","reason":"tool_call","toolCallId":"d1","metadata":{"toolName":"delete","input":{"path":"a.txt"}}}]}"#,
+            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","outcome":{"type":"interrupt","interrupts":[{"id":"d1","reason":"tool_call","toolCallId":"d1","metadata":{"toolName":"delete","input":{"path":"a.txt"}}}]}}"#,
         ]
     );
 
@@ -273,7 +273,7 @@ async fn partial_output_fills_in_as_data_parts_and_state_patches() {
             r#"{"type":"STATE_DELTA","delta":[{"op":"replace","path":"/output/city","value":"Paris"}]}"#,
             r#"{"type":"STATE_DELTA","delta":[{"op":"add","path":"/output/temp","value":21}]}"#,
             r#"{"type":"STEP_FINISHED","stepName":"turn-1"}"#,
-            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","outcome":"success"}"#,
+            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","outcome":{"type":"success"}}"#,
         ]
     );
 }
@@ -295,7 +295,7 @@ async fn the_output_ends_the_message_when_asked() {
     assert_eq!(
         lines.last().map(String::as_str),
         Some(
-            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","outcome":"success","result":"Hello!"}"#
+            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","outcome":{"type":"success"},"result":"Hello!"}"#
         )
     );
 }

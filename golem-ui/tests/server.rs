@@ -197,7 +197,7 @@ async fn ag_ui_interrupt_then_a_denial_goes_on() {
     assert_eq!(
         lines.last().map(String::as_str),
         Some(
-            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r1","outcome":"interrupt","interrupts":[{"id":"d1","reason":"tool_call","toolCallId":"d1","metadata":{"toolName":"delete","input":{"path":"a.txt"}}}]}"#
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r1","outcome":{"type":"interrupt","interrupts":[{"id":"d1","reason":"tool_call","toolCallId":"d1","metadata":{"toolName":"delete","input":{"path":"a.txt"}}}]}}"#
         )
     );
 
@@ -220,7 +220,7 @@ async fn ag_ui_interrupt_then_a_denial_goes_on() {
             r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"r2-2-0","delta":"Kept."}"#,
             r#"{"type":"TEXT_MESSAGE_END","messageId":"r2-2-0"}"#,
             r#"{"type":"STEP_FINISHED","stepName":"turn-2"}"#,
-            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r2","outcome":"success"}"#,
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r2","outcome":{"type":"success"}}"#,
         ]
     );
 }

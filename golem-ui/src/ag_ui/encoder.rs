@@ -18,7 +18,7 @@ use crate::{Rejections, rejection_json};
 /// `turn-<n>`); its text parts are assistant messages (ids `"<run>-<turn>-<part>"`), its
 /// tool calls `TOOL_CALL_START` / `_ARGS` / `_END` under the turn's message and
 /// `TOOL_CALL_RESULT` once they ran. Calls that wait for approval end the run with
-/// `RUN_FINISHED` `outcome: "interrupt"`, one interrupt per call (id: the call's id). A
+/// `RUN_FINISHED` with an interrupt outcome, one interrupt per call (id: the call's id). A
 /// rejection is a `CUSTOM` event `golem.rejection`, besides the rejected call's result (its
 /// feedback); see [`Rejections`]. With [`with_partial_output`](Self::with_partial_output),
 /// a structured answer fills in the shared state under `output`: a `STATE_SNAPSHOT`, then
@@ -41,7 +41,7 @@ use crate::{Rejections, rejection_json};
 ///     events[3],
 ///     AgUiEvent::TextMessageContent { message_id: "run-1-1-0".into(), delta: "Hi!".into() }
 /// );
-/// assert_eq!(serde_json::to_value(&events[6])?["outcome"], "success");
+/// assert_eq!(serde_json::to_value(&events[6])?["outcome"]["type"], "success");
 /// # Ok::<_, serde_json::Error>(())
 /// ```
 #[derive(Debug)]
@@ -156,10 +156,9 @@ impl<O: Output> Encoder<O> {
             run_id: self.run_id.clone(),
             outcome: match interrupts.is_empty() {
                 true => Outcome::Success,
-                false => Outcome::Interrupt,
+                false => Outcome::Interrupt { interrupts },
             },
             result: self.state.output.take(),
-            interrupts,
         });
     }
 }

@@ -37,14 +37,12 @@ pub enum AgUiEvent {
         thread_id: String,
         /// The run.
         run_id: String,
-        /// `success`, or `interrupt` when calls wait for approval.
+        /// Why it ended: `{"type": "success"}`, or `{"type": "interrupt", "interrupts": [..]}`
+        /// when calls wait for approval.
         outcome: Outcome,
         /// The run's output, when the encoder reports it.
         #[serde(skip_serializing_if = "Option::is_none")]
         result: Option<Value>,
-        /// The calls that wait, one interrupt each.
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        interrupts: Vec<Interrupt>,
     },
     /// The run failed.
     RunError {
@@ -130,15 +128,18 @@ pub enum AgUiEvent {
     },
 }
 
-/// How a run ended, in [`AgUiEvent::RunFinished`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+/// Why a run ended, in [`AgUiEvent::RunFinished`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Outcome {
     /// It finished.
     Success,
-    /// It paused on calls that wait for approval.
-    Interrupt,
+    /// It paused on calls that wait for approval, one interrupt each.
+    Interrupt {
+        /// The calls that wait.
+        interrupts: Vec<Interrupt>,
+    },
 }
 
 /// The role of a streamed message: golem streams assistant messages.
