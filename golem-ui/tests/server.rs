@@ -161,7 +161,7 @@ async fn ai_sdk_approval_round_trip() {
     assert_eq!(
         lines,
         [
-            r#"{"type":"start","messageId":"c-2"}"#,
+            r#"{"type":"start","messageId":"a"}"#,
             r#"{"type":"tool-output-available","toolCallId":"d1","output":"deleted a.txt"}"#,
             r#"{"type":"start-step"}"#,
             r#"{"type":"text-start","id":"2-0"}"#,

@@ -40,6 +40,9 @@ pub struct ChatRequest {
 #[derive(Debug, Clone, Deserialize)]
 #[non_exhaustive]
 pub struct UiMessage {
+    /// The message's id.
+    #[serde(default)]
+    pub id: Option<String>,
     /// `user`, `assistant` or `system`.
     pub role: String,
     /// The parts, as JSON.
@@ -48,6 +51,16 @@ pub struct UiMessage {
 }
 
 impl ChatRequest {
+    /// The id of the assistant message this request continues: the last message's, when it
+    /// is an assistant message (its approval answers go on in the same message, and the
+    /// reader keeps its parts only when the stream's `start` names it).
+    pub fn continued_message_id(&self) -> Option<&str> {
+        self.messages
+            .last()
+            .filter(|message| message.role == "assistant")
+            .and_then(|message| message.id.as_deref())
+    }
+
     /// What the request asks of the thread: see [`ChatRequest`].
     pub fn turn(&self) -> Turn {
         let Some(last) = self.messages.last() else {

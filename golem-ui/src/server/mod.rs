@@ -188,6 +188,10 @@ where
         Ok(started) => started,
         Err(error) => return error.into_response(),
     };
+    let message_id = match request.continued_message_id() {
+        Some(id) => id.to_owned(),
+        None => message_id,
+    };
     let mut encoder = ai_sdk::Encoder::new(message_id).rejections(server.rejections);
     server.configure(encoder.view_mut());
     stream(server, lease, run, AiSdkWire(encoder), true)
