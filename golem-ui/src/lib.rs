@@ -45,8 +45,15 @@ pub(crate) fn rejection_json(rejection: &Rejection) -> Value {
     })
 }
 
-/// `value` as one SSE event.
+/// `value` as one SSE event, serialized straight after its `data: ` prefix.
 pub(crate) fn sse_line(value: &impl Serialize) -> String {
-    let json = serde_json::to_string(value).unwrap_or_else(|_| "null".into());
-    format!("data: {json}\n\n")
+    let mut line = Vec::with_capacity(128);
+    line.extend_from_slice(b"data: ");
+    if serde_json::to_writer(&mut line, value).is_err() {
+        line.truncate(6);
+        line.extend_from_slice(b"null");
+    }
+    line.extend_from_slice(b"\n\n");
+    // serde_json writes UTF-8 only.
+    String::from_utf8(line).unwrap_or_default()
 }

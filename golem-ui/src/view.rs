@@ -344,7 +344,11 @@ impl<O: Output> RunView<O> {
         outcome: &ToolOutcome,
         show: &mut impl FnMut(Show<'_>),
     ) {
-        let held = self.held.remove(&call.tool_call_id);
+        // Calls are held only while rejections are hidden: skip the lookup otherwise.
+        let held = match self.held.is_empty() {
+            true => None,
+            false => self.held.remove(&call.tool_call_id),
+        };
         if let (Some(held), false) = (&held, matches!(outcome, ToolOutcome::Rejected { .. })) {
             show_input(self.step.unwrap_or(0), held, show);
         }

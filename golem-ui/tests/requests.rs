@@ -4,7 +4,10 @@
 mod common;
 
 use futures_util::StreamExt;
-use golem::RunState;
+use golem::model::function::FunctionModel;
+use golem::model::{ModelResponse, ResponsePart, ToolCallPart};
+use golem::tool::FunctionTool;
+use golem::{Agent, RunContext, RunState};
 use golem_ui::ag_ui::RunAgentInput;
 use golem_ui::ai_sdk::ChatRequest;
 use golem_ui::{Decision, Turn, TurnError};
@@ -177,17 +180,49 @@ async fn a_prompt_without_answers_answers_the_waiting_calls_as_not_run() {
 
 #[tokio::test]
 async fn answers_must_cover_every_waiting_call_when_there_is_no_prompt() {
-    let mut state = paused().await;
-    let empty_answers = Turn {
+    let model = FunctionModel::new(|_, _| {
+        ModelResponse::new(vec![
+            ResponsePart::ToolCall(ToolCallPart::new("delete", r#"{"path":"a"}"#, "d1")),
+            ResponsePart::ToolCall(ToolCallPart::new("delete", r#"{"path":"b"}"#, "d2")),
+        ])
+    });
+    let delete = FunctionTool::new(
+        "delete",
+        |_ctx: RunContext<()>, args: common::Delete| async move {
+            Ok::<_, golem::ModelRetry>(args.path)
+        },
+    )
+    .requires_approval(true);
+    let agent = Agent::<(), String>::builder(model)
+        .tool(delete)
+        .build()
+        .expect("the agent builds");
+    let mut run = agent.start("Delete a and b", ());
+    let mut events = run.events();
+    while events.next().await.is_some() {}
+    drop(events);
+    let state = run.into_state();
+    assert_eq!(state.awaiting_approval().len(), 2);
+
+    let mut unchanged = state.clone();
+    let half = Turn {
         prompt: None,
-        decisions: vec![],
+        decisions: vec![Decision::Approve {
+            tool_call_id: "d1".into(),
+        }],
     };
-    assert_eq!(empty_answers.apply(&mut state), Err(TurnError::Empty));
+    assert_eq!(
+        half.apply(&mut unchanged),
+        Err(TurnError::Unanswered {
+            tool_call_id: "d2".into()
+        })
+    );
+    assert_eq!(unchanged, state);
     assert_eq!(
         TurnError::Unanswered {
-            tool_call_id: "d1".into()
+            tool_call_id: "d2".into()
         }
         .to_string(),
-        "the thread still waits for an answer on call `d1`"
+        "the thread still waits for an answer on call `d2`"
     );
 }
