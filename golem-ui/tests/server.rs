@@ -7,7 +7,8 @@ mod common;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use golem::model::{Message, RequestPart};
+use golem::model::function::FunctionModel;
+use golem::model::{Message, ModelError, ModelResponse, RequestPart};
 use golem::output::Output;
 use golem::{Agent, RunState};
 use golem_ui::server::ChatServer;
@@ -319,6 +320,17 @@ async fn a_client_that_goes_away_stops_the_run_and_the_thread_is_saved_whole() {
         let chunk = body.next().await.expect("more").expect("bytes");
         seen.push_str(&String::from_utf8_lossy(&chunk));
     }
+    // A second request while the run holds the thread: a conflict, nothing written.
+    let (status, lines) = post(
+        &format!("{}/ai-sdk", served.url),
+        &json!({"id": "w", "messages": [user("Hurry up")]}),
+    )
+    .await;
+    assert_eq!(status, 409);
+    assert_eq!(
+        lines,
+        [r#"{"error":{"code":"busy","message":"thread `w` is busy with another request"}}"#]
+    );
     drop(body);
 
     // The run stops and saves the thread; until then the thread is busy.
@@ -361,4 +373,47 @@ async fn a_client_that_goes_away_stops_the_run_and_the_thread_is_saved_whole() {
         lines[3],
         r#"{"type":"text-delta","id":"2-0","delta":"Done waiting."}"#
     );
+}
+
+#[tokio::test]
+async fn a_run_that_fails_ends_the_stream_with_an_error_and_keeps_the_thread() {
+    let model = FunctionModel::new(|messages: &[Message], _| match messages.len() {
+        1 => Ok(ModelResponse::tool_call("add", r#"{"a":2,"b":3}"#, "c1")),
+        3 => Err(ModelError::Truncated),
+        _ => Ok(ModelResponse::text("5")),
+    });
+    let agent = Agent::<(), String>::builder(model)
+        .tool(common::add())
+        .build()
+        .expect("the agent builds");
+    let served = serve(agent, |server| server).await;
+    let url = format!("{}/ai-sdk", served.url);
+    let (status, lines) = post(&url, &json!({"id": "f", "messages": [user("2 + 3?")]})).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        lines,
+        [
+            r#"{"type":"start","messageId":"f-0"}"#,
+            r#"{"type":"start-step"}"#,
+            r#"{"type":"tool-input-available","toolCallId":"c1","toolName":"add","input":{"a":2,"b":3}}"#,
+            r#"{"type":"tool-output-available","toolCallId":"c1","output":5}"#,
+            r#"{"type":"finish-step"}"#,
+            r#"{"type":"start-step"}"#,
+            r#"{"type":"finish-step"}"#,
+            r#"{"type":"error","errorText":"the run failed at the model stage"}"#,
+            "[DONE]",
+        ]
+    );
+    // The failed run's state is the thread's, with the call answered; the next message
+    // goes on from it.
+    let state = served
+        .store
+        .load("f")
+        .await
+        .expect("saved")
+        .expect("a state");
+    assert_eq!(state.messages().len(), 3);
+    let (status, lines) = post(&url, &json!({"id": "f", "messages": [user("Try again")]})).await;
+    assert_eq!(status, 200);
+    assert_eq!(lines[3], r#"{"type":"text-delta","id":"3-0","delta":"5"}"#);
 }
