@@ -268,6 +268,21 @@ async fn bad_input_gets_a_json_error_and_a_status() {
         [r#"{"error":{"code":"not_found","message":"no thread `nope`"}}"#]
     );
 
+    // A first message that also answers calls: there is no thread that asked.
+    let (status, lines) = post(
+        &format!("{}/ag-ui", served.url),
+        &json!({"threadId": "fresh", "runId": "r1", "messages": [
+                {"id": "u", "role": "user", "content": "Hi"}],
+            "resume": [{"interruptId": "c1", "status": "resolved", "payload": {"approved": true}}]}),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert_eq!(
+        lines,
+        [r#"{"error":{"code":"not_found","message":"no thread `fresh`"}}"#]
+    );
+    assert!(served.store.load("fresh").await.unwrap_err().is_not_found());
+
     let (status, lines) = post(&url, &json!({"id": "x", "messages": []})).await;
     assert_eq!(status, 400);
     assert_eq!(

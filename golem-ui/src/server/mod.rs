@@ -47,7 +47,7 @@ pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
 ///
 /// Refused requests get a JSON body `{"error": {"code", "message"}}` ([`ApiError`]): 400
 /// for a malformed body, an empty turn or an answer to a call the thread does not wait on,
-/// 404 for an unknown thread (a thread is created by its first user message), 409 when
+/// 404 for an unknown thread (a first user message without answers makes one), 409 when
 /// another request holds the thread or the thread waits for answers the request does not
 /// give, 413 for a body over the limit.
 ///
@@ -253,28 +253,34 @@ where
         if turn.prompt.is_none() && turn.decisions.is_empty() {
             return Err(crate::TurnError::Empty.into());
         }
-        let mut lease = self.store.lock(thread_id, turn.prompt.is_some()).await?;
+        // Only a first message makes a thread: answers need one that asked.
+        let create = turn.prompt.is_some() && turn.decisions.is_empty();
+        let mut lease = self.store.lock(thread_id, create).await?;
         let (run, messages) = match lease.take_state() {
-            None => match turn {
-                Turn {
-                    prompt: Some(prompt),
-                    decisions,
-                } if decisions.is_empty() => (self.agent.start(prompt, self.deps.clone()), 0),
-                turn => {
-                    let mut empty = RunState::from_history(Vec::new());
-                    let error = turn.apply(&mut empty).err();
-                    self.store.release(lease).await?;
-                    return Err(error.unwrap_or(crate::TurnError::Empty).into());
+            Some(mut state) => match turn.apply(&mut state) {
+                Ok(()) => {
+                    let messages = state.messages().len();
+                    (self.agent.restore(state, self.deps.clone()), messages)
                 }
-            },
-            Some(mut state) => {
-                if let Err(error) = turn.apply(&mut state) {
+                Err(error) => {
                     self.store.release(lease).await?;
                     return Err(error.into());
                 }
-                let messages = state.messages().len();
-                (self.agent.restore(state, self.deps.clone()), messages)
-            }
+            },
+            // A new thread: it waits on no call, so it takes a prompt and no answers.
+            None => match (turn.prompt, turn.decisions.first()) {
+                (Some(prompt), None) => (self.agent.start(prompt, self.deps.clone()), 0),
+                (_, decision) => {
+                    self.store.release(lease).await?;
+                    return Err(match decision {
+                        Some(decision) => crate::TurnError::NotAwaited {
+                            tool_call_id: decision.tool_call_id().to_owned(),
+                        },
+                        None => crate::TurnError::Empty,
+                    }
+                    .into());
+                }
+            },
         };
         Ok((lease, run, format!("{thread_id}-{messages}")))
     }
