@@ -37,11 +37,19 @@ fn clients() -> &'static Path {
 
 /// Serves `agent` on loopback with threads in a temp dir; the base URL and the dir.
 async fn serve<O: Output>(agent: Agent<(), O>) -> (String, tempfile::TempDir) {
+    serve_with(agent, |server| server).await
+}
+
+/// [`serve`], with the server configured by `configure`.
+async fn serve_with<O: Output>(
+    agent: Agent<(), O>,
+    configure: impl FnOnce(Server<O>) -> Server<O>,
+) -> (String, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("a temp dir");
     let store = SqliteThreadStore::open(dir.path().join("threads.db"))
         .await
         .expect("the store opens");
-    let app = ChatServer::new(agent, (), store).router();
+    let app = configure(ChatServer::new(agent, (), store)).router();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("a loopback port");
@@ -49,6 +57,8 @@ async fn serve<O: Output>(agent: Agent<(), O>) -> (String, tempfile::TempDir) {
     tokio::spawn(async move { axum::serve(listener, app).await });
     (url, dir)
 }
+
+type Server<O> = ChatServer<(), O, SqliteThreadStore>;
 
 /// Runs `script` on `scenario` against `url`; its JSON output.
 async fn node(script: &str, url: &str, scenario: &str) -> Value {
@@ -169,6 +179,33 @@ async fn ag_ui_http_agent_goes_through_an_interrupt() {
                 {"id": "r2-result-d1", "toolCallId": "d1", "role": "tool", "content": "deleted a.txt"},
                 {"id": "r2-2-0", "role": "assistant", "content": "Deleted."},
             ],
+        })
+    );
+}
+
+#[tokio::test]
+async fn partial_output_fills_in_for_both_clients() {
+    let (url, _dir) = serve_with(common::forecaster(), |server| server.with_partial_output()).await;
+    let messages = node("ai_sdk.mjs", &url, "partial").await;
+    assert_eq!(
+        messages,
+        json!([{
+            "id": "partial-0",
+            "role": "assistant",
+            "parts": [
+                {"type": "step-start"},
+                {"type": "data-partial-output", "id": "output-1",
+                 "data": {"city": "Paris", "temp": 21}},
+            ],
+        }])
+    );
+    let (url, _dir) = serve_with(common::forecaster(), |server| server.with_partial_output()).await;
+    let run = node("ag_ui.mjs", &url, "partial").await;
+    assert_eq!(
+        run,
+        json!({
+            "state": {"output": {"city": "Paris", "temp": 21}},
+            "messages": [{"id": "u1", "role": "user", "content": "Weather in Paris?"}],
         })
     );
 }

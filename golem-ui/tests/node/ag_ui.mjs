@@ -1,8 +1,8 @@
 // Drives golem-ui's `POST /ag-ui` with `@ag-ui/client`'s HttpAgent, whose event verifier
 // rejects streams out of order. Prints the agent's messages (and the interrupt, for the
-// approval) as JSON; exits non-zero on any protocol error.
+// approval, the shared state for partial output) as JSON; exits non-zero on any protocol error.
 //
-//   node ag_ui.mjs <base-url> tools|approval
+//   node ag_ui.mjs <base-url> tools|approval|partial
 import { HttpAgent } from '@ag-ui/client';
 
 const [base, scenario] = process.argv.slice(2);
@@ -40,6 +40,11 @@ if (scenario === 'tools') {
   }));
   const done = await run(deleter, { runId: 'r2', resume });
   console.log(JSON.stringify({ outcome: paused.outcome, done: done.outcome, messages: deleter.messages }));
+} else if (scenario === 'partial') {
+  // The agent's shared state follows STATE_SNAPSHOT and the STATE_DELTA patches.
+  const forecaster = agent('partial', 'Weather in Paris?');
+  await run(forecaster, { runId: 'r1' });
+  console.log(JSON.stringify({ state: forecaster.state, messages: forecaster.messages }));
 } else {
   throw new Error(`unknown scenario ${scenario}`);
 }

@@ -3,7 +3,7 @@
 // `useChat` validates with) and rebuilt into a UI message by `readUIMessageStream`.
 // Prints the rebuilt assistant messages as JSON; exits non-zero on any protocol error.
 //
-//   node ai_sdk.mjs <base-url> tools|approval
+//   node ai_sdk.mjs <base-url> tools|approval|partial
 import { parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema } from 'ai';
 
 const [base, scenario] = process.argv.slice(2);
@@ -63,6 +63,9 @@ if (scenario === 'tools') {
   }
   const done = await send({ id: 'approval', messages: [user('Delete a.txt'), answered] }, answered);
   console.log(JSON.stringify([asked, done]));
+} else if (scenario === 'partial') {
+  const message = await send({ id: 'partial', messages: [user('Weather in Paris?')] });
+  console.log(JSON.stringify([message]));
 } else {
   throw new Error(`unknown scenario ${scenario}`);
 }
