@@ -1,0 +1,169 @@
+//! [`AgUiEvent`]: one AG-UI event.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// One AG-UI 1.0 event, as the JSON an AG-UI client (`@ag-ui/client`'s `HttpAgent`) reads
+/// from each SSE `data:` line.
+///
+/// ```
+/// use golem_ui::ag_ui::AgUiEvent;
+///
+/// let event = AgUiEvent::TextMessageContent { message_id: "r1-1-0".into(), delta: "Hel".into() };
+/// assert_eq!(
+///     serde_json::to_string(&event)?,
+///     r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"r1-1-0","delta":"Hel"}"#
+/// );
+/// # Ok::<_, serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(
+    tag = "type",
+    rename_all = "SCREAMING_SNAKE_CASE",
+    rename_all_fields = "camelCase"
+)]
+#[non_exhaustive]
+pub enum AgUiEvent {
+    /// The run starts.
+    RunStarted {
+        /// The thread.
+        thread_id: String,
+        /// The run.
+        run_id: String,
+    },
+    /// The run ended: finished, or paused on calls that wait for approval.
+    RunFinished {
+        /// The thread.
+        thread_id: String,
+        /// The run.
+        run_id: String,
+        /// Why it ended: `{"type": "success"}`, or `{"type": "interrupt", "interrupts": [..]}`
+        /// when calls wait for approval.
+        outcome: Outcome,
+        /// The run's output, when the encoder reports it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        result: Option<Value>,
+    },
+    /// The run failed.
+    RunError {
+        /// What the UI shows.
+        message: String,
+    },
+    /// A step (a model request and the handling of its response) starts.
+    StepStarted {
+        /// `turn-<n>`.
+        step_name: String,
+    },
+    /// The step ends.
+    StepFinished {
+        /// `turn-<n>`.
+        step_name: String,
+    },
+    /// An assistant text message starts.
+    TextMessageStart {
+        /// The message.
+        message_id: String,
+        /// Always `assistant`.
+        role: Role,
+    },
+    /// More text (never empty).
+    TextMessageContent {
+        /// The message.
+        message_id: String,
+        /// The text that arrived.
+        delta: String,
+    },
+    /// The text message is complete.
+    TextMessageEnd {
+        /// The message.
+        message_id: String,
+    },
+    /// A tool call starts.
+    ToolCallStart {
+        /// The call.
+        tool_call_id: String,
+        /// The tool.
+        tool_call_name: String,
+        /// The assistant message the call belongs to.
+        parent_message_id: String,
+    },
+    /// More of the call's arguments, as JSON text.
+    ToolCallArgs {
+        /// The call.
+        tool_call_id: String,
+        /// The fragment.
+        delta: String,
+    },
+    /// The call's arguments are complete.
+    ToolCallEnd {
+        /// The call.
+        tool_call_id: String,
+    },
+    /// The call's result: what it returned, the feedback of its rejection, or the reason
+    /// it was denied.
+    ToolCallResult {
+        /// The tool message that carries the result.
+        message_id: String,
+        /// The call.
+        tool_call_id: String,
+        /// The result as text (JSON for values that are not strings).
+        content: String,
+    },
+    /// The whole shared state: `{"output": <the structured answer so far>}`.
+    StateSnapshot {
+        /// The state.
+        snapshot: Value,
+    },
+    /// A change to the shared state, as an RFC 6902 JSON Patch.
+    StateDelta {
+        /// The patch operations.
+        delta: Value,
+    },
+    /// An event of golem's own: `golem.rejection`.
+    Custom {
+        /// The event's name.
+        name: String,
+        /// Its value.
+        value: Value,
+    },
+}
+
+/// Why a run ended, in [`AgUiEvent::RunFinished`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Outcome {
+    /// It finished.
+    Success,
+    /// It paused on calls that wait for approval, one interrupt each.
+    Interrupt {
+        /// The calls that wait.
+        interrupts: Vec<Interrupt>,
+    },
+}
+
+/// The role of a streamed message: golem streams assistant messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Role {
+    /// The assistant.
+    Assistant,
+}
+
+/// A call that waits for the user's approval, as an AG-UI interrupt. The answer comes back
+/// in the next request's `resume` entry for `id` (see
+/// [`RunAgentInput`](super::RunAgentInput)).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Interrupt {
+    /// The interrupt: golem uses the call's id.
+    pub id: String,
+    /// Always `tool_call`.
+    pub reason: String,
+    /// The call.
+    pub tool_call_id: String,
+    /// The tool and its arguments: `{"toolName": .., "input": ..}`.
+    pub metadata: Value,
+}

@@ -1,0 +1,384 @@
+//! [`RunView`]: what a chat UI shows of a run, decided once for both protocols.
+//!
+//! Both encoders read a run's events through a `RunView`, which turns them into [`Show`]
+//! items: which text or reasoning part opens and closes, when a tool call appears, what it
+//! returned, which calls wait for approval, what a rejection said. The view owns the
+//! bookkeeping the protocols share (open parts, calls by part, calls held back while
+//! rejected rounds are hidden); each encoder only spells the items in its protocol.
+
+use std::collections::HashMap;
+
+use golem::RunEvent;
+use golem::model::{ResponseDelta, ResponsePart, ToolCallPart};
+use golem::output::Output;
+use golem::run::{Rejection, ToolOutcome};
+use serde_json::Value;
+
+/// Whether rejected rounds reach the UI.
+///
+/// A rejected tool call is, by default, shown as a tool call whose output is an error with
+/// the feedback the model got, and each rejection is also reported on its own (the turn, the
+/// stage, retry n of N). [`Hidden`](Self::Hidden) shows a tool call only once it ran and was
+/// not rejected, and reports no rejection; text that streamed before its answer was rejected
+/// stays, since both protocols only append.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Rejections {
+    /// Rejected calls and rejections are shown.
+    #[default]
+    Shown,
+    /// Rejected calls and rejections are left out.
+    Hidden,
+}
+
+/// What kind of text part is open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TextKind {
+    /// Text for the user.
+    Text,
+    /// The model's reasoning.
+    Reasoning,
+}
+
+/// One thing the UI shows, in order.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Show<'e> {
+    /// A model request starts (a step, for both protocols).
+    StepStart { turn: u32 },
+    /// The step ends: its response was handled, or the run paused or ended.
+    StepEnd { turn: u32 },
+    /// A text or reasoning part opens.
+    TextStart {
+        kind: TextKind,
+        turn: u32,
+        part: usize,
+    },
+    /// More of an open part.
+    TextDelta {
+        kind: TextKind,
+        turn: u32,
+        part: usize,
+        delta: &'e str,
+    },
+    /// The part is complete.
+    TextEnd {
+        kind: TextKind,
+        turn: u32,
+        part: usize,
+    },
+    /// A tool call appears, its arguments still to come.
+    ToolStart {
+        turn: u32,
+        call_id: &'e str,
+        tool_name: &'e str,
+    },
+    /// More of a call's arguments, as JSON text.
+    ToolArgs { call_id: &'e str, delta: &'e str },
+    /// The call's arguments are complete. `streamed` says whether `ToolStart` and
+    /// `ToolArgs` showed them already.
+    ToolInput {
+        turn: u32,
+        call: &'e ToolCallPart,
+        streamed: bool,
+    },
+    /// The call returned this value.
+    ToolOutput { call_id: &'e str, output: &'e Value },
+    /// The call was rejected (its feedback) or failed.
+    ToolError { call_id: &'e str, error: &'e str },
+    /// The caller denied the call; the reason is its result.
+    ToolDenied { call_id: &'e str, reason: &'e str },
+    /// The call waits for the user's approval.
+    ApprovalRequest { call: &'e ToolCallPart },
+    /// A rejection, with its feedback and budget.
+    Rejected(&'e Rejection),
+    /// The structured answer so far, as JSON.
+    Partial { turn: u32, value: Value },
+    /// The run's output, as JSON.
+    Output(Value),
+}
+
+/// A tool call's arguments as a JSON value: parsed, or the text itself when it is not JSON.
+pub(crate) fn call_input(call: &ToolCallPart) -> Value {
+    serde_json::from_str(&call.args).unwrap_or_else(|_| Value::String(call.args.clone()))
+}
+
+/// Renders a value of the run as JSON for the UI.
+pub(crate) type Render<T> = fn(&T) -> Option<Value>;
+
+/// What a UI shows of one stream of a run: see the module docs.
+pub(crate) struct RunView<O: Output> {
+    rejections: Rejections,
+    output_tool: String,
+    partial: Option<Render<O::Partial>>,
+    output: Option<Render<O>>,
+    /// The model turn of the step that is open, if one is.
+    step: Option<u32>,
+    /// Whether a delta arrived in this turn (else its response is shown whole).
+    streamed: bool,
+    /// The text and reasoning parts open in this turn, in the order they opened.
+    open: Vec<(TextKind, usize)>,
+    /// This turn's streamed calls by part: their id, and whether the UI sees them (the
+    /// output tool's calls and, while rejections are hidden, every call, are not shown).
+    calls: Vec<(usize, String, bool)>,
+    /// Calls held back until their outcome is known (rejections hidden), by id.
+    held: HashMap<String, ToolCallPart>,
+}
+
+impl<O: Output> std::fmt::Debug for RunView<O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunView")
+            .field("rejections", &self.rejections)
+            .field("output_tool", &self.output_tool)
+            .field("step", &self.step)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<O: Output> RunView<O> {
+    pub(crate) fn new() -> Self {
+        RunView {
+            rejections: Rejections::Shown,
+            output_tool: golem::DEFAULT_OUTPUT_TOOL_NAME.to_owned(),
+            partial: None,
+            output: None,
+            step: None,
+            streamed: false,
+            open: Vec::new(),
+            calls: Vec::new(),
+            held: HashMap::new(),
+        }
+    }
+
+    pub(crate) fn set_rejections(&mut self, rejections: Rejections) {
+        self.rejections = rejections;
+    }
+
+    pub(crate) fn set_output_tool(&mut self, name: String) {
+        self.output_tool = name;
+    }
+
+    pub(crate) fn set_partial(&mut self, render: Render<O::Partial>) {
+        self.partial = Some(render);
+    }
+
+    pub(crate) fn set_output(&mut self, render: Render<O>) {
+        self.output = Some(render);
+    }
+
+    fn hidden(&self) -> bool {
+        self.rejections == Rejections::Hidden
+    }
+
+    /// Closes the step that is open, if one is.
+    pub(crate) fn end_step(&mut self, show: &mut impl FnMut(Show<'_>)) {
+        self.close_parts(show);
+        if let Some(turn) = self.step.take() {
+            show(Show::StepEnd { turn });
+        }
+    }
+
+    fn close_parts(&mut self, show: &mut impl FnMut(Show<'_>)) {
+        let turn = self.step.unwrap_or(0);
+        for (kind, part) in self.open.drain(..) {
+            show(Show::TextEnd { kind, turn, part });
+        }
+    }
+
+    /// What `event` shows, passed to `show` in order.
+    pub(crate) fn event(&mut self, event: &RunEvent<O>, show: &mut impl FnMut(Show<'_>)) {
+        match event {
+            RunEvent::RequestSent { turn } => {
+                self.end_step(show);
+                self.step = Some(*turn);
+                self.streamed = false;
+                self.calls.clear();
+                show(Show::StepStart { turn: *turn });
+            }
+            RunEvent::Delta { turn, delta } => self.delta(*turn, delta, show),
+            RunEvent::ResponseReceived { turn, response } => {
+                self.close_parts(show);
+                for (index, part) in response.parts.iter().enumerate() {
+                    match part {
+                        ResponsePart::Text(text) if !self.streamed => {
+                            self.whole(TextKind::Text, *turn, index, &text.content, show);
+                        }
+                        ResponsePart::Thinking(thinking) if !self.streamed => {
+                            self.whole(TextKind::Reasoning, *turn, index, &thinking.content, show);
+                        }
+                        ResponsePart::ToolCall(call) => self.response_call(*turn, call, show),
+                        _ => {}
+                    }
+                }
+            }
+            RunEvent::ApprovalRequired { calls, .. } => {
+                for call in calls {
+                    if let Some(held) = self.held.remove(&call.tool_call_id) {
+                        show_input(self.step.unwrap_or(0), &held, show);
+                    }
+                    show(Show::ApprovalRequest { call });
+                }
+                self.end_step(show);
+            }
+            RunEvent::ToolCallFinished { call, outcome, .. } => self.outcome(call, outcome, show),
+            RunEvent::Rejected(rejection) if !self.hidden() => show(Show::Rejected(rejection)),
+            RunEvent::PartialOutput { turn, partial } => {
+                if let Some(value) = self.partial.and_then(|render| render(partial)) {
+                    show(Show::Partial { turn: *turn, value });
+                }
+            }
+            RunEvent::Finished(result) => {
+                self.end_step(show);
+                if let Some(value) = self.output.and_then(|render| render(&result.output)) {
+                    show(Show::Output(value));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn delta(&mut self, turn: u32, delta: &ResponseDelta, show: &mut impl FnMut(Show<'_>)) {
+        self.streamed = true;
+        match delta {
+            ResponseDelta::Text { part, text } => {
+                self.text(TextKind::Text, turn, *part, text, show)
+            }
+            ResponseDelta::Thinking { part, text } => {
+                self.text(TextKind::Reasoning, turn, *part, text, show);
+            }
+            ResponseDelta::ToolCallStart {
+                part,
+                tool_name,
+                tool_call_id,
+            } => {
+                let shown = !self.hidden() && *tool_name != self.output_tool;
+                self.calls.push((*part, tool_call_id.clone(), shown));
+                if shown {
+                    show(Show::ToolStart {
+                        turn,
+                        call_id: tool_call_id,
+                        tool_name,
+                    });
+                }
+            }
+            ResponseDelta::ToolCallArgs { part, args } => {
+                let call = self.calls.iter().find(|(p, _, _)| p == part);
+                if let Some((_, call_id, true)) = call
+                    && !args.is_empty()
+                {
+                    show(Show::ToolArgs {
+                        call_id,
+                        delta: args,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn text(
+        &mut self,
+        kind: TextKind,
+        turn: u32,
+        part: usize,
+        delta: &str,
+        show: &mut impl FnMut(Show<'_>),
+    ) {
+        if delta.is_empty() {
+            return;
+        }
+        if !self.open.contains(&(kind, part)) {
+            self.open.push((kind, part));
+            show(Show::TextStart { kind, turn, part });
+        }
+        show(Show::TextDelta {
+            kind,
+            turn,
+            part,
+            delta,
+        });
+    }
+
+    fn whole(
+        &mut self,
+        kind: TextKind,
+        turn: u32,
+        part: usize,
+        text: &str,
+        show: &mut impl FnMut(Show<'_>),
+    ) {
+        if text.is_empty() {
+            return;
+        }
+        show(Show::TextStart { kind, turn, part });
+        show(Show::TextDelta {
+            kind,
+            turn,
+            part,
+            delta: text,
+        });
+        show(Show::TextEnd { kind, turn, part });
+    }
+
+    fn response_call(&mut self, turn: u32, call: &ToolCallPart, show: &mut impl FnMut(Show<'_>)) {
+        if call.tool_name == self.output_tool {
+            return;
+        }
+        if self.hidden() {
+            self.held.insert(call.tool_call_id.clone(), call.clone());
+            return;
+        }
+        let streamed = self
+            .calls
+            .iter()
+            .any(|(_, id, shown)| *shown && *id == call.tool_call_id);
+        show(Show::ToolInput {
+            turn,
+            call,
+            streamed,
+        });
+    }
+
+    fn outcome(
+        &mut self,
+        call: &ToolCallPart,
+        outcome: &ToolOutcome,
+        show: &mut impl FnMut(Show<'_>),
+    ) {
+        // Calls are held only while rejections are hidden: skip the lookup otherwise.
+        let held = match self.held.is_empty() {
+            true => None,
+            false => self.held.remove(&call.tool_call_id),
+        };
+        if let (Some(held), false) = (&held, matches!(outcome, ToolOutcome::Rejected { .. })) {
+            show_input(self.step.unwrap_or(0), held, show);
+        }
+        let call_id = call.tool_call_id.as_str();
+        match outcome {
+            ToolOutcome::Returned(output) => show(Show::ToolOutput { call_id, output }),
+            // A call held back and then rejected is never shown; one shown already (its
+            // approval was asked) gets its error.
+            ToolOutcome::Rejected { feedback } if held.is_none() => show(Show::ToolError {
+                call_id,
+                error: feedback,
+            }),
+            ToolOutcome::Failed { .. } => show(Show::ToolError {
+                call_id,
+                error: TOOL_FAILED,
+            }),
+            ToolOutcome::Denied { reason } => show(Show::ToolDenied { call_id, reason }),
+            _ => {}
+        }
+    }
+}
+
+/// What the UI sees of a call that failed with an error (not a rejection): the error itself
+/// stays on the server, where the run's error carries it.
+pub(crate) const TOOL_FAILED: &str = "the tool failed";
+
+fn show_input(turn: u32, call: &ToolCallPart, show: &mut impl FnMut(Show<'_>)) {
+    show(Show::ToolInput {
+        turn,
+        call,
+        streamed: false,
+    });
+}

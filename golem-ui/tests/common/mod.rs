@@ -1,0 +1,155 @@
+//! Scripted agents the tests share: a streamed answer, a rejected tool call, a call that
+//! waits for approval, a structured answer that fills in.
+#![allow(dead_code, unreachable_pub)]
+
+use golem::model::function::FunctionModel;
+use golem::model::{Message, ModelResponse, ResponseDelta, StreamEvent};
+use golem::tool::FunctionTool;
+use golem::{Agent, ModelRetry, RunContext};
+
+#[golem::args]
+pub struct Add {
+    pub a: i64,
+    pub b: i64,
+}
+
+#[golem::args]
+pub struct Delete {
+    pub path: String,
+}
+
+/// `add`, which rejects a negative `a`.
+pub fn add() -> impl golem::tool::Tool<()> {
+    FunctionTool::new("add", |_ctx: RunContext<()>, args: Add| async move {
+        if args.a < 0 {
+            return Err(ModelRetry::new("a must not be negative"));
+        }
+        Ok(args.a + args.b)
+    })
+}
+
+/// An agent that streams "Hel", "lo!" and answers "Hello!".
+pub fn hello() -> Agent<(), String> {
+    let model = FunctionModel::new_stream(|_, _| {
+        let text = |text: &str| {
+            StreamEvent::Delta(ResponseDelta::Text {
+                part: 0,
+                text: text.into(),
+            })
+        };
+        vec![
+            text("Hel"),
+            text("lo!"),
+            StreamEvent::Done(ModelResponse::text("Hello!")),
+        ]
+    });
+    Agent::builder(model).build().expect("the agent builds")
+}
+
+/// An agent whose first call of `add` is rejected, whose second returns 5, and which then
+/// answers "5", none of it streamed.
+pub fn adder() -> Agent<(), String> {
+    let model = FunctionModel::new(|messages: &[Message], _| match messages.len() {
+        1 => ModelResponse::tool_call("add", r#"{"a":-1,"b":3}"#, "c1"),
+        3 => ModelResponse::tool_call("add", r#"{"a":2,"b":3}"#, "c2"),
+        _ => ModelResponse::text("5"),
+    });
+    Agent::builder(model)
+        .tool(add())
+        .tool_retries(1)
+        .build()
+        .expect("the agent builds")
+}
+
+/// An agent that streams a call of `delete`, which waits for approval, then answers
+/// "Deleted." or, when the call was denied, "Kept.".
+pub fn deleter() -> Agent<(), String> {
+    let model = FunctionModel::new_stream(|messages: &[Message], _| {
+        if messages.len() == 1 {
+            let call = ModelResponse::tool_call("delete", r#"{"path":"a.txt"}"#, "d1");
+            return vec![
+                StreamEvent::Delta(ResponseDelta::ToolCallStart {
+                    part: 0,
+                    tool_name: "delete".into(),
+                    tool_call_id: "d1".into(),
+                }),
+                StreamEvent::Delta(ResponseDelta::ToolCallArgs {
+                    part: 0,
+                    args: r#"{"path":"#.into(),
+                }),
+                StreamEvent::Delta(ResponseDelta::ToolCallArgs {
+                    part: 0,
+                    args: r#""a.txt"}"#.into(),
+                }),
+                StreamEvent::Done(call),
+            ];
+        }
+        let denied = format!("{:?}", messages.last()).contains("denied");
+        let answer = if denied { "Kept." } else { "Deleted." };
+        vec![StreamEvent::Done(ModelResponse::text(answer))]
+    });
+    let delete = FunctionTool::new("delete", |_ctx: RunContext<()>, args: Delete| async move {
+        Ok::<_, ModelRetry>(format!("deleted {}", args.path))
+    })
+    .requires_approval(true);
+    Agent::builder(model)
+        .tool(delete)
+        .build()
+        .expect("the agent builds")
+}
+
+#[golem::args]
+pub struct Forecast {
+    pub city: String,
+    pub temp: u32,
+}
+
+/// An agent whose structured answer (a `Json<Forecast>`, partial as untyped JSON) streams through the output tool in three
+/// fragments.
+pub fn forecaster() -> Agent<(), golem::output::Json<Forecast>> {
+    let model = FunctionModel::new_stream(|_, _| {
+        let args = |args: &str| {
+            StreamEvent::Delta(ResponseDelta::ToolCallArgs {
+                part: 0,
+                args: args.into(),
+            })
+        };
+        vec![
+            StreamEvent::Delta(ResponseDelta::ToolCallStart {
+                part: 0,
+                tool_name: golem::DEFAULT_OUTPUT_TOOL_NAME.into(),
+                tool_call_id: "o1".into(),
+            }),
+            args(r#"{"city":"Par"#),
+            args(r#"is","temp":2"#),
+            args("1}"),
+            StreamEvent::Done(ModelResponse::tool_call(
+                golem::DEFAULT_OUTPUT_TOOL_NAME,
+                r#"{"city":"Paris","temp":21}"#,
+                "o1",
+            )),
+        ]
+    });
+    Agent::builder(model).build().expect("the agent builds")
+}
+
+#[golem::args]
+pub struct Wait {
+    pub seconds: u32,
+}
+
+/// An agent that calls `wait`, a tool that never returns on its own.
+pub fn waiter() -> Agent<(), String> {
+    let model = FunctionModel::new(|messages: &[Message], _| match messages.len() {
+        1 => ModelResponse::tool_call("wait", r#"{"seconds":3600}"#, "w1"),
+        _ => ModelResponse::text("Done waiting."),
+    });
+    let wait = FunctionTool::new("wait", |_ctx: RunContext<()>, _args: Wait| async move {
+        std::future::pending::<()>().await;
+        Ok::<_, ModelRetry>(0)
+    });
+    Agent::builder(model)
+        .tool(wait)
+        .build()
+        .expect("the agent builds")
+}
