@@ -73,7 +73,13 @@ impl Transcript {
                     for part in &request.parts {
                         match part {
                             RequestPart::SystemPrompt(p) => line(&mut out, "system", &p.content),
-                            RequestPart::UserPrompt(p) => line(&mut out, "user", &p.content),
+                            RequestPart::UserPrompt(p) => {
+                                let mut text = p.text().into_owned();
+                                for media in p.media() {
+                                    text.push_str(&format!(" [{}]", media.describe()));
+                                }
+                                line(&mut out, "user", &text)
+                            }
                             RequestPart::ToolReturn(p) => line(
                                 &mut out,
                                 "tool",
