@@ -795,6 +795,76 @@ mod tests {
     }
 
     #[test]
+    fn a_text_prompt_is_stored_as_a_string_and_read_back_from_one() {
+        let request = ModelRequest::user_prompt("Roll");
+        let value = serde_json::to_value(&request).expect("serializes");
+        assert_eq!(
+            value,
+            json!({"parts": [{"part_kind": "user_prompt", "content": "Roll"}]})
+        );
+        let saved = r#"{"parts": [{"part_kind": "user_prompt", "content": "Roll"}]}"#;
+        assert_eq!(
+            serde_json::from_str::<ModelRequest>(saved).expect("reads"),
+            request
+        );
+    }
+
+    #[test]
+    fn media_prompts_and_tool_results_round_trip_with_base64_bytes() {
+        use crate::model::{BinaryContent, ImageUrl, ToolContent, UserContent};
+
+        let history = vec![
+            Message::Request(ModelRequest::user_prompt([
+                UserContent::text("What is this?"),
+                ImageUrl::new("https://x.test/dice")
+                    .with_media_type("image/png")
+                    .into(),
+                UserContent::document_url("https://x.test/rules.pdf"),
+                BinaryContent::new(vec![1u8, 2, 3], "audio/wav").into(),
+            ])),
+            Message::Response(ModelResponse::tool_call("chart", "{}", "c1")),
+            Message::Request(ModelRequest::new(vec![RequestPart::tool_return(
+                "chart",
+                "c1",
+                ToolContent::new("March").with(BinaryContent::new(vec![0x89, b'P'], "image/png")),
+            )])),
+        ];
+        let value = serde_json::to_value(&history).expect("serializes");
+        assert_eq!(
+            value[0]["parts"][0]["content"],
+            json!([
+                {"text": "What is this?"},
+                {"image_url": {"url": "https://x.test/dice", "media_type": "image/png"}},
+                {"document_url": {"url": "https://x.test/rules.pdf"}},
+                {"binary": {"data": "AQID", "media_type": "audio/wav"}},
+            ])
+        );
+        assert_eq!(
+            value[2]["parts"][0],
+            json!({
+                "part_kind": "tool_return",
+                "tool_name": "chart",
+                "tool_call_id": "c1",
+                "content": "March",
+                "media": [{"binary": {"data": "iVA=", "media_type": "image/png"}}],
+            })
+        );
+        let back: Vec<Message> = serde_json::from_value(value).expect("deserializes");
+        assert_eq!(back, history);
+    }
+
+    #[test]
+    fn debug_output_never_shows_the_bytes() {
+        use crate::model::BinaryContent;
+
+        let part = UserPromptPart::from_parts([BinaryContent::new(vec![0xAB; 3000], "image/png")]);
+        assert_eq!(
+            format!("{part:?}"),
+            r#"UserPromptPart { content: [Binary(BinaryContent { media_type: "image/png", len: 3000 })] }"#
+        );
+    }
+
+    #[test]
     fn tool_return_text_keeps_strings_and_serializes_the_rest() {
         let RequestPart::ToolReturn(text) = RequestPart::tool_return("t", "c", "plain") else {
             unreachable!()
