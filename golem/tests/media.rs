@@ -410,6 +410,29 @@ async fn anthropic_refuses_audio_and_an_image_over_five_megabytes_before_sending
     assert!(bodies(&server).await.is_empty(), "nothing was sent");
 }
 
+#[tokio::test]
+async fn a_stream_is_refused_the_same_way_before_sending() {
+    use futures_util::StreamExt as _;
+
+    let server = serve("/v1/messages", vec![json_ok(anthropic_answer("Dice."))]).await;
+    let model = anthropic(&server);
+    let history = history(vec![wav()]);
+    let params = params();
+    let mut stream = model.request_stream(&history, &params);
+    let error = match stream.next().await {
+        Some(Err(error)) => error,
+        other => panic!("a refusal first: {other:?}"),
+    };
+    assert_refused(
+        error,
+        "anthropic",
+        0,
+        "audio/wav bytes (4 bytes)",
+        "anthropic takes no audio in a message",
+    );
+    assert!(bodies(&server).await.is_empty(), "nothing was sent");
+}
+
 // ---------------------------------------------------------------------------------------
 // Gemini
 

@@ -386,6 +386,19 @@ impl ToolContent {
     }
 }
 
+/// `value` as traces may show it: a [`ToolContent`]'s media as their descriptions, never
+/// their bytes; any other value as it is.
+pub(crate) fn loggable(value: &Value) -> String {
+    match ToolContent::from_value(value) {
+        Some(content) => serde_json::json!({
+            "value": content.value,
+            "media": content.media.iter().map(UserContent::describe).collect::<Vec<_>>(),
+        })
+        .to_string(),
+        None => value.to_string(),
+    }
+}
+
 impl From<ToolContent> for Value {
     fn from(content: ToolContent) -> Self {
         serde_json::to_value(content).unwrap_or(Value::Null)
@@ -603,6 +616,17 @@ mod tests {
             UserContent::image_url("data:image/png;base64,iVBORw0KGgo=").describe(),
             "an image URL (data:image/png;base64,…)"
         );
+    }
+
+    #[test]
+    fn traces_show_a_tool_s_media_without_the_bytes() {
+        let content =
+            ToolContent::new("March").with(UserContent::binary(vec![1u8; 10], "image/png"));
+        assert_eq!(
+            loggable(&content.into()),
+            r#"{"value":"March","media":["image/png bytes (10 bytes)"]}"#
+        );
+        assert_eq!(loggable(&Value::from(3)), "3");
     }
 
     #[test]

@@ -161,4 +161,22 @@ mod tests {
             ])
         );
     }
+
+    #[test]
+    fn media_parts_are_uris_and_blobs_without_their_bytes() {
+        let messages = vec![Message::Request(crate::model::ModelRequest::user_prompt([
+            UserContent::text("What is this?"),
+            UserContent::image_url("https://x.test/a.png"),
+            UserContent::binary(vec![7u8; 12], "application/pdf"),
+        ]))];
+        let sent: Value = serde_json::from_str(&input_messages(&messages)).unwrap();
+        assert_eq!(
+            sent,
+            json!([{"role": "user", "parts": [
+                {"type": "text", "content": "What is this?"},
+                {"type": "uri", "modality": "image", "uri": "https://x.test/a.png"},
+                {"type": "blob", "modality": "document", "mime_type": "application/pdf", "size": 12},
+            ]}])
+        );
+    }
 }
