@@ -507,7 +507,7 @@ fn plural(kind: MediaKind) -> &'static str {
 }
 
 /// A base64 `data:` URL's media type and base64 text.
-#[cfg(feature = "http")]
+#[cfg(any(feature = "anthropic", feature = "gemini"))]
 pub(crate) fn split_data_url(url: &str) -> Option<(&str, &str)> {
     let (header, data) = url.strip_prefix("data:")?.split_once(',')?;
     let media_type = header.strip_suffix(";base64")?;

@@ -247,8 +247,9 @@ fn contents<'a>(
     Ok((system, out))
 }
 
-/// What Gemini takes inline in a message (Google's limit: 20 MB for a whole request's
-/// inline data).
+/// What Gemini takes inline in a message (Google's limits: 50 MB for an inline PDF, 20 MB
+/// for other inline media). A URL (public, signed, or of the Files API) goes as `fileData`,
+/// which Gemini fetches.
 const ACCEPTS: &[Accepts] = &[
     Accepts {
         kind: MediaKind::Image,
@@ -277,7 +278,7 @@ const ACCEPTS: &[Accepts] = &[
     Accepts {
         kind: MediaKind::Document,
         types: &["application/pdf", "text/plain"],
-        max_bytes: 20 * MB,
+        max_bytes: 50 * MB,
     },
 ];
 
@@ -292,7 +293,7 @@ const TOOL_ACCEPTS: &[Accepts] = &[
     Accepts {
         kind: MediaKind::Document,
         types: &["application/pdf", "text/plain"],
-        max_bytes: 20 * MB,
+        max_bytes: 50 * MB,
     },
 ];
 

@@ -195,13 +195,13 @@ fn without_added_nulls(args: String, tool: &str, params: &RequestParams) -> Stri
     }
 }
 
-/// What Chat Completions takes of each media kind (OpenAI's limits: images of up to 20 MB,
-/// audio as WAV or MP3, PDFs as file data of up to 32 MB).
+/// What Chat Completions takes of each media kind (OpenAI's limits: 50 MB of images in a
+/// request, audio as WAV or MP3, 32 MB of PDF content in a request).
 const ACCEPTS: &[Accepts] = &[
     Accepts {
         kind: MediaKind::Image,
         types: &["image/png", "image/jpeg", "image/gif", "image/webp"],
-        max_bytes: 20 * MB,
+        max_bytes: 50 * MB,
     },
     Accepts {
         kind: MediaKind::Audio,
@@ -212,7 +212,7 @@ const ACCEPTS: &[Accepts] = &[
             "audio/mpeg",
             "audio/mp3",
         ],
-        max_bytes: 20 * MB,
+        max_bytes: 50 * MB,
     },
     Accepts {
         kind: MediaKind::Document,

@@ -460,13 +460,13 @@ enum InputContent<'a> {
     },
 }
 
-/// What the Responses API takes of each media kind (OpenAI's limits: images of up to
-/// 20 MB, PDFs of up to 32 MB; no audio).
+/// What the Responses API takes of each media kind (OpenAI's limits: 50 MB of images in a
+/// request, 32 MB of PDF content in a request; no audio).
 const ACCEPTS: &[Accepts] = &[
     Accepts {
         kind: MediaKind::Image,
         types: &["image/png", "image/jpeg", "image/gif", "image/webp"],
-        max_bytes: 20 * MB,
+        max_bytes: 50 * MB,
     },
     Accepts {
         kind: MediaKind::Document,
