@@ -46,6 +46,7 @@
 //! (`Experiment::prices`).
 #![deny(missing_docs)]
 
+pub mod cassette;
 mod dataset;
 pub mod evaluator;
 mod report;

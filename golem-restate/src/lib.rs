@@ -71,6 +71,7 @@
 
 #![deny(missing_docs)]
 
+pub mod approval;
 mod error;
 mod journal;
 

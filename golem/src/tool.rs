@@ -16,6 +16,7 @@ use serde_json::Value;
 use crate::context::RunContext;
 use crate::error::BoxError;
 use crate::model::retry::ModelRetry;
+use crate::run::NestedJournal;
 
 pub(crate) mod agent;
 mod args_schema;
@@ -177,6 +178,23 @@ pub trait Tool<Deps>: Send + Sync + 'static {
         ctx: &'a RunContext<Deps>,
         args: &'a str,
     ) -> BoxFuture<'a, Result<Value, BoxError>>;
+
+    /// Runs one call inside a durable run when the call is itself a run of journaled steps
+    /// (an [agent as a tool](crate::Agent::as_tool)): `journal` records those steps under the
+    /// call's step name (`tool:3:c7/model:1`), so a run that stops during the call goes on
+    /// from its last recorded step instead of doing the whole call again.
+    ///
+    /// `None`, the default, runs [`call`](Tool::call) as one step, as for every other tool.
+    /// Outside a durable run golem calls [`call`](Tool::call).
+    fn call_in<'a>(
+        &'a self,
+        ctx: &'a RunContext<Deps>,
+        args: &'a str,
+        journal: &'a NestedJournal<'a>,
+    ) -> Option<BoxFuture<'a, Result<Value, BoxError>>> {
+        let _ = (ctx, args, journal);
+        None
+    }
 }
 
 /// Implements [`Tool`] for a smart pointer to a tool by forwarding every method, the
@@ -214,6 +232,15 @@ macro_rules! forward_tool {
                 args: &'a str,
             ) -> BoxFuture<'a, Result<Value, BoxError>> {
                 (**self).call(ctx, args)
+            }
+
+            fn call_in<'a>(
+                &'a self,
+                ctx: &'a RunContext<Deps>,
+                args: &'a str,
+                journal: &'a NestedJournal<'a>,
+            ) -> Option<BoxFuture<'a, Result<Value, BoxError>>> {
+                (**self).call_in(ctx, args, journal)
             }
         }
     };

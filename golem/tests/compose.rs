@@ -11,7 +11,7 @@ use std::sync::Arc;
 use common::*;
 use futures_util::StreamExt;
 use golem::model::ResponsePart;
-use golem::run::{CancellationToken, MemoryJournal, NestedEvent, Stopped};
+use golem::run::{CancellationToken, Journal, MemoryJournal, NestedEvent, Stopped};
 use golem::tool::{FunctionTool, OnAgentError, Tool};
 use golem::usage::{LimitExceeded, UsageLimits};
 use golem::{Agent, ModelRetry, RunContext, RunError, RunEvent, Stage};
@@ -206,6 +206,19 @@ async fn a_journaled_parent_records_the_childs_usage_and_replays_it_without_aski
         .finish_in(&journal)
         .await
         .unwrap();
+    assert_eq!(
+        journal.names(),
+        [
+            "model:1",
+            "tool:1:c1/model:1",
+            "tool:1:c1/tool:1:d1",
+            "tool:1:c1/model:2",
+            "tool:1:c1/tool:2:d2",
+            "tool:1:c1/model:3",
+            "tool:1:c1",
+            "model:2"
+        ]
+    );
     let recorded = journal.result("tool:1:c1").unwrap();
     assert_eq!(recorded["returned"], json!("You rolled 6."));
     assert_eq!(
@@ -222,6 +235,126 @@ async fn a_journaled_parent_records_the_childs_usage_and_replays_it_without_aski
     assert_eq!((child.requests(), parent.requests()), (3, 2));
     assert_eq!(replayed.usage, first.usage);
     assert_eq!(replayed.messages, first.messages);
+}
+
+#[tokio::test]
+async fn a_journaled_childs_steps_are_recorded_under_the_call_and_a_resumed_run_repeats_none() {
+    // The child's model is down at its third request: the durable run stops there, the
+    // child's first two requests and its two calls recorded under the parent's call.
+    let answers = Arc::new(std::sync::Mutex::new(std::collections::VecDeque::from([
+        Ok(reply(vec![dice_call(-1, "d1")], 100, 10)),
+        Ok(reply(vec![dice_call(2, "d2")], 200, 10)),
+        Err("down"),
+        Ok(reply(vec![text("You rolled 6.")], 300, 5)),
+    ])));
+    let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let child_model = {
+        let (answers, asked) = (Arc::clone(&answers), Arc::clone(&asked));
+        golem::model::function::FunctionModel::new(move |_, _| {
+            asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            answers
+                .lock()
+                .unwrap()
+                .pop_front()
+                .unwrap()
+                .map_err(|message| golem::model::ModelError::Other(message.into()))
+        })
+    };
+    let rolls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let dice = {
+        let rolls = Arc::clone(&rolls);
+        Agent::<(), String>::builder(child_model)
+            .tool(FunctionTool::new(
+                "roll_dice",
+                move |_ctx: RunContext<()>, dice: Dice| {
+                    let rolls = Arc::clone(&rolls);
+                    async move {
+                        if dice.n <= 0 {
+                            return Err(ModelRetry::new(format!(
+                                "n must be positive, got {}",
+                                dice.n
+                            )));
+                        }
+                        rolls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        Ok(dice.n * 3)
+                    }
+                },
+            ))
+            .tool_retries(1)
+            .build()
+            .unwrap()
+    };
+    let parent = script(vec![
+        reply(vec![task_call("c1")], 10, 2),
+        reply(vec![text("Ann rolled 6.")], 20, 3),
+    ]);
+    let router = router(&parent, &dice, OnAgentError::Fail);
+    let journal = MemoryJournal::new();
+
+    let error = router
+        .start("Play for Ann", ())
+        .finish_in(&journal)
+        .await
+        .unwrap_err();
+    assert_eq!(error.stage(), Stage::Tool);
+    assert_eq!(
+        journal.names(),
+        [
+            "model:1",
+            "tool:1:c1/model:1",
+            "tool:1:c1/tool:1:d1",
+            "tool:1:c1/model:2",
+            "tool:1:c1/tool:2:d2",
+            "tool:1:c1"
+        ],
+        "the child's steps under the call, and how the call ended"
+    );
+    let ended = journal.result("tool:1:c1").unwrap();
+    assert_eq!(ended["failed"], "the model request failed");
+    assert_eq!(ended["delegated"]["agents"]["dice"]["requests"], 2);
+    assert_eq!(rolls.load(std::sync::atomic::Ordering::SeqCst), 1);
+
+    // A journal that did not record the failed call goes on from the child's last step.
+    let resumed = MemoryJournal::new();
+    for name in journal
+        .names()
+        .into_iter()
+        .filter(|name| name != "tool:1:c1")
+    {
+        let value = journal.result(&name).unwrap();
+        resumed
+            .step(name, Box::pin(async move { Ok(value) }))
+            .await
+            .unwrap();
+    }
+    let result = router
+        .start("Play for Ann", ())
+        .finish_in(&resumed)
+        .await
+        .unwrap();
+
+    assert_eq!(result.output, "Ann rolled 6.");
+    assert_eq!(
+        rolls.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "no roll twice"
+    );
+    assert_eq!(
+        asked.load(std::sync::atomic::Ordering::SeqCst),
+        4,
+        "each child request once, the failed one again"
+    );
+    assert_eq!(
+        parent.requests(),
+        2,
+        "the parent's first request replayed from the journal"
+    );
+    assert_eq!(
+        resumed.names()[5..],
+        ["tool:1:c1/model:3", "tool:1:c1", "model:2"]
+    );
+    assert_eq!(result.usage.agents["dice"].requests, 3);
+    assert_eq!(result.usage.requests, 5);
 }
 
 /// One line per event, nested ones with their path.

@@ -730,6 +730,29 @@ async fn stream_faults_are_typed() {
     }
 }
 
+/// The response `events` stream into and the non-streamed `done`, from a server that sends
+/// each.
+async fn streamed_against_whole(events: &[Value], done: &Value) -> (Streamed, ModelResponse) {
+    let sse: String = events
+        .iter()
+        .map(|event| format!("data: {event}\n\n"))
+        .collect();
+    let server = serve_sse(vec![
+        Reply::sse(&sse, 50, Duration::ZERO),
+        Reply::json(done),
+    ])
+    .await;
+    let model = model_at(&server.uri());
+    let messages = [request(vec![user("Hi")])];
+    let params = RequestParams::text(Vec::new());
+    let streamed = drive(&model, &messages, &params).await;
+    let whole = model
+        .request(&messages, &params)
+        .await
+        .expect("the whole response");
+    (streamed, whole)
+}
+
 #[tokio::test]
 async fn a_call_sent_whole_when_done_streams_its_arguments_once() {
     let item = function_call("call_1", "roll_dice", r#"{"n":4}"#);
@@ -738,27 +761,47 @@ async fn a_call_sent_whole_when_done_streams_its_arguments_once() {
         json!({"type": "response.created", "response": {"id": "resp_w", "status": "in_progress", "output": []}}),
         json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
         json!({"type": "response.completed", "response": done.clone().tap(|r| r["output"] = json!([]))}),
-    ]
-    .iter()
-    .map(|event| format!("data: {event}\n\n"))
-    .collect::<String>();
-    let server = serve_sse(vec![
-        Reply::sse(&sse, 50, Duration::ZERO),
-        Reply::json(&done),
-    ])
-    .await;
-    let model = model_at(&server.uri());
-    let messages = [request(vec![user("Hi")])];
-    let params = RequestParams::text(Vec::new());
-
-    let streamed = drive(&model, &messages, &params).await;
-    let whole = model.request(&messages, &params).await.unwrap();
+    ];
+    let (streamed, whole) = streamed_against_whole(&sse, &done).await;
 
     assert_eq!(
         streamed.deltas,
         [
             call_start(0, "roll_dice", "call_1"),
             args_delta(0, r#"{"n":4}"#)
+        ]
+    );
+    assert_eq!(streamed.response(), whole);
+}
+
+#[tokio::test]
+async fn events_that_name_their_item_by_id_alone_add_up_as_indexed_ones_do() {
+    // llama.cpp's server sends no `output_index`: its events name the item by id.
+    let text = message("Rolling.");
+    let call = function_call("call_1", "roll_dice", r#"{"n":4}"#);
+    let done = response("resp_i", json!([text.clone(), call.clone()]), 10, 5);
+    let sse = [
+        json!({"type": "response.created", "response": {"id": "resp_i", "status": "in_progress"}}),
+        json!({"type": "response.output_item.added", "item": {"id": "msg_1", "type": "message", "role": "assistant", "content": []}}),
+        json!({"type": "response.output_text.delta", "item_id": "msg_1", "delta": "Roll"}),
+        json!({"type": "response.output_text.delta", "item_id": "msg_1", "delta": "ing."}),
+        json!({"type": "response.output_item.done", "item": text}),
+        json!({"type": "response.output_item.added", "item": {"id": "fc_call_1", "type": "function_call", "call_id": "call_1", "name": "roll_dice", "arguments": ""}}),
+        json!({"type": "response.function_call_arguments.delta", "item_id": "fc_call_1", "delta": "{\"n\":"}),
+        json!({"type": "response.function_call_arguments.delta", "item_id": "fc_call_1", "delta": "4}"}),
+        json!({"type": "response.output_item.done", "item": call}),
+        json!({"type": "response.completed", "response": done}),
+    ];
+    let (streamed, whole) = streamed_against_whole(&sse, &done).await;
+
+    assert_eq!(
+        streamed.deltas,
+        [
+            text_delta(0, "Roll"),
+            text_delta(0, "ing."),
+            call_start(1, "roll_dice", "call_1"),
+            args_delta(1, r#"{"n":"#),
+            args_delta(1, "4}"),
         ]
     );
     assert_eq!(streamed.response(), whole);

@@ -25,6 +25,12 @@ pub type JournalStep = BoxFuture<'static, Result<Value, BoxError>>;
 ///   [`ModelResponse`](crate::model::ModelResponse), usage included.
 /// - `tool:{turn}:{call_id}`: one tool call; its result is how the call ended: returned a
 ///   value, rejected with feedback for the model, or failed.
+/// - `tool:{turn}:{call_id}/…`: the steps of a call that is itself a run — an
+///   [agent as a tool](crate::Agent::as_tool) — named as that run names them, under the
+///   call's name (`tool:3:c7/model:1`, `tool:3:c7/tool:1:c1`, deeper for a grandchild). Such
+///   a call runs outside a step (an engine cannot nest steps), its own steps recorded as they
+///   end, and `tool:{turn}:{call_id}` records how it ended once it has; a replay runs the
+///   child again from its recorded steps.
 /// - `tools:{turn}`: the listing of the run's toolsets, before the request of turn
 ///   `turn + 1` (`tools:0` at the start); its result is each listed tool's definition,
 ///   budget and approval setting. A replay uses the recorded list, and lists a tool's
@@ -71,7 +77,75 @@ pub trait Journal: Sync {
         &self,
         name: String,
         step: JournalStep,
-    ) -> impl Future<Output = Result<Value, BoxError>>;
+    ) -> impl Future<Output = Result<Value, BoxError>> + Send;
+}
+
+/// A journal behind a reference, for what cannot be generic over it: a tool whose call is
+/// a run of its own.
+pub(crate) trait DynJournal: Sync {
+    fn records(&self) -> bool;
+
+    fn step_boxed(&self, name: String, step: JournalStep)
+    -> BoxFuture<'_, Result<Value, BoxError>>;
+}
+
+impl<J: Journal> DynJournal for J {
+    fn records(&self) -> bool {
+        Journal::records(self)
+    }
+
+    fn step_boxed(
+        &self,
+        name: String,
+        step: JournalStep,
+    ) -> BoxFuture<'_, Result<Value, BoxError>> {
+        Box::pin(Journal::step(self, name, step))
+    }
+}
+
+/// The journal of a run that is a tool call of a journaled run (an
+/// [agent as a tool](crate::Agent::as_tool)): its steps are the parent journal's, named
+/// under the call's step (`tool:3:c7/model:1`).
+///
+/// golem hands it to [`Tool::call_in`](crate::Tool::call_in); a tool that runs an agent
+/// finishes that agent's run in it ([`AgentRun::finish_in`](crate::AgentRun::finish_in)).
+pub struct NestedJournal<'a> {
+    parent: &'a dyn DynJournal,
+    prefix: String,
+}
+
+impl<'a> NestedJournal<'a> {
+    pub(crate) fn new(parent: &'a dyn DynJournal, prefix: String) -> Self {
+        NestedJournal { parent, prefix }
+    }
+
+    /// The name of the call's step, which prefixes the names of the run's steps.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+}
+
+impl fmt::Debug for NestedJournal<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NestedJournal")
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Journal for NestedJournal<'_> {
+    fn records(&self) -> bool {
+        self.parent.records()
+    }
+
+    fn step(
+        &self,
+        name: String,
+        step: JournalStep,
+    ) -> impl Future<Output = Result<Value, BoxError>> + Send {
+        self.parent
+            .step_boxed(format!("{}/{name}", self.prefix), step)
+    }
 }
 
 /// No journal: every step runs where it stands. What [`AgentRun::step`](crate::AgentRun::step)
@@ -92,7 +166,7 @@ impl Journal for Direct {
         &self,
         _name: String,
         step: JournalStep,
-    ) -> impl Future<Output = Result<Value, BoxError>> {
+    ) -> impl Future<Output = Result<Value, BoxError>> + Send {
         step
     }
 }

@@ -34,7 +34,7 @@ mod transcript;
 pub use agent_run::AgentRun;
 pub use error::{InterruptedCall, RunError};
 pub use event::{AgentCall, AgentEvent, NestedEvent, Rejection, RunEvent, ToolOutcome};
-pub use journal::{Direct, Journal, JournalStep, MemoryJournal, RecordedFailure};
+pub use journal::{Direct, Journal, JournalStep, MemoryJournal, NestedJournal, RecordedFailure};
 pub use state::{Approval, ApprovalError, Retries, RunState};
 pub use stop::Stopped;
 pub use stream::RunEvents;

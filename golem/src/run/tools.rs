@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use futures_util::future::BoxFuture;
 use futures_util::stream::FuturesUnordered;
 use futures_util::{FutureExt, StreamExt};
 use serde_json::Value;
@@ -16,7 +17,7 @@ use super::budget::Culprits;
 use super::error::InterruptedCall;
 use super::event::{Rejection, RunEvent, ToolOutcome, emit};
 use super::failure::Failure;
-use super::journal::{self, Journal, RecordedFailure};
+use super::journal::{self, Journal, NestedJournal, RecordedFailure};
 use super::scope::Turn;
 use super::state::{Approval, Retries};
 use super::stop::Stopped;
@@ -559,6 +560,12 @@ where
             delegated: ctx.take_delegated(&call.tool_call_id).map(Box::new),
         };
     }
+    let name = journal::tool_step(turn.turn, &call.tool_call_id);
+    // A call that is a run of its own (an agent as a tool) runs outside a step, its steps
+    // recorded under this call's name; how it ended is recorded once it has.
+    if let Some(called) = call_nested(entry, &ctx, call, capture, journal, &name).await {
+        return called;
+    }
     // An owned step for the journal. When it runs now, its outcome is used as it is, so
     // the run keeps the error's own chain; on replay the recorded outcome stands in.
     let live = Arc::new(Mutex::new(None));
@@ -585,12 +592,64 @@ where
             Ok(recorded)
         }
     };
-    let name = journal::tool_step(turn.turn, &call.tool_call_id);
     let recorded = journal.step(name, Box::pin(step)).await;
     if let Some(called) = live.lock().unwrap_or_else(PoisonError::into_inner).take() {
         return called;
     }
-    let (settled, delegated) = match recorded.and_then(read_record) {
+    match recorded {
+        Ok(recorded) => replayed_call(recorded),
+        Err(error) => CallOutcome::Failed(error).into(),
+    }
+}
+
+/// Calls a tool whose call is a run of its own ([`Tool::call_in`]) outside a step, its steps
+/// recorded under `name`, and records how it ended as the step `name`; `None` when the tool
+/// runs as one step.
+async fn call_nested<Deps, J>(
+    entry: &crate::toolbox::ToolEntry<Deps>,
+    ctx: &RunContext<Deps>,
+    call: &ToolCallPart,
+    capture: bool,
+    journal: &J,
+    name: &str,
+) -> Option<Called>
+where
+    Deps: Send + Sync + 'static,
+    J: Journal,
+{
+    let nested = NestedJournal::new(journal, name.to_owned());
+    let started = catch_unwind(AssertUnwindSafe(|| {
+        entry.tool.call_in(ctx, &call.args, &nested)
+    }));
+    let started = match started {
+        Ok(None) => return None,
+        Ok(Some(future)) => Ok(future),
+        Err(panic) => Err(panic),
+    };
+    let outcome = instrumented(started, entry.tool.tool_type(), call, capture).await;
+    let delegated = ctx.take_delegated(&call.tool_call_id).map(Box::new);
+    let live = match record(&recorded(&outcome), delegated.as_deref()) {
+        Ok(live) => live,
+        Err(error) => return Some(CallOutcome::Failed(error).into()),
+    };
+    let value = live.clone();
+    Some(
+        match journal
+            .step(name.to_owned(), Box::pin(async move { Ok(value) }))
+            .await
+        {
+            // The child's run replays from its recorded steps: the same end, with the
+            // error's own chain when it failed now.
+            Ok(value) if value == live => Called { outcome, delegated },
+            Ok(value) => replayed_call(value),
+            Err(error) => CallOutcome::Failed(error).into(),
+        },
+    )
+}
+
+/// A call as the journal recorded it.
+fn replayed_call(recorded: Value) -> Called {
+    let (settled, delegated) = match read_record(recorded) {
         Ok(read) => read,
         Err(error) => return CallOutcome::Failed(error).into(),
     };
@@ -648,20 +707,32 @@ async fn invoke<Deps: Send + Sync + 'static>(
     call: &ToolCallPart,
     capture: bool,
 ) -> CallOutcome {
+    let started = catch_unwind(AssertUnwindSafe(|| tool.call(ctx, &call.args)));
+    instrumented(started, tool.tool_type(), call, capture).await
+}
+
+/// Awaits a started call in its `execute_tool` span; `started` is the panic if starting it
+/// panicked.
+async fn instrumented(
+    started: Result<BoxFuture<'_, Result<Value, BoxError>>, Box<dyn Any + Send>>,
+    tool_type: &'static str,
+    call: &ToolCallPart,
+    capture: bool,
+) -> CallOutcome {
     let span = tracing::info_span!(
         "execute_tool",
         otel.name = format!("execute_tool {}", call.tool_name),
         otel.kind = "internal",
         otel.status_code = tracing::field::Empty,
         "gen_ai.operation.name" = "execute_tool",
-        "gen_ai.tool.type" = tool.tool_type(),
+        "gen_ai.tool.type" = tool_type,
         "gen_ai.tool.name" = call.tool_name.as_str(),
         "gen_ai.tool.call.id" = call.tool_call_id.as_str(),
         "gen_ai.tool.call.arguments" = capture.then_some(call.args.as_str()),
         "gen_ai.tool.call.result" = tracing::field::Empty,
         "error.type" = tracing::field::Empty,
     );
-    let result = match catch_unwind(AssertUnwindSafe(|| tool.call(ctx, &call.args))) {
+    let result = match started {
         Ok(future) => {
             AssertUnwindSafe(future)
                 .catch_unwind()

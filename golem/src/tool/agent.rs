@@ -17,7 +17,7 @@ use crate::context::RunContext;
 use crate::error::BoxError;
 use crate::output::Output;
 use crate::run::event::Forward;
-use crate::run::{AgentCall, AgentEvent, AgentRun, NestedEvent, RunError, RunEvent};
+use crate::run::{AgentCall, AgentEvent, AgentRun, NestedEvent, NestedJournal, RunError, RunEvent};
 
 /// What an [`AgentTool`] does when the agent it calls fails.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -173,6 +173,36 @@ where
         ctx: &'a RunContext<Deps>,
         args: &'a str,
     ) -> BoxFuture<'a, Result<Value, BoxError>> {
+        self.delegate(ctx, args, None)
+    }
+
+    fn call_in<'a>(
+        &'a self,
+        ctx: &'a RunContext<Deps>,
+        args: &'a str,
+        journal: &'a NestedJournal<'a>,
+    ) -> Option<BoxFuture<'a, Result<Value, BoxError>>> {
+        Some(self.delegate(ctx, args, Some(journal)))
+    }
+}
+
+impl<Deps, ChildDeps, O, Args, F, P> AgentTool<Deps, ChildDeps, O, Args, F>
+where
+    Deps: Send + Sync + 'static,
+    ChildDeps: Send + Sync + 'static,
+    O: Output + Serialize,
+    Args: DeserializeOwned + JsonSchema + Send + 'static,
+    F: Fn(&RunContext<Deps>, Args) -> (P, ChildDeps) + Send + Sync + 'static,
+    P: Into<crate::model::UserPromptPart>,
+{
+    /// Runs the agent for one call: in `journal` when the caller's run is durable, so that
+    /// the child's steps are recorded under the call's.
+    fn delegate<'a>(
+        &'a self,
+        ctx: &'a RunContext<Deps>,
+        args: &'a str,
+        journal: Option<&'a NestedJournal<'a>>,
+    ) -> BoxFuture<'a, Result<Value, BoxError>> {
         let name = self.definition.name.as_str();
         let args = match self.schema.parse::<Args>(name, args) {
             Ok(args) => args,
@@ -192,9 +222,10 @@ where
             run = run.with_cancellation(token.child_token());
         }
         async move {
-            let finished = match ctx.events() {
-                None => run.finish().await,
-                Some(forward) => {
+            let finished = match (journal, ctx.events()) {
+                (Some(journal), _) => run.finish_in(journal).await,
+                (None, None) => run.finish().await,
+                (None, Some(forward)) => {
                     let here = AgentCall {
                         agent: name.to_owned(),
                         tool_call_id: ctx.tool_call_id().unwrap_or_default().to_owned(),

@@ -170,6 +170,15 @@ impl<Deps: 'static> Tool<Deps> for Wrapped<Deps> {
     ) -> BoxFuture<'a, Result<Value, BoxError>> {
         self.inner.call(ctx, args)
     }
+
+    fn call_in<'a>(
+        &'a self,
+        ctx: &'a RunContext<Deps>,
+        args: &'a str,
+        journal: &'a crate::run::NestedJournal<'a>,
+    ) -> Option<BoxFuture<'a, Result<Value, BoxError>>> {
+        self.inner.call_in(ctx, args, journal)
+    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use golem::model::openai::OpenAiModel;
 use golem::model::{Message, RequestPart};
-use golem::tool::FunctionTool;
+use golem::tool::{FunctionTool, Tool};
 use golem::usage::Usage;
 use golem::{Agent, ModelRetry, RunContext};
 use serde::{Deserialize, Serialize};
@@ -51,12 +51,51 @@ struct Key {
 /// # Panics
 /// If the model or the agent cannot be built.
 pub fn agent(base_url: &str) -> Agent<Effects, String> {
-    let model = OpenAiModel::builder("scripted")
+    let lookup = FunctionTool::new("lookup", |_ctx: RunContext<Effects>, key: Key| async move {
+        if key.key != "answer" {
+            return Err(ModelRetry::new(format!(
+                "no entry for `{}`; the key is `answer`",
+                key.key
+            )));
+        }
+        Ok(42)
+    });
+    Agent::builder(scripted(base_url))
+        .instructions("Use the tools.")
+        .tool(save_note(false))
+        .tool(lookup)
+        .tool_retries(1)
+        .build()
+        .expect("a valid agent")
+}
+
+/// The approval run's final output, with the scripted model.
+pub const APPROVED_OUTPUT: &str = "Saved the note you allowed.";
+
+/// An agent whose `save_note` waits for approval before each call.
+///
+/// # Panics
+/// If the model or the agent cannot be built.
+pub fn approval_agent(base_url: &str) -> Agent<Effects, String> {
+    Agent::builder(scripted(base_url))
+        .tool(save_note(true))
+        .build()
+        .expect("a valid agent")
+}
+
+/// golem's OpenAI provider on the scripted server at `base_url`.
+fn scripted(base_url: &str) -> OpenAiModel {
+    OpenAiModel::builder("scripted")
         .base_url(base_url)
         .api_key("test-key")
         .build()
-        .expect("a valid model");
-    let save_note = FunctionTool::new(
+        .expect("a valid model")
+}
+
+/// `save_note`: appends `{call id} {text}` to the side-effect file; each call waits for
+/// approval when `requires_approval`.
+fn save_note(requires_approval: bool) -> impl Tool<Effects> {
+    FunctionTool::new(
         "save_note",
         |ctx: RunContext<Effects>, note: Note| async move {
             let mut file = OpenOptions::new()
@@ -67,21 +106,55 @@ pub fn agent(base_url: &str) -> Agent<Effects, String> {
             writeln!(file, "{call} {}", note.text)?;
             Ok::<_, std::io::Error>("saved")
         },
-    );
-    let lookup = FunctionTool::new("lookup", |_ctx: RunContext<Effects>, key: Key| async move {
-        if key.key != "answer" {
-            return Err(ModelRetry::new(format!(
-                "no entry for `{}`; the key is `answer`",
-                key.key
-            )));
+    )
+    .requires_approval(requires_approval)
+}
+
+/// The delegating run's final output: the child's answer, passed on.
+pub const DELEGATED_OUTPUT: &str = "Done: The answer is 42.";
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Task {
+    /// What to ask the notes agent.
+    task: String,
+}
+
+/// An agent whose one tool is [`agent`] (`notes`): a scripted model asks it `PROMPT` as call
+/// `d1`, then answers with what it returned. Inside a durable run the child's steps are
+/// journaled under `tool:1:d1`.
+///
+/// # Panics
+/// If the agent cannot be built.
+pub fn delegating_agent(base_url: &str) -> Agent<Effects, String> {
+    let model = golem::model::function::FunctionModel::new(|messages: &[Message], _| {
+        let returned = messages.iter().rev().find_map(|message| match message {
+            Message::Request(request) => request.parts.iter().find_map(|part| match part {
+                RequestPart::ToolReturn(returned) => Some(returned.content.clone()),
+                _ => None,
+            }),
+            Message::Response(_) => None,
+        });
+        match returned {
+            None => golem::model::ModelResponse::tool_call(
+                "notes",
+                serde_json::json!({ "task": PROMPT }).to_string(),
+                "d1",
+            )
+            .with_usage(50, 5),
+            Some(answer) => golem::model::ModelResponse::text(format!(
+                "Done: {}",
+                answer.as_str().unwrap_or_default()
+            ))
+            .with_usage(60, 6),
         }
-        Ok(42)
     });
+    let notes = agent(base_url).as_tool(
+        "notes",
+        "Saves notes and looks up answers.",
+        |ctx: &RunContext<Effects>, task: Task| (task.task, ctx.deps().clone()),
+    );
     Agent::builder(model)
-        .instructions("Use the tools.")
-        .tool(save_note)
-        .tool(lookup)
-        .tool_retries(1)
+        .tool(notes)
         .build()
         .expect("a valid agent")
 }

@@ -41,6 +41,8 @@ enum Scenario {
     Notes,
     /// The remote toolset agent: call `remote_note`, answer.
     Remote,
+    /// The approval agent: two calls of `save_note` that wait for approval, answer.
+    Approvals,
 }
 
 /// What the server saw.
@@ -62,6 +64,12 @@ impl ModelServer {
     /// Starts a server with the remote toolset agent's script, which answers every request.
     pub async fn remote() -> ModelServer {
         Self::with(Scenario::Remote, None, None).await.0
+    }
+
+    /// A server for the approval agent: two `save_note` calls at turn 1 (`call_a` saves
+    /// "keep", `call_b` saves "drop"), then the answer.
+    pub async fn approvals() -> ModelServer {
+        Self::with(Scenario::Approvals, None, None).await.0
     }
 
     /// Starts a server that refuses every request with HTTP `status`, and logs it.
@@ -188,6 +196,9 @@ impl Respond for Script {
             (Scenario::Remote, 1..=REMOTE_TURNS) => {
                 ResponseTemplate::new(200).set_body_json(remote_completion(turn))
             }
+            (Scenario::Approvals, 1..=2) => {
+                ResponseTemplate::new(200).set_body_json(approval_completion(turn))
+            }
             _ => ResponseTemplate::new(500).set_body_string("the script ran out"),
         }
     }
@@ -224,6 +235,35 @@ fn remote_completion(turn: u32) -> Value {
         ),
     };
     chat_completion(turn, &message, finish_reason, prompt, output)
+}
+
+/// The approval agent's scripted response of `turn`: two calls that wait for approval, then
+/// the answer.
+fn approval_completion(turn: u32) -> Value {
+    let (message, finish_reason) = match turn {
+        1 => (
+            json!({
+                "role": "assistant",
+                "content": null,
+                "tool_calls": [
+                    {"id": "call_a", "type": "function", "function": {"name": "save_note", "arguments": r#"{"text": "keep"}"#}},
+                    {"id": "call_b", "type": "function", "function": {"name": "save_note", "arguments": r#"{"text": "drop"}"#}}
+                ]
+            }),
+            "tool_calls",
+        ),
+        _ => (
+            json!({"role": "assistant", "content": crate::agent::APPROVED_OUTPUT}),
+            "stop",
+        ),
+    };
+    chat_completion(
+        turn,
+        &message,
+        finish_reason,
+        100 + 20 * u64::from(turn),
+        10,
+    )
 }
 
 fn chat_completion(

@@ -9,17 +9,20 @@ use golem::model::function::FunctionModel;
 use golem::model::{Message, ModelResponse};
 use golem::tool::FunctionTool;
 use golem::{ModelRetry, RunContext};
+use golem_restate::approval::{self, AwaitingCall, Decision};
 use golem_restate::{RestateJournal, handler_error};
 use restate_sdk::prelude::*;
 use serde_json::{Value, json};
 
-use crate::agent::{Effects, Summary, agent};
+use crate::agent::{Effects, Summary, agent, approval_agent, delegating_agent};
 use crate::remote::remote_agent;
 
-/// The service under test: one handler that runs the agent durably.
+/// The service under test: handlers that run the agent, and an agent that delegates to
+/// it, durably.
 #[derive(Debug)]
 pub struct Durable {
     agent: Agent<Effects, String>,
+    delegating: Agent<Effects, String>,
     effects: Effects,
 }
 
@@ -29,6 +32,7 @@ impl Durable {
     pub fn new(base_url: &str, effects: Effects) -> Self {
         Durable {
             agent: agent(base_url),
+            delegating: delegating_agent(base_url),
             effects,
         }
     }
@@ -39,14 +43,87 @@ impl Durable {
     /// Runs the agent on `prompt` through Restate's journal.
     #[handler]
     async fn run(&self, ctx: Context<'_>, prompt: String) -> Result<Json<Summary>, HandlerError> {
-        let result = self
-            .agent
-            .start(prompt, self.effects.clone())
-            .finish_in(&RestateJournal::new(&ctx))
-            .await
-            .map_err(handler_error)?;
+        durably(&self.agent, &ctx, prompt, &self.effects).await
+    }
+
+    /// Runs the delegating agent on `prompt` through Restate's journal: the child agent's
+    /// steps are journaled under the parent's call.
+    #[handler]
+    async fn delegate(
+        &self,
+        ctx: Context<'_>,
+        prompt: String,
+    ) -> Result<Json<Summary>, HandlerError> {
+        durably(&self.delegating, &ctx, prompt, &self.effects).await
+    }
+}
+
+/// The approval tests' workflow: its run waits inside Restate for a decision on each call
+/// of `save_note`.
+#[derive(Debug)]
+pub struct Approvals {
+    agent: Agent<Effects, String>,
+    effects: Effects,
+}
+
+impl Approvals {
+    /// The workflow, its agent on the model server at `base_url`, its side effects in
+    /// `effects`.
+    pub fn new(base_url: &str, effects: Effects) -> Self {
+        Approvals {
+            agent: approval_agent(base_url),
+            effects,
+        }
+    }
+}
+
+#[restate_sdk::workflow]
+impl Approvals {
+    /// Runs the approval agent on `prompt`, waiting for decisions inside Restate.
+    #[handler]
+    async fn run(
+        &self,
+        ctx: WorkflowContext<'_>,
+        prompt: String,
+    ) -> Result<Json<Summary>, HandlerError> {
+        let run = self.agent.start(prompt, self.effects.clone());
+        let result = approval::finish(run, &ctx).await?;
         Ok(Json(Summary::of(result)))
     }
+
+    /// Decides on a waiting call.
+    #[handler]
+    async fn decide(
+        &self,
+        ctx: SharedWorkflowContext<'_>,
+        decision: Json<Decision>,
+    ) -> Result<(), HandlerError> {
+        approval::decide(&ctx, decision.into_inner()).await
+    }
+
+    /// The calls that wait for a decision.
+    #[handler]
+    async fn awaiting(
+        &self,
+        ctx: SharedWorkflowContext<'_>,
+    ) -> Result<Json<Vec<AwaitingCall>>, HandlerError> {
+        Ok(Json(approval::awaiting(&ctx).await?))
+    }
+}
+
+/// Runs `agent` on `prompt` through Restate's journal on `ctx`: the run's summary.
+async fn durably(
+    agent: &Agent<Effects, String>,
+    ctx: &Context<'_>,
+    prompt: String,
+    effects: &Effects,
+) -> Result<Json<Summary>, HandlerError> {
+    let result = agent
+        .start(prompt, effects.clone())
+        .finish_in(&RestateJournal::new(ctx))
+        .await
+        .map_err(handler_error)?;
+    Ok(Json(Summary::of(result)))
 }
 
 /// The toolset tests' service: one handler that runs the remote toolset agent durably.
@@ -72,13 +149,7 @@ impl Toolsets {
     /// Runs the remote toolset agent on `prompt` through Restate's journal.
     #[handler]
     async fn run(&self, ctx: Context<'_>, prompt: String) -> Result<Json<Summary>, HandlerError> {
-        let result = self
-            .agent
-            .start(prompt, self.effects.clone())
-            .finish_in(&RestateJournal::new(&ctx))
-            .await
-            .map_err(handler_error)?;
-        Ok(Json(Summary::of(result)))
+        durably(&self.agent, &ctx, prompt, &self.effects).await
     }
 }
 

@@ -9,7 +9,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::{SERVICE, effects, target_dir};
-use golem_restate_engine_tests::agent::{Effects, OUTPUT, PROMPT, Summary, agent};
+use golem_restate_engine_tests::agent::{
+    DELEGATED_OUTPUT, Effects, OUTPUT, PROMPT, Summary, agent, delegating_agent,
+};
 use golem_restate_engine_tests::model_server::{Log, ModelServer};
 use golem_restate_engine_tests::restate::{RestateServer, ServiceProcess, free_port};
 use serde_json::json;
@@ -37,27 +39,42 @@ async fn uninterrupted() -> Summary {
     Summary::of(result)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_run_killed_after_its_first_tool_finishes_without_repeating_a_step() {
+/// A run of `Durable/{handler}` on a real server, its service killed while the model server
+/// holds turn 2's first request (by then turn 1's tool call is in Restate's journal) and
+/// started again; Restate's retry finishes it.
+struct Crashed {
+    restate: RestateServer,
+    id: String,
+    summary: Summary,
+    model: ModelServer,
+    effects: Effects,
+}
+
+async fn crashed(handler: &str, name: &str) -> Crashed {
     let restate = RestateServer::start(&target_dir()).await;
-    // The model server holds turn 2's first request: by then tool:1 is in Restate's journal.
     let (model, mut held) = ModelServer::start(Some(2)).await;
-    let effects = effects("crash");
+    let effects = effects(name);
     let port = free_port();
     let service = ServiceProcess::start(Path::new(SERVICE), port, &model.base_url(), &effects.path);
     restate.register(&service.uri).await;
 
     let invocation = {
-        let (ingress, prompt) = (restate.ingress.clone(), PROMPT.to_owned());
+        let ingress = restate.ingress.clone();
+        let url = format!("{ingress}/Durable/{handler}");
         tokio::spawn(async move {
             let response = reqwest::Client::new()
-                .post(format!("{ingress}/Durable/run"))
-                .json(&prompt)
+                .post(url)
+                .json(&PROMPT)
                 .timeout(Duration::from_secs(120))
                 .send()
                 .await
                 .expect("the ingress answers");
-            let id = response.headers().get("x-restate-id").cloned();
+            let id = response
+                .headers()
+                .get("x-restate-id")
+                .and_then(|id| id.to_str().ok())
+                .map(str::to_owned)
+                .expect("an invocation id");
             let status = response.status();
             let body = response.text().await.expect("a body");
             assert!(
@@ -83,27 +100,46 @@ async fn a_run_killed_after_its_first_tool_finishes_without_repeating_a_step() {
     service.kill();
     let service = ServiceProcess::start(Path::new(SERVICE), port, &model.base_url(), &effects.path);
 
-    let (_, summary) = tokio::time::timeout(Duration::from_secs(90), invocation)
+    let (id, summary) = tokio::time::timeout(Duration::from_secs(90), invocation)
         .await
         .expect("Restate's retry finishes the run within 90 s")
         .expect("the invocation task");
     drop(service);
+    Crashed {
+        restate,
+        id,
+        summary,
+        model,
+        effects,
+    }
+}
 
+impl Crashed {
+    /// Asserts that nothing repeated: the side effect happened once, and each journaled
+    /// request reached the model once (turn 2's first request died with the process).
+    fn assert_nothing_repeated(&self) {
+        assert_eq!(
+            self.effects.lines(),
+            ["call_1 hello"],
+            "the side effect happened once"
+        );
+        assert_eq!(
+            self.model.log(),
+            Log {
+                received: vec![1, 2, 2, 3, 4],
+                answered: vec![1, 2, 3, 4],
+            },
+            "each journaled request reached the model once"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_killed_after_its_first_tool_finishes_without_repeating_a_step() {
+    let crashed = crashed("run", "crash").await;
+    crashed.assert_nothing_repeated();
+    let summary = crashed.summary;
     assert_eq!(summary.output, OUTPUT);
-    assert_eq!(
-        effects.lines(),
-        ["call_1 hello"],
-        "the side effect happened once"
-    );
-    assert_eq!(
-        model.log(),
-        Log {
-            // Turn 2's first request died with the process; the retry sent it again.
-            received: vec![1, 2, 2, 3, 4],
-            answered: vec![1, 2, 3, 4],
-        },
-        "each journaled request reached the model once"
-    );
     let expected = uninterrupted().await;
     assert_eq!(summary, expected);
     assert_eq!(summary.usage.requests, 4);
@@ -112,6 +148,31 @@ async fn a_run_killed_after_its_first_tool_finishes_without_repeating_a_step() {
     assert_eq!(summary.usage.tool_calls, 3);
     assert_eq!(summary.rejections, 1);
     assert_eq!(summary.usage.rejected.tools["lookup"].requests, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_killed_during_a_childs_run_finishes_without_repeating_a_step() {
+    let crashed = crashed("delegate", "child-crash").await;
+    crashed.assert_nothing_repeated();
+    let summary = &crashed.summary;
+    assert_eq!(summary.output, DELEGATED_OUTPUT);
+
+    // The same run in process, uninterrupted.
+    let (model, _) = ModelServer::start(None).await;
+    let effects = effects("child-uninterrupted");
+    let result = delegating_agent(&model.base_url())
+        .run(PROMPT, effects.clone())
+        .await
+        .expect("the run succeeds");
+    assert_eq!(*summary, Summary::of(result));
+    assert_eq!(summary.usage.agents["notes"].requests, 4);
+    assert_eq!(summary.usage.requests, 2 + 4);
+    assert_eq!(summary.usage.rejected.tools["lookup"].requests, 1);
+
+    let mut names: Vec<String> = vec!["model:1".into()];
+    names.extend(NAMES.iter().map(|name| format!("tool:1:d1/{name}")));
+    names.extend(["tool:1:d1".into(), "model:2".into()]);
+    assert_eq!(crashed.restate.step_names(&crashed.id).await, names);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

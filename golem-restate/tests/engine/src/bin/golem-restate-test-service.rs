@@ -1,12 +1,13 @@
-//! The service the crash tests kill and restart: `Durable` on `127.0.0.1:$PORT`, its agent
-//! on the model server at `$MODEL_URL`, its side effects in `$EFFECTS`; and, when
+//! The service the crash tests kill and restart: `Durable` and the `Approvals` workflow on
+//! `127.0.0.1:$PORT`, their agents on the model server at `$MODEL_URL`, their side effects in
+//! `$EFFECTS`; and, when
 //! `$TOOLSET_URL` is set, `Toolsets`, its tools listed by the toolset server there.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 
 use golem_restate_engine_tests::agent::Effects;
-use golem_restate_engine_tests::service::{Durable, Toolsets, serve};
+use golem_restate_engine_tests::service::{Approvals, Durable, Toolsets, serve};
 use restate_sdk::prelude::Endpoint;
 
 fn var(name: &str) -> String {
@@ -20,7 +21,9 @@ async fn main() {
         path: PathBuf::from(var("EFFECTS")),
     };
     let model_url = var("MODEL_URL");
-    let mut endpoint = Endpoint::builder().bind(Durable::new(&model_url, effects.clone()));
+    let mut endpoint = Endpoint::builder()
+        .bind(Durable::new(&model_url, effects.clone()))
+        .bind(Approvals::new(&model_url, effects.clone()));
     if let Ok(toolset_url) = std::env::var("TOOLSET_URL") {
         endpoint = endpoint.bind(Toolsets::new(&model_url, &toolset_url, effects));
     }

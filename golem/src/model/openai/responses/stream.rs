@@ -9,6 +9,10 @@
 //! the latest when it is done), by the rule the decoder orders parts: output order. The
 //! terminal event carries the whole response; its output is the items as they were done,
 //! for a server that sends the terminal response without them.
+//!
+//! An event names its item by `output_index`; a server that leaves the index out (llama.cpp's
+//! does) names it by its id (`item_id`, or the `id` of the item added or done), and items so
+//! named are numbered in the order they first appear.
 
 use std::borrow::Cow;
 
@@ -29,6 +33,8 @@ pub struct Events {
     parts: usize,
     /// The terminal event's response.
     response: Option<Map<String, Value>>,
+    /// The ids of items named without an output index, by the index given them.
+    ids: Vec<(String, usize)>,
 }
 
 #[derive(Debug, Default)]
@@ -42,6 +48,22 @@ struct Streaming {
 }
 
 impl Events {
+    /// The output index of the item an event names: its `output_index`, else the index its
+    /// id was given (a new one for an id not seen before).
+    fn index(&mut self, output_index: Option<usize>, id: Option<&str>) -> usize {
+        if let Some(index) = output_index {
+            return index;
+        }
+        let id = id.unwrap_or_default();
+        if let Some((_, index)) = self.ids.iter().find(|(known, _)| known == id) {
+            return *index;
+        }
+        let index = self.streaming.len().max(self.items.len());
+        self.streaming(index);
+        self.ids.push((id.to_owned(), index));
+        index
+    }
+
     fn streaming(&mut self, index: usize) -> &mut Streaming {
         if self.streaming.len() <= index {
             self.streaming.resize_with(index + 1, || None);
@@ -139,6 +161,11 @@ impl Events {
     }
 }
 
+/// The id of an output item.
+fn item_id(item: &Value) -> Option<&str> {
+    item.get("id").and_then(Value::as_str)
+}
+
 fn text_delta(part: usize, text: String) -> ResponseDelta {
     ResponseDelta::Text { part, text }
 }
@@ -157,6 +184,7 @@ impl Assemble for Events {
             .map_err(|error| Fault::corrupt(format!("an event cannot be read: {error}")))?;
         match event {
             Event::OutputItemAdded { output_index, item } => {
+                let output_index = self.index(output_index, item_id(&item));
                 let field = |name: &str| {
                     item.get(name)
                         .and_then(Value::as_str)
@@ -176,17 +204,27 @@ impl Assemble for Events {
             }
             Event::OutputTextDelta {
                 output_index,
+                item_id,
                 delta,
-            } => self.text(output_index, &delta, deltas, text_delta),
+            } => {
+                let index = self.index(output_index, item_id.as_deref());
+                self.text(index, &delta, deltas, text_delta);
+            }
             Event::FunctionCallArgumentsDelta {
                 output_index,
+                item_id,
                 delta,
-            } => self.text(output_index, &delta, deltas, args_delta),
+            } => {
+                let index = self.index(output_index, item_id.as_deref());
+                self.text(index, &delta, deltas, args_delta);
+            }
             Event::ReasoningSummaryTextDelta {
                 output_index,
+                item_id,
                 summary_index,
                 delta,
             } => {
+                let output_index = self.index(output_index, item_id.as_deref());
                 // Summaries are joined by a blank line, as the decoder joins them.
                 let streaming = self.streaming(output_index);
                 let new_summary = streaming
@@ -198,7 +236,10 @@ impl Assemble for Events {
                 }
                 self.text(output_index, &delta, deltas, thinking_delta);
             }
-            Event::OutputItemDone { output_index, item } => self.done(output_index, item, deltas),
+            Event::OutputItemDone { output_index, item } => {
+                let index = self.index(output_index, item_id(&item));
+                self.done(index, item, deltas);
+            }
             Event::Completed { response } | Event::Incomplete { response } => {
                 self.response = Some(response);
                 return Ok(true);
@@ -257,29 +298,46 @@ impl Assemble for Events {
 #[serde(tag = "type")]
 enum Event<'a> {
     #[serde(rename = "response.output_item.added")]
-    OutputItemAdded { output_index: usize, item: Value },
+    OutputItemAdded {
+        #[serde(default)]
+        output_index: Option<usize>,
+        item: Value,
+    },
     #[serde(rename = "response.output_text.delta")]
     OutputTextDelta {
-        output_index: usize,
+        #[serde(default)]
+        output_index: Option<usize>,
+        #[serde(default, borrow)]
+        item_id: Option<Cow<'a, str>>,
         #[serde(borrow)]
         delta: Cow<'a, str>,
     },
     #[serde(rename = "response.function_call_arguments.delta")]
     FunctionCallArgumentsDelta {
-        output_index: usize,
+        #[serde(default)]
+        output_index: Option<usize>,
+        #[serde(default, borrow)]
+        item_id: Option<Cow<'a, str>>,
         #[serde(borrow)]
         delta: Cow<'a, str>,
     },
     #[serde(rename = "response.reasoning_summary_text.delta")]
     ReasoningSummaryTextDelta {
-        output_index: usize,
+        #[serde(default)]
+        output_index: Option<usize>,
+        #[serde(default, borrow)]
+        item_id: Option<Cow<'a, str>>,
         #[serde(default)]
         summary_index: u64,
         #[serde(borrow)]
         delta: Cow<'a, str>,
     },
     #[serde(rename = "response.output_item.done")]
-    OutputItemDone { output_index: usize, item: Value },
+    OutputItemDone {
+        #[serde(default)]
+        output_index: Option<usize>,
+        item: Value,
+    },
     #[serde(rename = "response.completed")]
     Completed { response: Map<String, Value> },
     #[serde(rename = "response.incomplete")]
