@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use golem::model::openai::OpenAiModel;
-use golem::model::{Message, Model, ModelSettings, RequestPart, ResponsePart};
+use golem::model::{Message, Model, ModelSettings, RequestPart, ResponsePart, UserContent};
 use golem::usage::Usage;
 
 /// The real OpenAI-compatible model when `OPENAI_API_KEY` is set (`OPENAI_BASE_URL` and
@@ -73,12 +73,14 @@ impl Transcript {
                     for part in &request.parts {
                         match part {
                             RequestPart::SystemPrompt(p) => line(&mut out, "system", &p.content),
-                            RequestPart::UserPrompt(p) => line(&mut out, "user", &p.content),
-                            RequestPart::ToolReturn(p) => line(
-                                &mut out,
-                                "tool",
-                                &format!("{} → {}", p.tool_name, p.model_text()),
-                            ),
+                            RequestPart::UserPrompt(p) => {
+                                let text = with_media(p.text().into_owned(), p.media());
+                                line(&mut out, "user", &text)
+                            }
+                            RequestPart::ToolReturn(p) => {
+                                let text = format!("{} → {}", p.tool_name, p.model_text());
+                                line(&mut out, "tool", &with_media(text, &p.media))
+                            }
                             RequestPart::RetryPrompt(p) => {
                                 let (who, budget) = match p.tool_name.as_deref() {
                                     Some(tool) if tool != "final_result" => (
@@ -120,6 +122,14 @@ impl Transcript {
         }
         out
     }
+}
+
+/// `text` followed by each media part's description in brackets (never its bytes).
+fn with_media<'a>(mut text: String, media: impl IntoIterator<Item = &'a UserContent>) -> String {
+    for part in media {
+        text.push_str(&format!(" [{}]", part.describe()));
+    }
+    text
 }
 
 fn line(out: &mut String, who: &str, text: &str) {

@@ -122,7 +122,7 @@ async fn a_macro_tool_corrects_itself_over_the_openai_path() {
                 .iter()
                 .map(|part| match part {
                     RequestPart::SystemPrompt(p) => format!("system: {}", p.content),
-                    RequestPart::UserPrompt(p) => format!("user: {}", p.content),
+                    RequestPart::UserPrompt(p) => format!("user: {}", p.text()),
                     RequestPart::ToolReturn(p) => {
                         format!(
                             "return {} {}: {}",

@@ -91,7 +91,7 @@ fn assert_round_trip(messages: &[Message], usage: &golem::Usage, seen: &Seen) {
         panic!("the history opens with a request: {messages:#?}");
     };
     assert!(
-        matches!(&first.parts[..], [RequestPart::UserPrompt(prompt)] if prompt.content == QUESTION),
+        matches!(&first.parts[..], [RequestPart::UserPrompt(prompt)] if prompt.text() == QUESTION),
         "{first:#?}"
     );
     let Message::Response(response) = &messages[1] else {

@@ -188,7 +188,7 @@ async fn structured_content_is_the_result_as_json() {
 }
 
 #[tokio::test]
-async fn an_image_becomes_a_note_beside_the_text() {
+async fn an_image_becomes_media_beside_the_text() {
     let model = FunctionModel::new(|messages: &[Message], _| match messages.len() {
         1 => ModelResponse::tool_call("get-tiny-image", "{}", "call_1"),
         _ => ModelResponse::text("done"),
@@ -199,15 +199,22 @@ async fn an_image_becomes_a_note_beside_the_text() {
         .expect("builds");
 
     let result = agent.run("Show me the logo", ()).await.expect("runs");
-    let (_, _, text) = &answers(&result.messages)[0];
+    let Message::Request(request) = &result.messages[2] else {
+        panic!("the tool's answer: {:?}", result.messages[2]);
+    };
+    let RequestPart::ToolReturn(part) = &request.parts[0] else {
+        panic!("a tool return: {:?}", request.parts);
+    };
+    let text = part.model_text();
     assert!(
-        text.starts_with("Here's the image you requested:\n[image (image/png, "),
+        text.starts_with("Here's the image you requested:\n") && !text.contains("[image"),
         "{text}"
     );
-    assert!(
-        text.contains(" not shown: tool results reach the model as text]\n"),
-        "{text}"
-    );
+    let [golem::model::UserContent::Binary(image)] = part.media.as_slice() else {
+        panic!("one image: {:?}", part.media);
+    };
+    assert_eq!(image.media_type, "image/png");
+    assert!(image.data.starts_with(b"\x89PNG"), "{image:?}");
 }
 
 /// The model sends a string where the server wants a number; the server's `isError`

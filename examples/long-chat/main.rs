@@ -49,7 +49,7 @@ pub(crate) fn scripted_model() -> FunctionModel {
                 .parts
                 .iter()
                 .find_map(|part| match part {
-                    RequestPart::UserPrompt(prompt) => Some(prompt.content.clone()),
+                    RequestPart::UserPrompt(prompt) => Some(prompt.text().into_owned()),
                     _ => None,
                 })
                 .unwrap_or_default(),
@@ -77,7 +77,7 @@ fn first_prompt(messages: &[Message]) -> String {
         .iter()
         .find_map(|message| match message {
             Message::Request(request) => request.parts.iter().find_map(|part| match part {
-                RequestPart::UserPrompt(prompt) => Some(prompt.content.clone()),
+                RequestPart::UserPrompt(prompt) => Some(prompt.text().into_owned()),
                 _ => None,
             }),
             Message::Response(_) => None,

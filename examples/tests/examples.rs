@@ -27,6 +27,9 @@ mod long_chat;
 #[path = "../multi-agent/main.rs"]
 mod multi_agent;
 
+#[path = "../vision/main.rs"]
+mod vision;
+
 fn rejections(output: &str) -> usize {
     output
         .lines()
@@ -196,6 +199,20 @@ usage tree
     dice: 3 requests, 399 tokens; rejected rounds: 1 requests, 102 tokens
     rules: 1 requests, 66 tokens; rejected rounds: 0 requests, 0 tokens
 answer: Ann rolled 6; the highest total wins, so she leads.
+"
+    );
+}
+
+#[tokio::test]
+async fn vision_sends_the_image_and_prints_the_description() {
+    let output = vision::run(vision::scripted_model()).await.unwrap();
+
+    assert_eq!(
+        output,
+        "\
+user     │ What is in this picture? [image/png bytes (73 bytes)]
+model    │ A solid red square, 4 by 4 pixels, with nothing else in it.
+usage    │ 1 requests, 290 input + 16 output tokens, 0 tool calls; rounds that ended in a rejection: 0 requests, 0 tokens
 "
     );
 }

@@ -1,20 +1,60 @@
 //! What a `tools/call` result becomes in the run's history.
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use golem::model::{BinaryContent, MediaKind, ToolContent, UserContent};
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::Value;
 
 /// The tool's result: the structured content when the server sent one (kept as JSON),
-/// else the content blocks as text.
+/// else the text blocks as text; images, audio and binary resources of a kind golem's
+/// providers take (images, PDFs, audio) become media beside it (a [`ToolContent`]).
 pub(crate) fn to_value(result: CallToolResult) -> Value {
-    match result.structured_content {
-        Some(structured) => structured,
-        None => Value::String(text_of(&result.content)),
+    let mut texts = Vec::with_capacity(result.content.len());
+    let mut media = Vec::new();
+    for block in &result.content {
+        match as_media(block) {
+            Some(part) => media.push(part),
+            None => texts.push(block_text(block)),
+        }
     }
+    let value = match result.structured_content {
+        Some(structured) => structured,
+        None => Value::String(texts.join("\n")),
+    };
+    if media.is_empty() {
+        return value;
+    }
+    let mut content = ToolContent::new(value);
+    content.media = media;
+    content.into()
 }
 
-/// The content blocks as the model reads them: text as it is, one block a paragraph, and a
-/// note in brackets for what golem's providers cannot take in a tool result (images,
-/// audio, binary resources).
+/// The block as media, when it is an image, audio or a binary resource of a kind a model
+/// takes, with valid base64.
+fn as_media(block: &ContentBlock) -> Option<UserContent> {
+    let (media_type, base64) = match block {
+        ContentBlock::Image(image) => (image.mime_type.as_str(), image.data.as_str()),
+        ContentBlock::Audio(audio) => (audio.mime_type.as_str(), audio.data.as_str()),
+        ContentBlock::Resource(embedded) => match &embedded.resource {
+            ResourceContents::BlobResourceContents {
+                mime_type: Some(mime_type),
+                blob,
+                ..
+            } => (mime_type.as_str(), blob.as_str()),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    if MediaKind::of(media_type) == MediaKind::Other {
+        return None;
+    }
+    let data = BASE64.decode(base64).ok()?;
+    Some(BinaryContent::new(data, media_type).into())
+}
+
+/// The content blocks as text, for an error's message: text as it is, one block a
+/// paragraph, and a note in brackets for images, audio and binary resources.
 pub(crate) fn text_of(content: &[ContentBlock]) -> String {
     content
         .iter()
@@ -38,7 +78,7 @@ fn block_text(block: &ContentBlock) -> String {
                 blob,
                 ..
             } => format!(
-                "[resource {uri}: {} not shown: tool results reach the model as text]",
+                "[resource {uri}: {} not shown]",
                 size(
                     "binary",
                     mime_type.as_deref().unwrap_or("application/octet-stream"),
@@ -59,10 +99,7 @@ fn block_text(block: &ContentBlock) -> String {
 }
 
 fn not_shown(kind: &str, mime_type: &str, base64: &str) -> String {
-    format!(
-        "[{} not shown: tool results reach the model as text]",
-        size(kind, mime_type, base64)
-    )
+    format!("[{} not shown]", size(kind, mime_type, base64))
 }
 
 /// `an image/png image of 1.2 KB`, from the base64 text's length.
@@ -82,15 +119,56 @@ mod tests {
     use rmcp::model::{EmbeddedResource, ImageContent};
 
     #[test]
-    fn text_blocks_are_joined_and_images_become_a_note() {
+    fn images_become_media_beside_the_text() {
         let content = vec![
             ContentBlock::text("first"),
             ContentBlock::Image(ImageContent::new("iVBORw0KGgo=", "image/png")),
             ContentBlock::text("last"),
         ];
+        let value = to_value(CallToolResult::success(content.clone()));
+        assert_eq!(
+            ToolContent::from_value(&value),
+            Some(ToolContent::new("first\nlast").with(BinaryContent::new(
+                vec![0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A],
+                "image/png"
+            )))
+        );
         assert_eq!(
             text_of(&content),
-            "first\n[image (image/png, 8 bytes) not shown: tool results reach the model as text]\nlast"
+            "first\n[image (image/png, 8 bytes) not shown]\nlast"
+        );
+    }
+
+    #[test]
+    fn blob_resources_of_a_known_kind_become_media_and_others_a_note() {
+        let pdf = ContentBlock::Resource(EmbeddedResource::new(ResourceContents::blob(
+            "JVBERi0=",
+            "test://static/report.pdf",
+        )));
+        let ContentBlock::Resource(mut embedded) = pdf else {
+            unreachable!()
+        };
+        let ResourceContents::BlobResourceContents { mime_type, .. } = &mut embedded.resource
+        else {
+            unreachable!()
+        };
+        *mime_type = Some("application/pdf".to_owned());
+        let zip = ContentBlock::Resource(EmbeddedResource::new(ResourceContents::blob(
+            "UEsDBA==",
+            "test://static/a.zip",
+        )));
+        let value = to_value(CallToolResult::success(vec![
+            ContentBlock::Resource(embedded),
+            zip,
+        ]));
+        assert_eq!(
+            ToolContent::from_value(&value),
+            Some(
+                ToolContent::new(
+                    "[resource test://static/a.zip: binary (application/octet-stream, 4 bytes) not shown]"
+                )
+                .with(BinaryContent::new(b"%PDF-".to_vec(), "application/pdf"))
+            )
         );
     }
 

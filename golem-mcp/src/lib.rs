@@ -18,8 +18,9 @@
 //!   timeout, on by default ([`McpError::Timeout`], [`DEFAULT_CALL_TIMEOUT`]), other JSON-RPC
 //!   errors ([`McpError::Server`]).
 //! - **Results**: the structured content when the server sends one (as JSON), else the
-//!   text of the content blocks; images, audio and binary resources become a note in
-//!   brackets, as golem's tool results reach the model as text.
+//!   text of the content blocks; images, audio, PDFs and other binary resources a model
+//!   takes become the result's media ([`golem::model::ToolContent`]), sent to the model
+//!   as each provider takes them; other binary resources become a note in brackets.
 //! - Prefixes, allow and deny lists come from [`golem::toolset::ToolsetExt`].
 //!
 //! ```no_run

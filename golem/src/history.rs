@@ -50,7 +50,7 @@ mod summary;
 
 pub use builtin::{FitTokens, KeepLastTurns, TrimToolOutputs};
 pub(crate) use check::check;
-pub use estimate::{estimate_request_tokens, estimate_tokens};
+pub use estimate::{MEDIA_PART_TOKENS, estimate_request_tokens, estimate_tokens};
 pub use summary::Summarize;
 pub(crate) use summary::{Plan, Summary};
 

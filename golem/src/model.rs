@@ -24,6 +24,7 @@ pub mod gemini;
 #[cfg(feature = "http")]
 pub mod http;
 mod infer;
+pub mod media;
 mod message;
 #[cfg(feature = "openai")]
 pub mod openai;
@@ -40,6 +41,7 @@ pub use retry::ModelRetry;
 pub use settings::{ModelSettings, ToolChoice};
 pub use stream::{ModelStream, ResponseDelta, StreamEvent, StreamFault};
 
+pub use media::{BinaryContent, DocumentUrl, ImageUrl, MediaKind, ToolContent, UserContent};
 pub use message::{
     FinishReason, Message, ModelRequest, ModelResponse, ProviderPart, RequestPart, ResponsePart,
     RetryPromptPart, SystemPromptPart, TextPart, ThinkingPart, ToolArgs, ToolCallPart,
@@ -245,6 +247,21 @@ pub enum ModelError {
     /// message of the run's history.
     #[error("the provider's content filter withheld the response")]
     ContentFilter,
+    /// A request part holds content the provider does not take (an image kind, a size or
+    /// a place it refuses, audio where it takes none). Checked before anything is sent.
+    #[error("{provider} cannot take {content} in message {message}, part {part}: {reason}")]
+    UnsupportedContent {
+        /// The provider.
+        provider: String,
+        /// The index of the message in the history sent.
+        message: usize,
+        /// The index of the part in that message.
+        part: usize,
+        /// What the content is, without its bytes (`image/bmp bytes (1.2 KB)`).
+        content: String,
+        /// Why the provider refuses it, and what it takes instead.
+        reason: String,
+    },
     /// Any other failure, e.g. from a [`FunctionModel`](function::FunctionModel) closure.
     #[error(transparent)]
     Other(BoxError),

@@ -347,7 +347,7 @@ async fn older_turns_are_summarised_once_counted_apart_and_journaled() {
     let golem::model::RequestPart::UserPrompt(asked) = &asked.parts[0] else {
         panic!("a prompt")
     };
-    assert!(asked.content.ends_with(
+    assert!(asked.text().ends_with(
         "The conversation:\nUser: one\nAssistant: 1\nUser: two\nAssistant: 2\nUser: three\nAssistant: 3\n"
     ));
     let opening = request(vec![

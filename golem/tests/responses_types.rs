@@ -21,12 +21,15 @@ use common::*;
 use golem::Agent;
 use golem::model::openai::responses::OpenAiResponsesModel;
 use golem::model::{
-    Message, Model, ModelResponse, ModelSettings, OutputSchema, RequestParams, ResponsePart,
-    ThinkingPart, ToolChoice,
+    BinaryContent, Message, Model, ModelResponse, ModelSettings, OutputSchema, RequestParams,
+    ResponsePart, ThinkingPart, ToolChoice, ToolContent, UserContent,
 };
 use golem::output::{Json, OutputMode};
 use golem::tool::ToolDefinition;
 use serde_json::{Value, json};
+
+/// The first bytes of a PNG file.
+const PNG: &[u8] = &[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A];
 
 /// The repository's root, which holds `tests/openai-types/`.
 fn repository() -> PathBuf {
@@ -79,7 +82,8 @@ fn validate(name: &str, items: &Value) -> String {
 }
 
 /// Every history shape golem sends: prompts, a system prompt, reasoning (encrypted, and
-/// by id), calls and their outputs, rejections of a call and of text, an empty response.
+/// by id), calls and their outputs, rejections of a call and of text, an empty response,
+/// media in a prompt (image and PDF, by URL and as bytes) and an image in a call's output.
 fn history() -> Vec<Message> {
     vec![
         request(vec![system("Be brief."), user("Roll for Ann and Bob")]),
@@ -94,13 +98,23 @@ fn history() -> Vec<Message> {
             call("roll_dice", r#"{"n":-1}"#, "call_bob"),
         ])),
         request(vec![
-            tool_return("roll_dice", "call_ann", json!(6)),
+            golem::model::RequestPart::tool_return(
+                "roll_dice",
+                "call_ann",
+                ToolContent::new(6).with(BinaryContent::new(PNG.to_vec(), "image/png")),
+            ),
             tool_retry("roll_dice", "call_bob", "n must be positive, got -1"),
         ]),
         response(vec![text("Ann 6.")], 1, 1),
         request(vec![retry("Answer with the verdict.")]),
         Message::Response(ModelResponse::default()),
-        request(vec![user("Go on")]),
+        request(vec![golem::model::RequestPart::user_prompt([
+            UserContent::text("Go on, with these"),
+            UserContent::image_url("https://example.com/table.png"),
+            BinaryContent::new(PNG.to_vec(), "image/png").into(),
+            UserContent::document_url("https://example.com/rules.pdf"),
+            BinaryContent::new(b"%PDF-1.4".to_vec(), "application/pdf").into(),
+        ])]),
     ]
 }
 

@@ -5,6 +5,9 @@
 //! characters a token, rounded up, plus a few tokens per message for the roles and framing
 //! every provider adds. English prose comes out close to OpenAI's and Anthropic's counts;
 //! code, JSON and other languages take more tokens per character, so leave headroom.
+//!
+//! An image, a document or an audio clip counts as [`MEDIA_PART_TOKENS`] whatever its size:
+//! providers count media by pixels, pages or seconds, which golem does not decode.
 
 use serde_json::Value;
 
@@ -14,6 +17,12 @@ use crate::model::{Message, RequestParams, RequestPart, ResponsePart};
 const CHARS_PER_TOKEN: u64 = 4;
 /// Tokens each message costs besides its content: its role and the framing around it.
 const PER_MESSAGE: u64 = 4;
+/// Tokens each media part (an image, a document, audio) of a prompt or a tool result counts
+/// as: about what OpenAI and Anthropic charge for a 1,000-pixel-wide image, or Anthropic for
+/// a page of a PDF.
+pub const MEDIA_PART_TOKENS: u64 = 1_500;
+/// [`MEDIA_PART_TOKENS`] as the characters the estimate counts.
+const MEDIA_PART_CHARS: usize = (MEDIA_PART_TOKENS * CHARS_PER_TOKEN) as usize;
 
 /// The estimated input tokens of `messages`.
 ///
@@ -63,9 +72,19 @@ fn chars_of(message: &Message) -> usize {
             .iter()
             .map(|part| match part {
                 RequestPart::SystemPrompt(part) => part.content.chars().count(),
-                RequestPart::UserPrompt(part) => part.content.chars().count(),
+                RequestPart::UserPrompt(part) => part
+                    .content
+                    .iter()
+                    .map(|content| match content.as_text() {
+                        Some(text) => text.chars().count(),
+                        None => MEDIA_PART_CHARS,
+                    })
+                    .sum(),
                 RequestPart::ToolReturn(part) => {
-                    part.tool_call_id.len() + part.tool_name.len() + json_chars(&part.content)
+                    part.tool_call_id.len()
+                        + part.tool_name.len()
+                        + json_chars(&part.content)
+                        + part.media.len() * MEDIA_PART_CHARS
                 }
                 RequestPart::RetryPrompt(part) => part.content.chars().count(),
             })

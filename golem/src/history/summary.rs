@@ -275,7 +275,7 @@ fn render(out: &mut String, messages: &[Message]) {
                     let _ = match part {
                         RequestPart::SystemPrompt(_) => Ok(()),
                         RequestPart::UserPrompt(prompt) => {
-                            writeln!(out, "User: {}", prompt.content)
+                            writeln!(out, "User: {}", prompt.text())
                         }
                         RequestPart::ToolReturn(answer) => writeln!(
                             out,

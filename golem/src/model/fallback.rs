@@ -81,7 +81,8 @@ pub enum FailureClass {
     /// The provider refused the credentials (HTTP 401, 403).
     Auth,
     /// Any other HTTP 4xx: a request the user must fix (a bad field, an unknown model, a
-    /// prompt too long for the model).
+    /// prompt too long for the model); also content the provider does not take, refused
+    /// before sending ([`ModelError::UnsupportedContent`]).
     ClientError,
     /// The provider's answer could not be read: a corrupt chunk, no event stream, a stream
     /// that ended early, a body that is not the provider's format.
@@ -114,6 +115,7 @@ impl FailureClass {
             ModelError::Http { status, .. } if *status >= 400 => FailureClass::ClientError,
             ModelError::Http { .. } => FailureClass::Other,
             ModelError::Auth { .. } => FailureClass::Auth,
+            ModelError::UnsupportedContent { .. } => FailureClass::ClientError,
             ModelError::InvalidResponse { .. } => FailureClass::InvalidResponse,
             ModelError::Stream { fault, message, .. } => match fault {
                 StreamFault::Disconnected | StreamFault::Idle | StreamFault::TimedOut => {

@@ -9,6 +9,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::media::{ToolContent, UserContent};
 use crate::usage::Usage;
 
 /// One message of a conversation: a request golem sent, or a response the model gave.
@@ -71,7 +72,7 @@ impl ModelRequest {
     }
 
     /// A request holding one user prompt.
-    pub fn user_prompt(content: impl Into<String>) -> Self {
+    pub fn user_prompt(content: impl Into<UserPromptPart>) -> Self {
         ModelRequest::new(vec![RequestPart::user_prompt(content)])
     }
 }
@@ -97,9 +98,9 @@ impl RequestPart {
         RequestPart::SystemPrompt(SystemPromptPart::new(content))
     }
 
-    /// A user prompt.
-    pub fn user_prompt(content: impl Into<String>) -> Self {
-        RequestPart::UserPrompt(UserPromptPart::new(content))
+    /// A user prompt: text, or content parts (see [`UserPromptPart`]).
+    pub fn user_prompt(content: impl Into<UserPromptPart>) -> Self {
+        RequestPart::UserPrompt(content.into())
     }
 
     /// The result of the call `tool_call_id` to `tool_name`.
@@ -147,15 +148,20 @@ impl SystemPromptPart {
     }
 }
 
-/// A prompt from the user, as a part of a request.
+/// A prompt from the user, as a part of a request: text, or [content parts](UserContent)
+/// mixing text with images, documents and audio.
 ///
-/// Non-exhaustive, so that later versions can add fields (multimodal content, say) without
-/// breaking code: build one with its constructor, and match it with `..`.
+/// Serialized as a string when it is one text (as golem always wrote prompts, so saved
+/// histories stay readable), else as the list of its parts.
+///
+/// Non-exhaustive, so that later versions can add fields without breaking code: build one
+/// with its constructors, and match it with `..`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UserPromptPart {
-    /// The prompt text.
-    pub content: String,
+    /// The parts, in the order the model reads them.
+    #[serde(with = "prompt_content")]
+    pub content: Vec<UserContent>,
 }
 
 impl UserPromptPart {
@@ -169,8 +175,140 @@ impl UserPromptPart {
     /// ```
     pub fn new(content: impl Into<String>) -> Self {
         UserPromptPart {
-            content: content.into(),
+            content: vec![UserContent::Text(content.into())],
         }
+    }
+
+    /// A user prompt made of `parts`: text, images, documents, audio.
+    ///
+    /// ```
+    /// use golem::model::{UserContent, UserPromptPart};
+    ///
+    /// let part = UserPromptPart::from_parts([
+    ///     UserContent::text("Summarize this report."),
+    ///     UserContent::document_url("https://example.com/report.pdf"),
+    /// ]);
+    /// assert_eq!(part.text(), "Summarize this report.");
+    /// ```
+    pub fn from_parts<I>(parts: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<UserContent>,
+    {
+        UserPromptPart {
+            content: parts.into_iter().map(Into::into).collect(),
+        }
+    }
+
+    /// The text parts, joined by newlines (borrowed when there is one).
+    pub fn text(&self) -> Cow<'_, str> {
+        let mut texts = self.content.iter().filter_map(UserContent::as_text);
+        let Some(first) = texts.next() else {
+            return Cow::Borrowed("");
+        };
+        match texts.next() {
+            None => Cow::Borrowed(first),
+            Some(second) => {
+                let mut joined = format!("{first}\n{second}");
+                for text in texts {
+                    joined.push('\n');
+                    joined.push_str(text);
+                }
+                Cow::Owned(joined)
+            }
+        }
+    }
+
+    /// The parts that are not text: images, documents, audio.
+    pub fn media(&self) -> impl Iterator<Item = &UserContent> {
+        self.content
+            .iter()
+            .filter(|part| !matches!(part, UserContent::Text(_)))
+    }
+
+    /// Whether the prompt holds nothing: no media, and no text but empty strings.
+    pub fn is_empty(&self) -> bool {
+        self.content
+            .iter()
+            .all(|part| matches!(part, UserContent::Text(text) if text.is_empty()))
+    }
+}
+
+impl From<&str> for UserPromptPart {
+    fn from(text: &str) -> Self {
+        UserPromptPart::new(text)
+    }
+}
+
+impl From<String> for UserPromptPart {
+    fn from(text: String) -> Self {
+        UserPromptPart::new(text)
+    }
+}
+
+impl From<&String> for UserPromptPart {
+    fn from(text: &String) -> Self {
+        UserPromptPart::new(text.as_str())
+    }
+}
+
+impl From<Cow<'_, str>> for UserPromptPart {
+    fn from(text: Cow<'_, str>) -> Self {
+        UserPromptPart::new(text.into_owned())
+    }
+}
+
+impl From<UserContent> for UserPromptPart {
+    fn from(part: UserContent) -> Self {
+        UserPromptPart {
+            content: vec![part],
+        }
+    }
+}
+
+impl From<Vec<UserContent>> for UserPromptPart {
+    fn from(content: Vec<UserContent>) -> Self {
+        UserPromptPart { content }
+    }
+}
+
+impl<const N: usize> From<[UserContent; N]> for UserPromptPart {
+    fn from(parts: [UserContent; N]) -> Self {
+        UserPromptPart::from_parts(parts)
+    }
+}
+
+/// A prompt's parts as a string when they are one text, else as a list; read back from
+/// either.
+mod prompt_content {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::UserContent;
+
+    pub(super) fn serialize<S: Serializer>(
+        content: &[UserContent],
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match content {
+            [UserContent::Text(text)] => serializer.serialize_str(text),
+            parts => parts.serialize(serializer),
+        }
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Stored {
+        Text(String),
+        Parts(Vec<UserContent>),
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<UserContent>, D::Error> {
+        Ok(match Stored::deserialize(deserializer)? {
+            Stored::Text(text) => vec![UserContent::Text(text)],
+            Stored::Parts(parts) => parts,
+        })
     }
 }
 
@@ -187,19 +325,30 @@ pub struct ToolReturnPart {
     pub tool_call_id: String,
     /// The returned value, as JSON.
     pub content: Value,
+    /// The images and documents the tool returned beside its value (see [`ToolContent`]);
+    /// each provider's wire sends them the way its API takes them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub media: Vec<UserContent>,
 }
 
 impl ToolReturnPart {
-    /// The result `content` of the call `tool_call_id` to `tool_name`.
+    /// The result `content` of the call `tool_call_id` to `tool_name`; a [`ToolContent`]
+    /// (as a value) is split into the value and its media.
     pub fn new(
         tool_name: impl Into<String>,
         tool_call_id: impl Into<String>,
         content: impl Into<Value>,
     ) -> Self {
+        let content = content.into();
+        let (content, media) = match ToolContent::from_value(&content) {
+            Some(tool_content) => (tool_content.value, tool_content.media),
+            None => (content, Vec::new()),
+        };
         ToolReturnPart {
             tool_name: tool_name.into(),
             tool_call_id: tool_call_id.into(),
-            content: content.into(),
+            content,
+            media,
         }
     }
 
@@ -643,6 +792,76 @@ mod tests {
         let value: Value = serde_json::from_str(&text).expect("json");
         assert_eq!(value["parts"][0]["part_kind"], "thinking");
         assert_eq!(value["parts"][1]["part_kind"], "provider");
+    }
+
+    #[test]
+    fn a_text_prompt_is_stored_as_a_string_and_read_back_from_one() {
+        let request = ModelRequest::user_prompt("Roll");
+        let value = serde_json::to_value(&request).expect("serializes");
+        assert_eq!(
+            value,
+            json!({"parts": [{"part_kind": "user_prompt", "content": "Roll"}]})
+        );
+        let saved = r#"{"parts": [{"part_kind": "user_prompt", "content": "Roll"}]}"#;
+        assert_eq!(
+            serde_json::from_str::<ModelRequest>(saved).expect("reads"),
+            request
+        );
+    }
+
+    #[test]
+    fn media_prompts_and_tool_results_round_trip_with_base64_bytes() {
+        use crate::model::{BinaryContent, ImageUrl, ToolContent, UserContent};
+
+        let history = vec![
+            Message::Request(ModelRequest::user_prompt([
+                UserContent::text("What is this?"),
+                ImageUrl::new("https://x.test/dice")
+                    .with_media_type("image/png")
+                    .into(),
+                UserContent::document_url("https://x.test/rules.pdf"),
+                BinaryContent::new(vec![1u8, 2, 3], "audio/wav").into(),
+            ])),
+            Message::Response(ModelResponse::tool_call("chart", "{}", "c1")),
+            Message::Request(ModelRequest::new(vec![RequestPart::tool_return(
+                "chart",
+                "c1",
+                ToolContent::new("March").with(BinaryContent::new(vec![0x89, b'P'], "image/png")),
+            )])),
+        ];
+        let value = serde_json::to_value(&history).expect("serializes");
+        assert_eq!(
+            value[0]["parts"][0]["content"],
+            json!([
+                {"text": "What is this?"},
+                {"image_url": {"url": "https://x.test/dice", "media_type": "image/png"}},
+                {"document_url": {"url": "https://x.test/rules.pdf"}},
+                {"binary": {"data": "AQID", "media_type": "audio/wav"}},
+            ])
+        );
+        assert_eq!(
+            value[2]["parts"][0],
+            json!({
+                "part_kind": "tool_return",
+                "tool_name": "chart",
+                "tool_call_id": "c1",
+                "content": "March",
+                "media": [{"binary": {"data": "iVA=", "media_type": "image/png"}}],
+            })
+        );
+        let back: Vec<Message> = serde_json::from_value(value).expect("deserializes");
+        assert_eq!(back, history);
+    }
+
+    #[test]
+    fn debug_output_never_shows_the_bytes() {
+        use crate::model::BinaryContent;
+
+        let part = UserPromptPart::from_parts([BinaryContent::new(vec![0xAB; 3000], "image/png")]);
+        assert_eq!(
+            format!("{part:?}"),
+            r#"UserPromptPart { content: [Binary(BinaryContent { media_type: "image/png", len: 3000 })] }"#
+        );
     }
 
     #[test]

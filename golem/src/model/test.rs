@@ -216,7 +216,7 @@ fn estimate_input_tokens(messages: &[Message]) -> u64 {
                 for part in &request.parts {
                     tokens += match part {
                         RequestPart::SystemPrompt(p) => words(&p.content),
-                        RequestPart::UserPrompt(p) => words(&p.content),
+                        RequestPart::UserPrompt(p) => words(&p.text()),
                         RequestPart::ToolReturn(p) => words(&p.model_text()),
                         RequestPart::RetryPrompt(p) => words(&p.model_text()),
                     };

@@ -9,7 +9,7 @@
 use tracing::field;
 
 use crate::agent::{Agent, RunResult};
-use crate::model::{Message, Model, RequestPart};
+use crate::model::{Message, Model, RequestPart, UserPromptPart};
 use crate::output::Output;
 
 mod agent_run;
@@ -70,7 +70,7 @@ where
     /// # })?;
     /// # Ok::<_, Box<dyn std::error::Error>>(())
     /// ```
-    pub fn start(&self, prompt: impl Into<String>, deps: Deps) -> AgentRun<Deps, O> {
+    pub fn start(&self, prompt: impl Into<UserPromptPart>, deps: Deps) -> AgentRun<Deps, O> {
         self.start_with_history(Vec::new(), prompt, deps)
     }
 
@@ -122,7 +122,7 @@ where
     pub fn start_with_history(
         &self,
         history: Vec<Message>,
-        prompt: impl Into<String>,
+        prompt: impl Into<UserPromptPart>,
         deps: Deps,
     ) -> AgentRun<Deps, O> {
         let mut parts = Vec::with_capacity(2);
@@ -183,7 +183,7 @@ where
     /// the usage up to the failure.
     pub async fn run(
         &self,
-        prompt: impl Into<String>,
+        prompt: impl Into<UserPromptPart>,
         deps: Deps,
     ) -> Result<RunResult<O>, RunError> {
         self.start(prompt, deps).finish().await
@@ -197,7 +197,7 @@ where
     pub async fn run_with_history(
         &self,
         history: Vec<Message>,
-        prompt: impl Into<String>,
+        prompt: impl Into<UserPromptPart>,
         deps: Deps,
     ) -> Result<RunResult<O>, RunError> {
         self.start_with_history(history, prompt, deps)
@@ -249,7 +249,11 @@ where
 
     /// Starts a run on `prompt` and returns its [events](RunEvent) as a stream; see
     /// [`AgentRun::into_events`].
-    pub fn run_stream(&self, prompt: impl Into<String>, deps: Deps) -> RunEvents<'static, Deps, O> {
+    pub fn run_stream(
+        &self,
+        prompt: impl Into<UserPromptPart>,
+        deps: Deps,
+    ) -> RunEvents<'static, Deps, O> {
         self.start(prompt, deps).into_events()
     }
 }

@@ -502,6 +502,7 @@ fn error_type(error: &ModelError) -> &'static str {
         ModelError::Stream { .. } => "stream",
         ModelError::Truncated => "truncated",
         ModelError::ContentFilter => "content_filter",
+        ModelError::UnsupportedContent { .. } => "unsupported_content",
         _ => "_OTHER",
     }
 }

@@ -195,7 +195,7 @@ impl RunState {
     /// Adds a user prompt to the request the run sends next: after the pending feedback of a
     /// failed run, or as a new request after the last response (whose calls, if it was not
     /// handled, are answered as not run).
-    pub fn push_prompt(&mut self, prompt: impl Into<String>) {
+    pub fn push_prompt(&mut self, prompt: impl Into<crate::model::UserPromptPart>) {
         self.transcript
             .push_prompt(crate::model::RequestPart::user_prompt(prompt));
         self.awaiting_approval.clear();

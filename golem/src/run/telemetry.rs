@@ -5,7 +5,9 @@
 
 use serde_json::{Value, json};
 
-use crate::model::{FinishReason, Message, ModelResponse, RequestPart, ResponsePart};
+use crate::model::{
+    FinishReason, MediaKind, Message, ModelResponse, RequestPart, ResponsePart, UserContent,
+};
 
 /// `count` as the attributes' integer type: OpenTelemetry's is `i64`, and `tracing` layers
 /// pass a `u64` on as text.
@@ -36,6 +38,12 @@ pub(crate) fn input_messages(messages: &[Message]) -> String {
         match message {
             Message::Request(request) => {
                 for part in &request.parts {
+                    if let RequestPart::UserPrompt(prompt) = part {
+                        for content in &prompt.content {
+                            push("user", user_content(content));
+                        }
+                        continue;
+                    }
                     let (role, part) = request_part(part);
                     push(role, part);
                 }
@@ -72,7 +80,7 @@ pub(crate) fn system_instructions(instructions: &str) -> String {
 fn request_part(part: &RequestPart) -> (&'static str, Value) {
     match part {
         RequestPart::SystemPrompt(part) => ("system", text(&part.content)),
-        RequestPart::UserPrompt(part) => ("user", text(&part.content)),
+        RequestPart::UserPrompt(part) => ("user", text(&part.text())),
         RequestPart::ToolReturn(part) => (
             "tool",
             json!({"type": "tool_call_response", "id": part.tool_call_id, "response": part.content}),
@@ -97,6 +105,27 @@ fn response_part(part: &ResponsePart) -> Value {
         }
         ResponsePart::Thinking(part) => json!({"type": "reasoning", "content": part.content}),
         ResponsePart::Provider(part) => json!({"type": "provider", "provider": part.provider}),
+    }
+}
+
+/// A prompt's part as a GenAI message part: media as a `uri` or a `blob` without its bytes
+/// (bytes are never logged).
+fn user_content(content: &UserContent) -> Value {
+    let modality = content.kind().map_or("text", MediaKind::name);
+    match content {
+        UserContent::ImageUrl(image) => {
+            json!({"type": "uri", "modality": modality, "uri": image.url})
+        }
+        UserContent::DocumentUrl(document) => {
+            json!({"type": "uri", "modality": modality, "uri": document.url})
+        }
+        UserContent::Binary(binary) => json!({
+            "type": "blob",
+            "modality": modality,
+            "mime_type": binary.media_type,
+            "size": binary.data.len(),
+        }),
+        other => text(other.as_text().unwrap_or_default()),
     }
 }
 
@@ -130,6 +159,24 @@ mod tests {
                     {"type": "tool_call", "id": "c1", "name": "roll", "arguments": {"n": 2}},
                 ]},
             ])
+        );
+    }
+
+    #[test]
+    fn media_parts_are_uris_and_blobs_without_their_bytes() {
+        let messages = vec![Message::Request(crate::model::ModelRequest::user_prompt([
+            UserContent::text("What is this?"),
+            UserContent::image_url("https://x.test/a.png"),
+            UserContent::binary(vec![7u8; 12], "application/pdf"),
+        ]))];
+        let sent: Value = serde_json::from_str(&input_messages(&messages)).unwrap();
+        assert_eq!(
+            sent,
+            json!([{"role": "user", "parts": [
+                {"type": "text", "content": "What is this?"},
+                {"type": "uri", "modality": "image", "uri": "https://x.test/a.png"},
+                {"type": "blob", "modality": "document", "mime_type": "application/pdf", "size": 12},
+            ]}])
         );
     }
 }

@@ -745,7 +745,10 @@ async fn instrumented(
     let error_type = match &result {
         Ok(Ok(value)) => {
             if capture && !span.is_disabled() {
-                span.record("gen_ai.tool.call.result", value.to_string());
+                span.record(
+                    "gen_ai.tool.call.result",
+                    crate::model::media::loggable(value),
+                );
             }
             None
         }

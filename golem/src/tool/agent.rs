@@ -119,7 +119,7 @@ where
         Deps: Send + Sync + 'static,
         Args: DeserializeOwned + JsonSchema + Send + 'static,
         F: Fn(&RunContext<Deps>, Args) -> (P, ChildDeps) + Send + Sync + 'static,
-        P: Into<String>,
+        P: Into<crate::model::UserPromptPart>,
     {
         let definition = ToolDefinition::for_args::<Args>(name, description);
         AgentTool {
@@ -158,7 +158,7 @@ where
     O: Output + Serialize,
     Args: DeserializeOwned + JsonSchema + Send + 'static,
     F: Fn(&RunContext<Deps>, Args) -> (P, ChildDeps) + Send + Sync + 'static,
-    P: Into<String>,
+    P: Into<crate::model::UserPromptPart>,
 {
     fn definition(&self) -> ToolDefinition {
         self.definition.clone()
@@ -193,7 +193,7 @@ where
     O: Output + Serialize,
     Args: DeserializeOwned + JsonSchema + Send + 'static,
     F: Fn(&RunContext<Deps>, Args) -> (P, ChildDeps) + Send + Sync + 'static,
-    P: Into<String>,
+    P: Into<crate::model::UserPromptPart>,
 {
     /// Runs the agent for one call: in `journal` when the caller's run is durable, so that
     /// the child's steps are recorded under the call's.

@@ -176,7 +176,7 @@ fn bench_agent() -> Agent<(), String> {
                 .parts
                 .iter()
                 .find_map(|part| match part {
-                    golem::model::RequestPart::UserPrompt(prompt) => prompt.content.parse().ok(),
+                    golem::model::RequestPart::UserPrompt(prompt) => prompt.text().parse().ok(),
                     _ => None,
                 })
                 .unwrap_or(0),

@@ -6,12 +6,13 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::super::media::{Accepts, At, MB, split_data_url};
 use super::super::provider::{ToolUse, decode, request_settings, tool_use};
 use super::super::{
     FinishReason, Message, ModelError, ModelResponse, ModelSettings, RequestParams, RequestPart,
     ResponsePart,
 };
-use super::super::{ProviderPart, ThinkingPart};
+use super::super::{MediaKind, ProviderPart, ThinkingPart, UserContent};
 use super::{DEFAULT_MAX_TOKENS, PROVIDER};
 use crate::output::OutputMode;
 use crate::usage::Usage;
@@ -62,7 +63,7 @@ pub(super) fn body(
         let choice = tool_choice.get_or_insert_with(|| serde_json::json!({"type": "auto"}));
         choice["disable_parallel_tool_use"] = Value::Bool(true);
     }
-    let (system, messages) = anthropic_messages(params.instructions.as_deref(), messages);
+    let (system, messages) = anthropic_messages(params.instructions.as_deref(), messages)?;
     let request = MessagesRequest {
         model,
         max_tokens: settings.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
@@ -195,14 +196,19 @@ fn tool_choice(choice: ToolUse<'_>) -> Value {
 fn anthropic_messages<'a>(
     instructions: Option<&str>,
     messages: &'a [Message],
-) -> (Option<String>, Vec<AnthropicMessage<'a>>) {
+) -> Result<(Option<String>, Vec<AnthropicMessage<'a>>), ModelError> {
     let mut system: Option<String> = instructions.map(str::to_owned);
     let mut out: Vec<AnthropicMessage<'_>> = Vec::with_capacity(messages.len());
-    for message in messages {
+    for (index, message) in messages.iter().enumerate() {
         let (role, blocks) = match message {
             Message::Request(request) => {
                 let mut blocks = Vec::with_capacity(request.parts.len());
-                for part in &request.parts {
+                for (part_index, part) in request.parts.iter().enumerate() {
+                    let at = At {
+                        provider: PROVIDER,
+                        message: index,
+                        part: part_index,
+                    };
                     match part {
                         RequestPart::SystemPrompt(p) => match &mut system {
                             Some(text) => {
@@ -211,20 +217,33 @@ fn anthropic_messages<'a>(
                             }
                             None => system = Some(p.content.clone()),
                         },
-                        // The API refuses empty text blocks.
-                        RequestPart::UserPrompt(p) if p.content.is_empty() => {}
-                        RequestPart::UserPrompt(p) => blocks.push(Block::Text {
-                            text: Cow::Borrowed(&p.content),
-                        }),
-                        RequestPart::ToolReturn(p) => blocks.push(Block::ToolResult {
-                            tool_use_id: &p.tool_call_id,
-                            content: p.model_text(),
-                            is_error: false,
-                        }),
+                        RequestPart::UserPrompt(p) => {
+                            media_blocks(at, &p.content, "in a message", &mut blocks)?;
+                        }
+                        RequestPart::ToolReturn(p) if p.media.is_empty() => {
+                            blocks.push(Block::ToolResult {
+                                tool_use_id: &p.tool_call_id,
+                                content: ToolResultContent::Text(p.model_text()),
+                                is_error: false,
+                            });
+                        }
+                        RequestPart::ToolReturn(p) => {
+                            let text = p.model_text();
+                            let mut content = Vec::with_capacity(p.media.len() + 1);
+                            if !text.is_empty() {
+                                content.push(Block::Text { text });
+                            }
+                            media_blocks(at, &p.media, "in a tool result", &mut content)?;
+                            blocks.push(Block::ToolResult {
+                                tool_use_id: &p.tool_call_id,
+                                content: ToolResultContent::Blocks(content),
+                                is_error: false,
+                            });
+                        }
                         RequestPart::RetryPrompt(p) => match &p.tool_call_id {
                             Some(id) => blocks.push(Block::ToolResult {
                                 tool_use_id: id,
-                                content: Cow::Owned(p.model_text()),
+                                content: ToolResultContent::Text(Cow::Owned(p.model_text())),
                                 is_error: true,
                             }),
                             None => blocks.push(Block::Text {
@@ -287,7 +306,102 @@ fn anthropic_messages<'a>(
             }),
         }
     }
-    (system, out)
+    Ok((system, out))
+}
+
+/// What the Messages API takes of each media kind (Anthropic's limits: images of up to
+/// 5 MB, documents of up to 32 MB, the request's limit; no audio).
+const ACCEPTS: &[Accepts] = &[
+    Accepts {
+        kind: MediaKind::Image,
+        types: &["image/jpeg", "image/png", "image/gif", "image/webp"],
+        max_bytes: 5 * MB,
+    },
+    Accepts {
+        kind: MediaKind::Document,
+        types: &["application/pdf", "text/plain"],
+        max_bytes: 32 * MB,
+    },
+];
+
+/// The blocks of `content` (a prompt's parts, a tool's media), refused before sending when
+/// the Messages API does not take one `where_`.
+fn media_blocks<'a>(
+    at: At,
+    content: &'a [UserContent],
+    where_: &str,
+    out: &mut Vec<Block<'a>>,
+) -> Result<(), ModelError> {
+    for part in content {
+        at.check(part, ACCEPTS, where_)?;
+        match part {
+            // The API refuses empty text blocks.
+            UserContent::Text(text) if text.is_empty() => {}
+            UserContent::Text(text) => out.push(Block::Text {
+                text: Cow::Borrowed(text),
+            }),
+            UserContent::ImageUrl(image) => out.push(Block::Image {
+                source: url_source(&image.url),
+            }),
+            UserContent::DocumentUrl(document) => out.push(Block::Document {
+                source: url_source(&document.url),
+            }),
+            UserContent::Binary(binary) => {
+                let source = if binary.media_type.starts_with("text/plain") {
+                    Source::Text {
+                        media_type: "text/plain",
+                        data: String::from_utf8_lossy(&binary.data).into_owned(),
+                    }
+                } else {
+                    Source::Base64 {
+                        media_type: Cow::Borrowed(&binary.media_type),
+                        data: Cow::Owned(binary.base64()),
+                    }
+                };
+                out.push(match binary.kind() {
+                    MediaKind::Image => Block::Image { source },
+                    _ => Block::Document { source },
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A URL as a source: a base64 `data:` URL as its bytes, any other as a URL.
+fn url_source(url: &str) -> Source<'_> {
+    match split_data_url(url) {
+        Some((media_type, data)) => Source::Base64 {
+            media_type: Cow::Borrowed(media_type),
+            data: Cow::Borrowed(data),
+        },
+        None => Source::Url { url },
+    }
+}
+
+/// Where an image's or a document's bytes come from.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Source<'a> {
+    Base64 {
+        media_type: Cow<'a, str>,
+        data: Cow<'a, str>,
+    },
+    Url {
+        url: &'a str,
+    },
+    Text {
+        media_type: &'static str,
+        data: String,
+    },
+}
+
+/// A tool result's content: text, or blocks (text, images, documents).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ToolResultContent<'a> {
+    Text(Cow<'a, str>),
+    Blocks(Vec<Block<'a>>),
 }
 
 #[derive(Serialize)]
@@ -420,9 +534,15 @@ enum Block<'a> {
         name: &'a str,
         input: Value,
     },
+    Image {
+        source: Source<'a>,
+    },
+    Document {
+        source: Source<'a>,
+    },
     ToolResult {
         tool_use_id: &'a str,
-        content: Cow<'a, str>,
+        content: ToolResultContent<'a>,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },

@@ -8,11 +8,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::super::media::{Accepts, At, MB, split_data_url};
 use super::super::provider::{ToolUse, decode, request_settings, tool_use};
 use super::super::{
     FinishReason, Message, ModelError, ModelResponse, ModelSettings, ProviderPart, RequestParams,
     RequestPart, ResponsePart, ThinkingPart,
 };
+use super::super::{MediaKind, UserContent};
 use super::PROVIDER;
 use crate::output::OutputMode;
 use crate::schema::to_gemini_schema;
@@ -58,7 +60,7 @@ pub(super) fn body(
         response_mime_type,
         response_schema,
     };
-    let (system_instruction, contents) = contents(params.instructions.as_deref(), messages);
+    let (system_instruction, contents) = contents(params.instructions.as_deref(), messages)?;
     let request = GenerateContentRequest {
         contents,
         system_instruction: system_instruction.map(|text| SystemInstruction {
@@ -142,18 +144,23 @@ fn tool_config(choice: ToolUse<'_>) -> Value {
 fn contents<'a>(
     instructions: Option<&str>,
     messages: &'a [Message],
-) -> (Option<String>, Vec<Content<'a>>) {
+) -> Result<(Option<String>, Vec<Content<'a>>), ModelError> {
     let mut system: Option<String> = instructions.map(str::to_owned);
     let mut out: Vec<Content<'a>> = Vec::with_capacity(messages.len());
     // The ids of the last response's calls, in order: function responses follow them.
     let mut calls: Vec<&str> = Vec::new();
-    for message in messages {
+    for (index, message) in messages.iter().enumerate() {
         let (role, parts) = match message {
             Message::Request(request) => {
                 let mut answers: Vec<(usize, Part<'a>)> = Vec::new();
                 let mut parts = Vec::with_capacity(request.parts.len());
                 let rank = |id: &str| calls.iter().position(|call| *call == id);
-                for part in &request.parts {
+                for (part_index, part) in request.parts.iter().enumerate() {
+                    let at = At {
+                        provider: PROVIDER,
+                        message: index,
+                        part: part_index,
+                    };
                     match part {
                         RequestPart::SystemPrompt(p) => match &mut system {
                             Some(text) => {
@@ -162,19 +169,43 @@ fn contents<'a>(
                             }
                             None => system = Some(p.content.clone()),
                         },
-                        RequestPart::UserPrompt(p) if p.content.is_empty() => {}
                         RequestPart::UserPrompt(p) => {
-                            parts.push(Part::text(Cow::Borrowed(&p.content)));
+                            for content in &p.content {
+                                match content {
+                                    UserContent::Text(text) if text.is_empty() => {}
+                                    UserContent::Text(text) => {
+                                        parts.push(Part::text(Cow::Borrowed(text)));
+                                    }
+                                    media => {
+                                        at.check(media, ACCEPTS, "in a message")?;
+                                        let (inline_data, file_data) = media_data(at, media)?;
+                                        parts.push(Part {
+                                            inline_data,
+                                            file_data,
+                                            ..Part::default()
+                                        });
+                                    }
+                                }
+                            }
                         }
                         RequestPart::ToolReturn(p) => {
                             let response = match &p.content {
                                 Value::Object(_) => p.content.clone(),
                                 other => serde_json::json!({ "result": other }),
                             };
-                            answers.push((
-                                rank(&p.tool_call_id).unwrap_or(usize::MAX),
-                                Part::function_response(&p.tool_name, &p.tool_call_id, response),
-                            ));
+                            let mut part =
+                                Part::function_response(&p.tool_name, &p.tool_call_id, response);
+                            if let Some(answer) = &mut part.function_response {
+                                for media in p.media.iter().filter(|m| m.as_text().is_none()) {
+                                    at.check(media, TOOL_ACCEPTS, "in a function response")?;
+                                    let (inline_data, file_data) = media_data(at, media)?;
+                                    answer.parts.push(FunctionResponsePart {
+                                        inline_data,
+                                        file_data,
+                                    });
+                                }
+                            }
+                            answers.push((rank(&p.tool_call_id).unwrap_or(usize::MAX), part));
                         }
                         RequestPart::RetryPrompt(p) => match (&p.tool_name, &p.tool_call_id) {
                             (Some(name), Some(id)) => answers.push((
@@ -213,7 +244,124 @@ fn contents<'a>(
             _ => out.push(Content { role, parts }),
         }
     }
-    (system, out)
+    Ok((system, out))
+}
+
+/// What Gemini takes inline in a message (Google's limits: 50 MB for an inline PDF, 20 MB
+/// for other inline media). A URL (public, signed, or of the Files API) goes as `fileData`,
+/// which Gemini fetches.
+const ACCEPTS: &[Accepts] = &[
+    Accepts {
+        kind: MediaKind::Image,
+        types: &[
+            "image/png",
+            "image/jpeg",
+            "image/webp",
+            "image/heic",
+            "image/heif",
+        ],
+        max_bytes: 20 * MB,
+    },
+    Accepts {
+        kind: MediaKind::Audio,
+        types: &[
+            "audio/wav",
+            "audio/mp3",
+            "audio/mpeg",
+            "audio/aiff",
+            "audio/aac",
+            "audio/ogg",
+            "audio/flac",
+        ],
+        max_bytes: 20 * MB,
+    },
+    Accepts {
+        kind: MediaKind::Document,
+        types: &["application/pdf", "text/plain"],
+        max_bytes: 50 * MB,
+    },
+];
+
+/// What Gemini takes in a function response (multimodal function responses: images and
+/// documents, no audio).
+const TOOL_ACCEPTS: &[Accepts] = &[
+    Accepts {
+        kind: MediaKind::Image,
+        types: &["image/png", "image/jpeg", "image/webp"],
+        max_bytes: 20 * MB,
+    },
+    Accepts {
+        kind: MediaKind::Document,
+        types: &["application/pdf", "text/plain"],
+        max_bytes: 50 * MB,
+    },
+];
+
+/// A media part's bytes (`inlineData`) or URL (`fileData`, which needs a media type).
+fn media_data<'a>(
+    at: At,
+    media: &'a UserContent,
+) -> Result<(Option<Blob<'a>>, Option<FileData<'a>>), ModelError> {
+    let url = match media {
+        UserContent::Binary(binary) => {
+            return Ok((
+                Some(Blob {
+                    mime_type: Cow::Borrowed(&binary.media_type),
+                    data: Cow::Owned(binary.base64()),
+                }),
+                None,
+            ));
+        }
+        UserContent::ImageUrl(image) => (&image.url, image.media_type()),
+        UserContent::DocumentUrl(document) => (&document.url, Some(document.media_type())),
+        UserContent::Text(_) => return Ok((None, None)),
+    };
+    match (split_data_url(url.0), url.1) {
+        (Some((mime_type, data)), _) => Ok((
+            Some(Blob {
+                mime_type: Cow::Borrowed(mime_type),
+                data: Cow::Borrowed(data),
+            }),
+            None,
+        )),
+        (None, Some(mime_type)) => Ok((
+            None,
+            Some(FileData {
+                mime_type: Cow::Owned(mime_type),
+                file_uri: url.0,
+            }),
+        )),
+        (None, None) => Err(at.refuse(
+            media,
+            "gemini needs a URL's media type: set it with `ImageUrl::with_media_type`",
+        )),
+    }
+}
+
+/// Bytes sent inline.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Blob<'a> {
+    mime_type: Cow<'a, str>,
+    data: Cow<'a, str>,
+}
+
+/// Media the API fetches from a URL.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FileData<'a> {
+    mime_type: Cow<'a, str>,
+    file_uri: &'a str,
+}
+
+/// Media inside a function response.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FunctionResponsePart<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    inline_data: Option<Blob<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file_data: Option<FileData<'a>>,
 }
 
 /// A response's parts as Gemini's `model` parts: a signature golem kept apart goes back
@@ -441,6 +589,10 @@ struct Part<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     function_response: Option<FunctionResponse<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    inline_data: Option<Blob<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file_data: Option<FileData<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     thought_signature: Option<&'a str>,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     raw: Option<&'a Map<String, Value>>,
@@ -460,6 +612,7 @@ impl<'a> Part<'a> {
                 name,
                 id: (!id.is_empty()).then_some(id),
                 response,
+                parts: Vec::new(),
             }),
             ..Part::default()
         }
@@ -480,6 +633,8 @@ struct FunctionResponse<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<&'a str>,
     response: Value,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    parts: Vec<FunctionResponsePart<'a>>,
 }
 
 #[derive(Serialize)]

@@ -7,10 +7,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::super::media::{Accepts, At, MB};
 use super::super::provider::{ToolUse, decode, request_settings, tool_use};
 use super::super::{
-    FinishReason, Message, ModelError, ModelResponse, ModelSettings, RequestParams, RequestPart,
-    ResponsePart, ThinkingPart,
+    FinishReason, MediaKind, Message, ModelError, ModelResponse, ModelSettings, RequestParams,
+    RequestPart, ResponsePart, ThinkingPart, UserContent,
 };
 use super::{ChatCompletions, ServerProfile};
 use crate::output::OutputMode;
@@ -59,7 +60,7 @@ pub(super) fn body(
     };
     let request = ChatRequest {
         model,
-        messages: chat_messages(params.instructions.as_deref(), messages),
+        messages: chat_messages(params.instructions.as_deref(), messages)?,
         tools,
         tool_choice,
         parallel_tool_calls: settings.parallel_tool_calls.filter(|_| has_tools),
@@ -194,41 +195,164 @@ fn without_added_nulls(args: String, tool: &str, params: &RequestParams) -> Stri
     }
 }
 
-/// The instructions and the history as Chat Completions messages.
+/// What Chat Completions takes of each media kind (OpenAI's limits: 50 MB of images in a
+/// request, audio as WAV or MP3, 32 MB of PDF content in a request).
+const ACCEPTS: &[Accepts] = &[
+    Accepts {
+        kind: MediaKind::Image,
+        types: &["image/png", "image/jpeg", "image/gif", "image/webp"],
+        max_bytes: 50 * MB,
+    },
+    Accepts {
+        kind: MediaKind::Audio,
+        types: &[
+            "audio/wav",
+            "audio/x-wav",
+            "audio/wave",
+            "audio/mpeg",
+            "audio/mp3",
+        ],
+        max_bytes: 50 * MB,
+    },
+    Accepts {
+        kind: MediaKind::Document,
+        types: &["application/pdf"],
+        max_bytes: 32 * MB,
+    },
+];
+
+/// The content parts of a user message for `content`, refused before sending when Chat
+/// Completions does not take one.
+fn content_parts<'a>(
+    at: At,
+    content: &'a [UserContent],
+    out: &mut Vec<ChatContent<'a>>,
+) -> Result<(), ModelError> {
+    for part in content {
+        at.check(part, ACCEPTS, "in a message")?;
+        out.push(match part {
+            UserContent::Text(text) => ChatContent::Text {
+                text: Cow::Borrowed(text),
+            },
+            UserContent::ImageUrl(image) => {
+                if !["https://", "http://", "data:"]
+                    .iter()
+                    .any(|scheme| image.url.starts_with(scheme))
+                {
+                    return Err(at.refuse(part, "openai takes image URLs of http(s) or data: only"));
+                }
+                ChatContent::ImageUrl {
+                    image_url: ChatImageUrl {
+                        url: Cow::Borrowed(&image.url),
+                    },
+                }
+            }
+            UserContent::DocumentUrl(_) => {
+                return Err(at.refuse(
+                    part,
+                    "openai Chat Completions takes documents as bytes only: load the file and \
+                     send it as BinaryContent",
+                ));
+            }
+            UserContent::Binary(binary) => match binary.kind() {
+                MediaKind::Image => ChatContent::ImageUrl {
+                    image_url: ChatImageUrl {
+                        url: Cow::Owned(binary.data_url()),
+                    },
+                },
+                MediaKind::Audio => ChatContent::InputAudio {
+                    input_audio: ChatAudio {
+                        data: binary.base64(),
+                        format: if binary.media_type.contains("mp") {
+                            "mp3"
+                        } else {
+                            "wav"
+                        },
+                    },
+                },
+                _ => ChatContent::File {
+                    file: ChatFile {
+                        filename: "document.pdf",
+                        file_data: binary.data_url(),
+                    },
+                },
+            },
+        });
+    }
+    Ok(())
+}
+
+/// The instructions and the history as Chat Completions messages. A tool's media go in a
+/// user message after the request's tool results (Chat Completions takes text only in a
+/// tool message).
 fn chat_messages<'a>(
     instructions: Option<&'a str>,
     messages: &'a [Message],
-) -> Vec<ChatMessage<'a>> {
+) -> Result<Vec<ChatMessage<'a>>, ModelError> {
     let mut out = Vec::with_capacity(messages.len() + 1);
     if let Some(instructions) = instructions {
         out.push(ChatMessage::System {
             content: Cow::Borrowed(instructions),
         });
     }
-    for message in messages {
+    for (index, message) in messages.iter().enumerate() {
         match message {
             Message::Request(request) => {
-                for part in &request.parts {
+                let mut tool_media: Vec<ChatContent<'a>> = Vec::new();
+                for (part_index, part) in request.parts.iter().enumerate() {
+                    let at = At {
+                        provider: "openai",
+                        message: index,
+                        part: part_index,
+                    };
+                    if !matches!(part, RequestPart::ToolReturn(_)) && !tool_media.is_empty() {
+                        out.push(ChatMessage::User {
+                            content: UserMessage::Parts(std::mem::take(&mut tool_media)),
+                        });
+                    }
                     out.push(match part {
                         RequestPart::SystemPrompt(p) => ChatMessage::System {
                             content: Cow::Borrowed(&p.content),
                         },
                         RequestPart::UserPrompt(p) => ChatMessage::User {
-                            content: Cow::Borrowed(&p.content),
+                            content: match p.content.as_slice() {
+                                [UserContent::Text(text)] => UserMessage::Text(Cow::Borrowed(text)),
+                                content => {
+                                    let mut parts = Vec::with_capacity(content.len());
+                                    content_parts(at, content, &mut parts)?;
+                                    UserMessage::Parts(parts)
+                                }
+                            },
                         },
-                        RequestPart::ToolReturn(p) => ChatMessage::Tool {
-                            tool_call_id: &p.tool_call_id,
-                            content: p.model_text(),
-                        },
+                        RequestPart::ToolReturn(p) => {
+                            if !p.media.is_empty() {
+                                tool_media.push(ChatContent::Text {
+                                    text: Cow::Owned(format!(
+                                        "The tool `{}` returned this for the call {}:",
+                                        p.tool_name, p.tool_call_id
+                                    )),
+                                });
+                                content_parts(at, &p.media, &mut tool_media)?;
+                            }
+                            ChatMessage::Tool {
+                                tool_call_id: &p.tool_call_id,
+                                content: p.model_text(),
+                            }
+                        }
                         RequestPart::RetryPrompt(p) => match &p.tool_call_id {
                             Some(id) => ChatMessage::Tool {
                                 tool_call_id: id,
                                 content: Cow::Owned(p.model_text()),
                             },
                             None => ChatMessage::User {
-                                content: Cow::Owned(p.model_text()),
+                                content: UserMessage::Text(Cow::Owned(p.model_text())),
                             },
                         },
+                    });
+                }
+                if !tool_media.is_empty() {
+                    out.push(ChatMessage::User {
+                        content: UserMessage::Parts(tool_media),
                     });
                 }
             }
@@ -268,7 +392,7 @@ fn chat_messages<'a>(
             }
         }
     }
-    out
+    Ok(out)
 }
 
 #[derive(Serialize)]
@@ -332,7 +456,7 @@ enum ChatMessage<'a> {
         content: Cow<'a, str>,
     },
     User {
-        content: Cow<'a, str>,
+        content: UserMessage<'a>,
     },
     Assistant {
         content: Option<Cow<'a, str>>,
@@ -343,6 +467,40 @@ enum ChatMessage<'a> {
         tool_call_id: &'a str,
         content: Cow<'a, str>,
     },
+}
+
+/// A user message's content: text, or content parts.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum UserMessage<'a> {
+    Text(Cow<'a, str>),
+    Parts(Vec<ChatContent<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ChatContent<'a> {
+    Text { text: Cow<'a, str> },
+    ImageUrl { image_url: ChatImageUrl<'a> },
+    InputAudio { input_audio: ChatAudio },
+    File { file: ChatFile },
+}
+
+#[derive(Serialize)]
+struct ChatImageUrl<'a> {
+    url: Cow<'a, str>,
+}
+
+#[derive(Serialize)]
+struct ChatAudio {
+    data: String,
+    format: &'static str,
+}
+
+#[derive(Serialize)]
+struct ChatFile {
+    filename: &'static str,
+    file_data: String,
 }
 
 #[derive(Serialize)]

@@ -6,10 +6,11 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::super::super::media::{Accepts, At, MB};
 use super::super::super::provider::{ToolUse, decode, request_settings, tool_use};
 use super::super::super::{
-    FinishReason, Message, ModelError, ModelResponse, ModelSettings, ProviderPart, RequestParams,
-    RequestPart, ResponsePart, ThinkingPart,
+    FinishReason, MediaKind, Message, ModelError, ModelResponse, ModelSettings, ProviderPart,
+    RequestParams, RequestPart, ResponsePart, ThinkingPart, UserContent,
 };
 use super::super::PROVIDER;
 use super::super::wire::null_default;
@@ -87,7 +88,7 @@ pub(super) fn body(
     let request = ResponsesRequest {
         model,
         instructions: params.instructions.as_deref(),
-        input: input_items(messages, wire.store),
+        input: input_items(messages, wire.store)?,
         tools,
         tool_choice,
         parallel_tool_calls: settings.parallel_tool_calls.filter(|_| has_tools),
@@ -119,33 +120,57 @@ fn tool_choice(choice: ToolUse<'_>) -> Value {
 /// The history as input items. A call and its result are paired by `call_id`; reasoning
 /// items go where they came, before the calls they led to, when they can be sent back:
 /// with their encrypted content when OpenAI stores nothing (`store`), by id when it does.
-fn input_items(messages: &[Message], store: bool) -> Vec<Input<'_>> {
+fn input_items(messages: &[Message], store: bool) -> Result<Vec<Input<'_>>, ModelError> {
     let mut out = Vec::with_capacity(messages.len() + 1);
-    for message in messages {
+    for (index, message) in messages.iter().enumerate() {
         match message {
             Message::Request(request) => {
-                for part in &request.parts {
+                for (part_index, part) in request.parts.iter().enumerate() {
+                    let at = At {
+                        provider: PROVIDER,
+                        message: index,
+                        part: part_index,
+                    };
                     out.push(Input::Item(match part {
                         RequestPart::SystemPrompt(p) => Item::Message {
                             role: "system",
-                            content: Cow::Borrowed(&p.content),
+                            content: Content::Text(Cow::Borrowed(&p.content)),
                         },
                         RequestPart::UserPrompt(p) => Item::Message {
                             role: "user",
-                            content: Cow::Borrowed(&p.content),
+                            content: match p.content.as_slice() {
+                                [UserContent::Text(text)] => Content::Text(Cow::Borrowed(text)),
+                                content => {
+                                    let mut parts = Vec::with_capacity(content.len());
+                                    input_content(at, content, "in a message", &mut parts)?;
+                                    Content::Parts(parts)
+                                }
+                            },
                         },
-                        RequestPart::ToolReturn(p) => Item::FunctionCallOutput {
-                            call_id: &p.tool_call_id,
-                            output: p.model_text(),
-                        },
+                        RequestPart::ToolReturn(p) if p.media.is_empty() => {
+                            Item::FunctionCallOutput {
+                                call_id: &p.tool_call_id,
+                                output: Content::Text(p.model_text()),
+                            }
+                        }
+                        RequestPart::ToolReturn(p) => {
+                            let mut parts = vec![InputContent::Text {
+                                text: p.model_text(),
+                            }];
+                            input_content(at, &p.media, "in a function call output", &mut parts)?;
+                            Item::FunctionCallOutput {
+                                call_id: &p.tool_call_id,
+                                output: Content::Parts(parts),
+                            }
+                        }
                         RequestPart::RetryPrompt(p) => match &p.tool_call_id {
                             Some(id) => Item::FunctionCallOutput {
                                 call_id: id,
-                                output: Cow::Owned(p.model_text()),
+                                output: Content::Text(Cow::Owned(p.model_text())),
                             },
                             None => Item::Message {
                                 role: "user",
-                                content: Cow::Owned(p.model_text()),
+                                content: Content::Text(Cow::Owned(p.model_text())),
                             },
                         },
                     }));
@@ -158,7 +183,7 @@ fn input_items(messages: &[Message], store: bool) -> Vec<Input<'_>> {
                         ResponsePart::Text(p) if p.content.is_empty() => {}
                         ResponsePart::Text(p) => out.push(Input::Item(Item::Message {
                             role: "assistant",
-                            content: Cow::Borrowed(&p.content),
+                            content: Content::Text(Cow::Borrowed(&p.content)),
                         })),
                         ResponsePart::ToolCall(call) => {
                             out.push(Input::Item(Item::FunctionCall {
@@ -205,13 +230,13 @@ fn input_items(messages: &[Message], store: bool) -> Vec<Input<'_>> {
                 if out.len() == before {
                     out.push(Input::Item(Item::Message {
                         role: "assistant",
-                        content: Cow::Borrowed(""),
+                        content: Content::Text(Cow::Borrowed("")),
                     }));
                 }
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// Reads a response. With strict tools, the `null`s the strict form made the model write
@@ -387,7 +412,7 @@ enum Input<'a> {
 enum Item<'a> {
     Message {
         role: &'static str,
-        content: Cow<'a, str>,
+        content: Content<'a>,
     },
     FunctionCall {
         call_id: &'a str,
@@ -396,7 +421,7 @@ enum Item<'a> {
     },
     FunctionCallOutput {
         call_id: &'a str,
-        output: Cow<'a, str>,
+        output: Content<'a>,
     },
     Reasoning {
         id: &'a str,
@@ -404,6 +429,89 @@ enum Item<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         encrypted_content: Option<&'a str>,
     },
+}
+
+/// A message's content, or a function call's output: text, or content parts.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Content<'a> {
+    Text(Cow<'a, str>),
+    Parts(Vec<InputContent<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type")]
+enum InputContent<'a> {
+    #[serde(rename = "input_text")]
+    Text { text: Cow<'a, str> },
+    #[serde(rename = "input_image")]
+    Image {
+        image_url: Cow<'a, str>,
+        detail: &'static str,
+    },
+    #[serde(rename = "input_file")]
+    File {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        filename: Option<&'static str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        file_data: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        file_url: Option<&'a str>,
+    },
+}
+
+/// What the Responses API takes of each media kind (OpenAI's limits: 50 MB of images in a
+/// request, 32 MB of PDF content in a request; no audio).
+const ACCEPTS: &[Accepts] = &[
+    Accepts {
+        kind: MediaKind::Image,
+        types: &["image/png", "image/jpeg", "image/gif", "image/webp"],
+        max_bytes: 50 * MB,
+    },
+    Accepts {
+        kind: MediaKind::Document,
+        types: &["application/pdf"],
+        max_bytes: 32 * MB,
+    },
+];
+
+/// The input content for `content`, refused before sending when the Responses API does not
+/// take one `where_` (in a message, in a function call output).
+fn input_content<'a>(
+    at: At,
+    content: &'a [UserContent],
+    where_: &str,
+    out: &mut Vec<InputContent<'a>>,
+) -> Result<(), ModelError> {
+    for part in content {
+        at.check(part, ACCEPTS, where_)?;
+        out.push(match part {
+            UserContent::Text(text) => InputContent::Text {
+                text: Cow::Borrowed(text),
+            },
+            UserContent::ImageUrl(image) => InputContent::Image {
+                image_url: Cow::Borrowed(&image.url),
+                detail: "auto",
+            },
+            UserContent::DocumentUrl(document) => InputContent::File {
+                filename: None,
+                file_data: None,
+                file_url: Some(&document.url),
+            },
+            UserContent::Binary(binary) => match binary.kind() {
+                MediaKind::Image => InputContent::Image {
+                    image_url: Cow::Owned(binary.data_url()),
+                    detail: "auto",
+                },
+                _ => InputContent::File {
+                    filename: Some("document.pdf"),
+                    file_data: Some(binary.data_url()),
+                    file_url: None,
+                },
+            },
+        });
+    }
+    Ok(())
 }
 
 #[derive(Serialize)]
