@@ -102,8 +102,8 @@ fn answer(wire: Wire, turn: usize) -> Vec<u8> {
         ),
     ][turn]
         .clone();
-    let body = serde_json::to_vec(&(wire.response)(turn, tool, &args, prompt, output))
-        .expect("json");
+    let body =
+        serde_json::to_vec(&(wire.response)(turn, tool, &args, prompt, output)).expect("json");
     let mut response = format!(
         "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
         body.len()
@@ -166,8 +166,7 @@ async fn connection(
         };
         let head = &buf[..head_len];
         let body_len = content_length(head).unwrap_or(0);
-        let is_generate =
-            head.starts_with(b"POST ") && head[5..].starts_with(wire.path.as_bytes());
+        let is_generate = head.starts_with(b"POST ") && head[5..].starts_with(wire.path.as_bytes());
         while buf.len() < head_len + body_len {
             if stream.read_buf(&mut buf).await? == 0 {
                 return Ok(());
