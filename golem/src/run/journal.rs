@@ -107,7 +107,7 @@ impl<J: Journal> DynJournal for J {
 /// [agent as a tool](crate::Agent::as_tool)): its steps are the parent journal's, named
 /// under the call's step (`tool:3:c7/model:1`).
 ///
-/// golem hands it to [`Tool::call_in`](crate::Tool::call_in); a tool that runs an agent
+/// golem hands it to [`Tool::call_in`](crate::tool::Tool::call_in); a tool that runs an agent
 /// finishes that agent's run in it ([`AgentRun::finish_in`](crate::AgentRun::finish_in)).
 pub struct NestedJournal<'a> {
     parent: &'a dyn DynJournal,
