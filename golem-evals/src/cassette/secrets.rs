@@ -1,7 +1,9 @@
 //! What must never reach a cassette: the credentials the client sent, the ones the user
 //! names, and anything shaped like a provider's key.
 
-use golem::model::http::REDACTED;
+use std::borrow::Cow;
+
+use golem::model::http::Redactor;
 
 /// The request headers that carry credentials; their values are secrets.
 const SECRET_HEADERS: [&str; 5] = [
@@ -15,29 +17,18 @@ const SECRET_HEADERS: [&str; 5] = [
 /// The query parameters that carry credentials.
 const SECRET_PARAMS: [&str; 2] = ["key", "api_key"];
 
-/// The secret values known to a cassette.
-#[derive(Clone, Default)]
+/// The secret values known to a cassette, looked for by golem's own [`Redactor`] (as they
+/// are and in their JSON-escaped forms; values shorter than
+/// [`Redactor::MIN_SECRET_LEN`] are not credentials and would scrub ordinary text).
+#[derive(Clone, Default, Debug)]
 pub(crate) struct Secrets {
-    values: Vec<String>,
-}
-
-impl std::fmt::Debug for Secrets {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Secrets({} values)", self.values.len())
-    }
+    redactor: Redactor,
 }
 
 impl Secrets {
-    /// Knows `value` as a secret (values shorter than 8 characters are not credentials and
-    /// would scrub ordinary text).
+    /// Knows `value` as a secret.
     pub(crate) fn add(&mut self, value: &str) {
-        let value = value.trim();
-        if value.len() >= 8 && !self.values.iter().any(|known| known == value) {
-            self.values.push(value.to_owned());
-            // Longer first: a key inside a longer known value is replaced after it.
-            self.values
-                .sort_by_key(|known| std::cmp::Reverse(known.len()));
-        }
+        self.redactor.add(value.trim());
     }
 
     /// Learns the credentials of a request: secret headers (with and without their
@@ -64,23 +55,13 @@ impl Secrets {
 
     /// `text` with every known secret replaced by golem's redaction marker.
     pub(crate) fn scrub(&self, text: &str) -> String {
-        let mut text = text.to_owned();
-        for value in &self.values {
-            if text.contains(value.as_str()) {
-                text = text.replace(value.as_str(), REDACTED);
-            }
-        }
-        text
+        self.redactor.redact(text).into_owned()
     }
 
     /// What in `text` is a secret, if anything: a known value, or a string shaped like a
     /// provider key. Names the kind, never the value.
     pub(crate) fn find(&self, text: &str) -> Option<&'static str> {
-        if self
-            .values
-            .iter()
-            .any(|value| text.contains(value.as_str()))
-        {
+        if matches!(self.redactor.redact(text), Cow::Owned(_)) {
             return Some("a credential the client sent");
         }
         key_shaped(text)
