@@ -1,16 +1,15 @@
 //! Approvals that wait inside Restate: a run paused for approval waits in a workflow for a
 //! decision on each call, carried by a durable promise, across restarts of the service.
 
-use golem::model::ToolCallPart;
 use golem::output::Output;
 use golem::run::Step;
+pub use golem::run::{AwaitingCall, Decision};
 use golem::{AgentRun, RunResult};
 use restate_sdk::context::{
     ContextPromises, ContextReadState, ContextWriteState, SharedWorkflowContext, WorkflowContext,
 };
 use restate_sdk::errors::{HandlerError, TerminalError};
 use restate_sdk::serde::Json;
-use serde::{Deserialize, Serialize};
 
 use crate::{RestateJournal, handler_error};
 
@@ -19,59 +18,6 @@ pub const AWAITING_STATE: &str = "golem-awaiting-approval";
 
 /// The HTTP status of an answer to a call that does not wait for one.
 const NOT_AWAITED: u16 = 409;
-
-/// The decision on a call that waits for approval.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Decision {
-    /// The call it decides on.
-    pub tool_call_id: String,
-    /// Whether the call may run.
-    pub approved: bool,
-    /// Why it was denied, told to the model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
-impl Decision {
-    /// Lets the call `tool_call_id` run.
-    pub fn approve(tool_call_id: impl Into<String>) -> Self {
-        Decision {
-            tool_call_id: tool_call_id.into(),
-            approved: true,
-            reason: None,
-        }
-    }
-
-    /// Refuses the call `tool_call_id`, telling the model `reason`.
-    pub fn deny(tool_call_id: impl Into<String>, reason: impl Into<String>) -> Self {
-        Decision {
-            tool_call_id: tool_call_id.into(),
-            approved: false,
-            reason: Some(reason.into()),
-        }
-    }
-}
-
-/// A call that waits for a decision, as the workflow's state lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AwaitingCall {
-    /// The call's id, which a [`Decision`] names.
-    pub tool_call_id: String,
-    /// The tool the model called.
-    pub tool_name: String,
-    /// The model's arguments, as JSON text.
-    pub args: String,
-}
-
-impl From<&ToolCallPart> for AwaitingCall {
-    fn from(call: &ToolCallPart) -> Self {
-        AwaitingCall {
-            tool_call_id: call.tool_call_id.clone(),
-            tool_name: call.tool_name.clone(),
-            args: call.args.clone(),
-        }
-    }
-}
 
 /// The durable promise that carries the decision on `tool_call_id`.
 pub fn approval_promise(tool_call_id: &str) -> String {
@@ -139,15 +85,9 @@ where
                     let Json(decision) = ctx
                         .promise::<Json<Decision>>(&approval_promise(&call.tool_call_id))
                         .await?;
-                    let decided = if decision.approved {
-                        run.approve(&call.tool_call_id)
-                    } else {
-                        run.deny(
-                            &call.tool_call_id,
-                            decision.reason.unwrap_or_else(|| "Denied.".to_owned()),
-                        )
-                    };
-                    decided.map_err(|error| TerminalError::new(error.to_string()))?;
+                    decision
+                        .apply(&mut run)
+                        .map_err(|error| TerminalError::new(error.to_string()))?;
                 }
                 ctx.clear(AWAITING_STATE);
             }

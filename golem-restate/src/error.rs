@@ -1,12 +1,8 @@
 //! Which golem failures Restate retries and which end the invocation ([`TerminalError`]).
 
-use std::error::Error as StdError;
-use std::fmt::Write as _;
-
-use golem::RunError;
 use golem::model::ModelError;
-use golem::toolset::ToolsetError;
-use golem::{BoxError, Stage};
+use golem::run::{RecordedFailure, is_transient_failure};
+use golem::{BoxError, RunError, Stage};
 use restate_sdk::errors::{HandlerError, TerminalError};
 
 /// The error a Restate handler returns for a failed run: retryable when retrying the
@@ -62,14 +58,14 @@ pub fn handler_error(error: RunError) -> HandlerError {
 /// Whether retrying the invocation cannot help: everything but a transient model failure
 /// ([`handler_error`] gives the reasons).
 pub fn is_terminal(error: &RunError) -> bool {
-    !(error.stage() == Stage::Model && error.model_error().is_some_and(is_transient))
+    !(error.stage() == Stage::Model && error.model_error().is_some_and(ModelError::is_transient))
 }
 
 /// The [`TerminalError`] for a failed run: code 500, and the run's error with its causes
 /// as the message (`the model request failed: openai answered HTTP 400 after 1 attempt(s):
 /// …`).
 pub fn terminal_error(error: &RunError) -> TerminalError {
-    TerminalError::new_with_code(500, chain(error))
+    TerminalError::new_with_code(500, RecordedFailure::of(error).message)
 }
 
 /// Whether a failed model request may succeed when sent again later: the transport failed
@@ -99,42 +95,20 @@ pub fn terminal_error(error: &RunError) -> TerminalError {
 /// assert!(!is_transient(&ModelError::Truncated));
 /// ```
 pub fn is_transient(error: &ModelError) -> bool {
-    match error {
-        ModelError::Transport { .. } => true,
-        ModelError::Http { status, .. } => matches!(status, 408 | 429 | 500..=599),
-        // A fallback model that ran out of models: as transient as its last failure.
-        ModelError::Fallback(error) => is_transient(error.last()),
-        _ => false,
-    }
+    error.is_transient()
 }
 
 /// How a step's failure is reported to Restate, and the failure itself (kept for the live
 /// run): retryable for a transient model failure and for a toolset that could not list its
 /// tools (a server that is down for a moment), terminal otherwise.
 pub(crate) fn step_error(error: BoxError) -> (HandlerError, BoxError) {
-    let message = chain(&*error);
-    let transient = error.downcast_ref::<ModelError>().is_some_and(is_transient)
-        || matches!(
-            error.downcast_ref::<ToolsetError>(),
-            Some(ToolsetError::List { .. })
-        );
-    let reported = if transient {
+    let message = RecordedFailure::of(&*error).message;
+    let reported = if is_transient_failure(&*error) {
         HandlerError::from(message)
     } else {
         TerminalError::new_with_code(500, message).into()
     };
     (reported, error)
-}
-
-/// `error` and its causes, `: `-separated.
-fn chain(error: &(dyn StdError + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(error) = cause {
-        let _ = write!(text, ": {error}");
-        cause = error.source();
-    }
-    text
 }
 
 #[cfg(test)]

@@ -328,6 +328,34 @@ impl ModelError {
             _ => false,
         }
     }
+
+    /// Whether the same request may succeed when sent again later: the transport failed or
+    /// timed out, or the provider answered HTTP 408, 429 or 5xx (golem's transport retries
+    /// these already, within its own policy; a durable engine retries the step after that).
+    /// A refused request (another 4xx, the credentials), an unreadable or cut-off response,
+    /// a content filter and any other error are not.
+    ///
+    /// ```
+    /// use golem::model::ModelError;
+    ///
+    /// let overloaded = ModelError::Http {
+    ///     provider: "openai".into(),
+    ///     status: 529,
+    ///     message: "overloaded".into(),
+    ///     attempts: 3,
+    /// };
+    /// assert!(overloaded.is_transient());
+    /// assert!(!ModelError::Truncated.is_transient());
+    /// ```
+    pub fn is_transient(&self) -> bool {
+        match self {
+            ModelError::Transport { .. } => true,
+            ModelError::Http { status, .. } => matches!(status, 408 | 429 | 500..=599),
+            // A fallback model that ran out of models: as transient as its last failure.
+            ModelError::Fallback(error) => error.last().is_transient(),
+            _ => false,
+        }
+    }
 }
 
 /// Implements [`Model`] for a smart pointer to a model by forwarding every method, the

@@ -3,7 +3,8 @@
 //! instead of doing the I/O again.
 
 use std::collections::HashMap;
-use std::fmt;
+use std::error::Error as StdError;
+use std::fmt::{self, Write as _};
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -11,6 +12,8 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use crate::error::BoxError;
+use crate::model::ModelError;
+use crate::toolset::ToolsetError;
 
 /// One step of a run, ready to execute: owned, so an engine can run it wherever it runs
 /// steps, and resolving to the JSON the journal records.
@@ -265,6 +268,57 @@ impl Journal for MemoryJournal {
 pub struct RecordedFailure {
     /// The original error's message.
     pub message: String,
+}
+
+impl RecordedFailure {
+    /// What a journal records for a step that failed with `error`: its message and its
+    /// causes', `: `-separated (`the model request failed: openai answered HTTP 400 after 1
+    /// attempt(s): …`).
+    ///
+    /// ```
+    /// use golem::run::RecordedFailure;
+    ///
+    /// let error = std::io::Error::other("disk full");
+    /// assert_eq!(RecordedFailure::of(&error).message, "disk full");
+    /// ```
+    pub fn of(error: &(dyn StdError + 'static)) -> Self {
+        let mut message = error.to_string();
+        let mut cause = error.source();
+        while let Some(error) = cause {
+            let _ = write!(message, ": {error}");
+            cause = error.source();
+        }
+        RecordedFailure { message }
+    }
+}
+
+/// Whether a step that failed with `error` may succeed when it runs again later, so a
+/// durable engine should retry it rather than record the failure: a model request that failed
+/// for a transient reason ([`ModelError::is_transient`]: the transport, HTTP 408, 429, 5xx),
+/// or a toolset that could not list its tools (a server down for a moment). Any other failure
+/// would fail the same way again.
+///
+/// ```
+/// use golem::model::ModelError;
+/// use golem::run::is_transient_failure;
+///
+/// let overloaded = ModelError::Http {
+///     provider: "openai".into(),
+///     status: 503,
+///     message: "overloaded".into(),
+///     attempts: 3,
+/// };
+/// assert!(is_transient_failure(&overloaded));
+/// assert!(!is_transient_failure(&ModelError::Truncated));
+/// ```
+pub fn is_transient_failure(error: &(dyn StdError + 'static)) -> bool {
+    error
+        .downcast_ref::<ModelError>()
+        .is_some_and(ModelError::is_transient)
+        || matches!(
+            error.downcast_ref::<ToolsetError>(),
+            Some(ToolsetError::List { .. })
+        )
 }
 
 /// The name of the step that records a run's deadline, so a replay keeps the first

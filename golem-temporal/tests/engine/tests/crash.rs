@@ -1,0 +1,100 @@
+//! A durable run survives its worker: against a real Temporal server, the worker is killed
+//! after the first tool's side effect and started again, and Temporal's replay finishes the
+//! run without a repeated model request or side effect, with the usage and retry counters of
+//! a run that never stopped.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::{WORKER, effects, target_dir};
+use golem_restate_engine_tests::agent::{OUTPUT, PROMPT, Summary, agent};
+use golem_restate_engine_tests::model_server::{Log, ModelServer};
+use golem_temporal_engine_tests::temporal::{TemporalServer, WorkerProcess};
+use golem_temporal_engine_tests::workflows::Durable;
+use temporalio_client::{WorkflowGetResultOptions, WorkflowStartOptions};
+
+/// The same run, in process, without a journal and without a crash.
+async fn uninterrupted() -> Summary {
+    let (model, _) = ModelServer::start(None).await;
+    let effects = effects("uninterrupted");
+    let result = agent(&model.base_url())
+        .run(PROMPT, effects.clone())
+        .await
+        .expect("the run succeeds");
+    assert_eq!(effects.lines(), ["call_1 hello"]);
+    Summary::of(result)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_killed_after_its_first_tool_finishes_without_repeating_a_step() {
+    let server = TemporalServer::start(&target_dir()).await;
+    let client = server.client().await;
+    let (model, mut held) = ModelServer::start(Some(2)).await;
+    let effects = effects("crash");
+    let queue = "crash";
+    let worker = WorkerProcess::start(
+        Path::new(WORKER),
+        &server,
+        queue,
+        &model.base_url(),
+        &effects.path,
+    );
+
+    // A short task timeout: the task the killed worker held is given to the next one soon.
+    let options = WorkflowStartOptions::new(queue, "crash-1")
+        .task_timeout(Duration::from_secs(2))
+        .build();
+    let handle = client
+        .start_workflow(Durable::run, PROMPT.to_owned(), options)
+        .await
+        .expect("the workflow starts");
+
+    let turn = tokio::time::timeout(Duration::from_secs(60), held.recv())
+        .await
+        .expect("the run reaches turn 2 within 60 s");
+    assert_eq!(turn, Some(2));
+    assert_eq!(
+        effects.lines(),
+        ["call_1 hello"],
+        "the tool ran before the crash"
+    );
+    worker.kill();
+    let worker = WorkerProcess::start(
+        Path::new(WORKER),
+        &server,
+        queue,
+        &model.base_url(),
+        &effects.path,
+    );
+
+    let summary = tokio::time::timeout(
+        Duration::from_secs(90),
+        handle.get_result(WorkflowGetResultOptions::default()),
+    )
+    .await
+    .expect("Temporal finishes the run within 90 s")
+    .expect("the workflow succeeds");
+    drop(worker);
+
+    assert_eq!(summary.output, OUTPUT);
+    assert_eq!(
+        effects.lines(),
+        ["call_1 hello"],
+        "the side effect happened once"
+    );
+    assert_eq!(
+        model.log(),
+        Log {
+            received: vec![1, 2, 2, 3, 4],
+            answered: vec![1, 2, 3, 4],
+        },
+        "each journaled request reached the model once"
+    );
+    assert_eq!(
+        summary,
+        uninterrupted().await,
+        "history, usage and counters as if nothing happened"
+    );
+}
