@@ -332,3 +332,91 @@ async fn output_validation_is_a_step_whose_recorded_rejection_a_replay_does_not_
     // rebuild the output.
     assert_eq!(checks.load(Ordering::SeqCst), 3);
 }
+
+/// A journal that runs every step, then refuses to record the one named `refused` (as an
+/// engine refuses a result over its size limit).
+struct Refusing {
+    refused: &'static str,
+}
+
+impl golem::run::Journal for Refusing {
+    async fn step(
+        &self,
+        name: String,
+        step: golem::run::JournalStep,
+    ) -> Result<serde_json::Value, golem::BoxError> {
+        let value = step.await?;
+        if name == self.refused {
+            return Err(Box::new(RecordedFailure {
+                message: format!("`{name}` was not recorded"),
+            }));
+        }
+        Ok(value)
+    }
+}
+
+#[tokio::test]
+async fn a_step_the_journal_does_not_record_fails_the_run_as_a_replay_would() {
+    let (requests, paid) = (Arc::default(), Arc::default());
+    let error = agent(&requests, &paid)
+        .start("Pay Bob", ())
+        .finish_in(&Refusing {
+            refused: "tool:2:c2",
+        })
+        .await
+        .unwrap_err();
+
+    // The call ran, but what it returned was not recorded: the run does not go on with it.
+    assert_eq!(paid.load(Ordering::SeqCst), 1);
+    assert_eq!(error.stage(), Stage::Tool);
+    assert_eq!(error.tool_name(), Some("pay"));
+    let cause = error
+        .source()
+        .unwrap()
+        .downcast_ref::<RecordedFailure>()
+        .unwrap();
+    assert_eq!(cause.message, "`tool:2:c2` was not recorded");
+    assert_eq!(requests.load(Ordering::SeqCst), 2, "no request after it");
+
+    // The same for an output validation the journal does not record.
+    let validated =
+        Agent::<(), String>::builder(FunctionModel::new(|_, _| ModelResponse::text("Paid.")))
+            .output_validator(|_ctx, text: String| async move { Ok::<_, ModelRetry>(text) })
+            .build()
+            .unwrap();
+    let error = validated
+        .start("Pay", ())
+        .finish_in(&Refusing {
+            refused: "output:1",
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(error.stage(), Stage::Decode);
+    assert_eq!(
+        error.source().unwrap().to_string(),
+        "`output:1` was not recorded"
+    );
+}
+
+#[tokio::test]
+async fn a_deadline_the_journal_cannot_record_fails_the_run_before_its_first_request() {
+    let requests = Arc::new(AtomicUsize::new(0));
+    let error = Agent::<(), String>::builder(model(Arc::clone(&requests)))
+        .run_timeout(Duration::from_secs(60))
+        .build()
+        .unwrap()
+        .start("Pay", ())
+        .finish_in(&Refusing {
+            refused: "deadline",
+        })
+        .await
+        .unwrap_err();
+
+    assert_eq!(error.stage(), Stage::Input);
+    assert_eq!(
+        error.source().unwrap().to_string(),
+        "`deadline` was not recorded"
+    );
+    assert_eq!(requests.load(Ordering::SeqCst), 0);
+    assert!(error.messages().is_empty(), "nothing was sent");
+}

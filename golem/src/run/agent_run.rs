@@ -17,7 +17,7 @@ use super::telemetry::int;
 use super::transcript::Next;
 use super::{CancellationToken, RunError, Step, handle, listing, request};
 use crate::agent::{Agent, RunResult};
-use crate::error::Stage;
+use crate::error::{BoxError, Stage};
 use crate::model::{Message, Model};
 use crate::output::Output;
 use crate::toolbox::Toolbox;
@@ -400,10 +400,14 @@ where
         events: Option<&EventSink<O>>,
         journal: &J,
     ) -> Result<Step<O>, RunError> {
+        let mut refused = None;
         if journal.records() && !self.deadline_journaled {
-            self.journal_deadline(journal).await;
+            refused = self.journal_deadline(journal).await.err();
         }
-        let outcome = if self.ended {
+        let outcome = if let Some(refused) = refused {
+            // A deadline the journal cannot keep: the run cannot be run under it.
+            Err(Failure::new(Stage::Input, refused))
+        } else if self.ended {
             Err(Failure::new(Stage::Input, "the run has ended"))
         } else if let Err(stopped) = self.stop.check() {
             Err(Failure::stopped(stopped))
@@ -465,23 +469,24 @@ where
 
     /// Takes the run's deadline from the journal, or records it there: a replayed run keeps
     /// the deadline of its first execution.
-    async fn journal_deadline<J: Journal>(&mut self, journal: &J) {
+    ///
+    /// # Errors
+    /// The journal's, when it cannot record the deadline (an engine that cannot keep one).
+    async fn journal_deadline<J: Journal>(&mut self, journal: &J) -> Result<(), BoxError> {
         self.deadline_journaled = true;
         let Some(deadline) = self.state.deadline else {
-            return;
+            return Ok(());
         };
         let recorded = journal
             .step(
                 journal::DEADLINE_STEP.to_owned(),
                 Box::pin(async move { Ok(serde_json::to_value(deadline)?) }),
             )
-            .await;
-        if let Ok(deadline) =
-            recorded.and_then(|value| Ok(serde_json::from_value::<Deadline>(value)?))
-        {
-            self.state.deadline = Some(deadline);
-            self.stop.set_deadline(deadline);
-        }
+            .await?;
+        let deadline: Deadline = serde_json::from_value(recorded)?;
+        self.state.deadline = Some(deadline);
+        self.stop.set_deadline(deadline);
+        Ok(())
     }
 
     async fn advance<J: Journal>(

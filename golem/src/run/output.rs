@@ -226,11 +226,11 @@ where
         .step
         .journal
         .step(journal::output_step(turn.turn), Box::pin(step))
-        .await;
+        .await?;
     if let Some(result) = live.lock().unwrap_or_else(PoisonError::into_inner).take() {
         return result;
     }
-    match serde_json::from_value::<Verdict>(recorded?)? {
+    match serde_json::from_value::<Verdict>(recorded)? {
         Verdict::Accepted => {
             caught(decode_and_validate(
                 &turn.step.agent.output,

@@ -593,12 +593,13 @@ where
         }
     };
     let recorded = journal.step(name, Box::pin(step)).await;
-    if let Some(called) = live.lock().unwrap_or_else(PoisonError::into_inner).take() {
-        return called;
-    }
-    match recorded {
-        Ok(recorded) => replayed_call(recorded),
-        Err(error) => CallOutcome::Failed(error).into(),
+    let called = live.lock().unwrap_or_else(PoisonError::into_inner).take();
+    match (recorded, called) {
+        (Ok(_), Some(called)) => called,
+        (Ok(recorded), None) => replayed_call(recorded),
+        // The journal did not record what the call returned (an engine's size limit): the
+        // call fails as a replay would see it, not as it ran.
+        (Err(error), _) => CallOutcome::Failed(error).into(),
     }
 }
 

@@ -8,7 +8,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use temporalio_client::Client;
+use temporalio_client::{Client, WorkflowFetchHistoryOptions, WorkflowHandle};
+use temporalio_common::HasWorkflowDefinition;
+use temporalio_common::protos::temporal::api::history::v1::history_event::Attributes;
 
 /// The versions the install script pins: the CLI, and the server inside it.
 pub const VERSION: &str = "1.9.1 (Server 1.32.0)";
@@ -205,4 +207,35 @@ impl Drop for WorkerProcess {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The name of Temporal's marker for a local activity's result.
+const LOCAL_ACTIVITY_MARKER: &str = "core_local_activity";
+
+/// The steps the history of `handle`'s workflow recorded, in order: the activity id of each
+/// local activity's marker (golem's step names).
+///
+/// # Panics
+/// If the history cannot be read.
+pub async fn step_names<W: HasWorkflowDefinition>(
+    handle: &WorkflowHandle<Client, W>,
+) -> Vec<String> {
+    let events = handle
+        .fetch_history(WorkflowFetchHistoryOptions::default())
+        .into_events()
+        .await
+        .expect("the workflow's history");
+    events
+        .into_iter()
+        .filter_map(|event| match event.attributes {
+            Some(Attributes::MarkerRecordedEventAttributes(marker))
+                if marker.marker_name == LOCAL_ACTIVITY_MARKER =>
+            {
+                let data = marker.details.get("data")?.payloads.first()?;
+                let data: serde_json::Value = serde_json::from_slice(&data.data).ok()?;
+                data["activity_id"].as_str().map(str::to_owned)
+            }
+            _ => None,
+        })
+        .collect()
 }

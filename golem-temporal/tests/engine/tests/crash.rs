@@ -11,9 +11,21 @@ use std::time::Duration;
 use common::{WORKER, effects, target_dir};
 use golem_restate_engine_tests::agent::{OUTPUT, PROMPT, Summary, agent};
 use golem_restate_engine_tests::model_server::{Log, ModelServer};
-use golem_temporal_engine_tests::temporal::{TemporalServer, WorkerProcess};
+use golem_temporal_engine_tests::temporal::{TemporalServer, WorkerProcess, step_names};
 use golem_temporal_engine_tests::workflows::Durable;
 use temporalio_client::{WorkflowGetResultOptions, WorkflowStartOptions};
+
+/// The steps of the scripted run, as golem names them (a compatibility promise), each
+/// recorded once in the history.
+const NAMES: [&str; 7] = [
+    "model:1",
+    "tool:1:call_1",
+    "model:2",
+    "tool:2:call_2",
+    "model:3",
+    "tool:3:call_3",
+    "model:4",
+];
 
 /// The same run, in process, without a journal and without a crash.
 async fn uninterrupted() -> Summary {
@@ -97,4 +109,5 @@ async fn a_run_killed_after_its_first_tool_finishes_without_repeating_a_step() {
         uninterrupted().await,
         "history, usage and counters as if nothing happened"
     );
+    assert_eq!(step_names(&handle).await, NAMES);
 }

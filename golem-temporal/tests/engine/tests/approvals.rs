@@ -1,0 +1,160 @@
+//! Approvals that wait inside Temporal: a workflow's run pauses for two calls, the worker is
+//! killed and started again while it waits, then one call is approved and the other denied
+//! by workflow updates; the run goes on from its history, the approved call runs once, the
+//! denied one never, and a decision on a call that does not wait is refused by the update's
+//! validator.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::{WORKER, effects, target_dir};
+use golem::model::{Message, RequestPart};
+use golem_restate_engine_tests::agent::{APPROVED_OUTPUT, PROMPT};
+use golem_restate_engine_tests::model_server::{Log, ModelServer};
+use golem_temporal::approval::{AwaitingCall, Decision};
+use golem_temporal_engine_tests::temporal::{TemporalServer, WorkerProcess, step_names};
+use golem_temporal_engine_tests::workflows::Approve;
+use temporalio_client::{
+    WorkflowExecuteUpdateOptions, WorkflowGetResultOptions, WorkflowQueryOptions,
+    WorkflowStartOptions,
+};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_run_waits_in_temporal_across_a_restart_and_goes_on_with_the_decisions() {
+    let server = TemporalServer::start(&target_dir()).await;
+    let client = server.client().await;
+    let model = ModelServer::approvals().await;
+    let effects = effects("approvals");
+    let queue = "approvals";
+    let worker = WorkerProcess::start(
+        Path::new(WORKER),
+        &server,
+        queue,
+        &model.base_url(),
+        &effects.path,
+    );
+
+    let options = WorkflowStartOptions::new(queue, "approvals-1")
+        .task_timeout(Duration::from_secs(2))
+        .build();
+    let handle = client
+        .start_workflow(Approve::run, PROMPT.to_owned(), options)
+        .await
+        .expect("the workflow starts");
+
+    // The calls the workflow waits for, once it waits for both.
+    let mut waiting = Vec::new();
+    for _ in 0..240 {
+        waiting = handle
+            .query(Approve::awaiting, (), WorkflowQueryOptions::default())
+            .await
+            .unwrap_or_default();
+        if waiting.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert_eq!(
+        waiting,
+        [
+            AwaitingCall {
+                tool_call_id: "call_a".into(),
+                tool_name: "save_note".into(),
+                args: r#"{"text": "keep"}"#.into(),
+            },
+            AwaitingCall {
+                tool_call_id: "call_b".into(),
+                tool_name: "save_note".into(),
+                args: r#"{"text": "drop"}"#.into(),
+            },
+        ]
+    );
+    assert!(effects.lines().is_empty(), "nothing ran before a decision");
+
+    worker.kill();
+    let worker = WorkerProcess::start(
+        Path::new(WORKER),
+        &server,
+        queue,
+        &model.base_url(),
+        &effects.path,
+    );
+
+    // A decision must name a call the run waits for.
+    let refused = handle
+        .execute_update(
+            Approve::decide,
+            Decision::approve("call_x"),
+            WorkflowExecuteUpdateOptions::default(),
+        )
+        .await
+        .expect_err("the validator refuses it");
+    assert!(
+        refused
+            .to_string()
+            .contains("no call `call_x` waits for approval"),
+        "{refused}"
+    );
+
+    for decision in [
+        Decision::approve("call_a"),
+        Decision::deny("call_b", "Not that one."),
+    ] {
+        handle
+            .execute_update(
+                Approve::decide,
+                decision,
+                WorkflowExecuteUpdateOptions::default(),
+            )
+            .await
+            .expect("the decision is accepted");
+    }
+
+    let summary = tokio::time::timeout(
+        Duration::from_secs(90),
+        handle.get_result(WorkflowGetResultOptions::default()),
+    )
+    .await
+    .expect("the run finishes within 90 s")
+    .expect("the workflow succeeds");
+    drop(worker);
+
+    assert_eq!(summary.output, APPROVED_OUTPUT);
+    assert_eq!(
+        effects.lines(),
+        ["call_a keep"],
+        "the approved call ran once, the denied one never"
+    );
+    assert_eq!(
+        model.log(),
+        Log {
+            received: vec![1, 2],
+            answered: vec![1, 2],
+        },
+        "the first request was answered from the history after the restart"
+    );
+    let Message::Request(answers) = &summary.messages[2] else {
+        panic!("the calls are answered: {:#?}", summary.messages);
+    };
+    let parts: Vec<(String, String)> = answers
+        .parts
+        .iter()
+        .map(|part| match part {
+            RequestPart::ToolReturn(returned) => {
+                (returned.tool_call_id.clone(), returned.content.to_string())
+            }
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(parts[0], ("call_a".to_owned(), "\"saved\"".to_owned()));
+    assert_eq!(parts[1].0, "call_b");
+    assert!(parts[1].1.contains("Not that one."), "{parts:?}");
+    assert_eq!(summary.usage.requests, 2);
+    assert_eq!(summary.usage.tool_calls, 1);
+    assert_eq!(
+        step_names(&handle).await,
+        ["model:1", "tool:1:call_a", "model:2"]
+    );
+}
