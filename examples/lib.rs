@@ -1,5 +1,5 @@
-//! Pieces the runnable examples share: choosing a model, and a readable transcript of a
-//! run.
+//! Pieces the runnable examples share: choosing a model, a readable transcript of a run,
+//! and the durable examples' agent.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -7,6 +7,8 @@ use std::fmt::Write as _;
 use golem::model::openai::OpenAiModel;
 use golem::model::{Message, Model, ModelSettings, RequestPart, ResponsePart, UserContent};
 use golem::usage::Usage;
+
+pub mod durable;
 
 /// The real OpenAI-compatible model when `OPENAI_API_KEY` is set (`OPENAI_BASE_URL` and
 /// `GOLEM_MODEL`, default `gpt-4o-mini`, are honoured), else `None`.

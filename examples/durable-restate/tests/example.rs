@@ -1,16 +1,11 @@
 //! The durable Restate example, run offline with its scripted model and an in-memory
 //! journal with a crash in the middle: what it prints is checked line by line.
 
-#![allow(dead_code)]
-
-#[path = "../main.rs"]
-mod durable_restate;
+use golem_examples::durable::{offline, scripted_model};
 
 #[tokio::test]
 async fn durable_restate_replays_the_email_instead_of_sending_it_again() {
-    let output = durable_restate::run(durable_restate::scripted_model())
-        .await
-        .unwrap();
+    let output = offline(scripted_model(), "inv_1").await.unwrap();
 
     assert_eq!(
         output,

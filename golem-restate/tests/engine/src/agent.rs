@@ -174,6 +174,48 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// The notes agent's run ([`agent`], [`PROMPT`]) in process, without a journal and without
+    /// a crash, its side effects in `effects`: what a durable run must end with.
+    ///
+    /// # Panics
+    /// If the run fails or its side effect is not the one expected.
+    pub async fn uninterrupted(effects: &Effects) -> Summary {
+        let (model, _) = crate::model_server::ModelServer::start(None).await;
+        let result = agent(&model.base_url())
+            .run(PROMPT, effects.clone())
+            .await
+            .expect("the run succeeds");
+        assert_eq!(effects.lines(), ["call_1 hello"]);
+        Summary::of(result)
+    }
+
+    /// Asserts what the approval agent's run ends with when `call_a` was approved and
+    /// `call_b` denied with "Not that one.": the answer, each call's result, the usage.
+    ///
+    /// # Panics
+    /// If it does not.
+    pub fn assert_approved(&self) {
+        assert_eq!(self.output, APPROVED_OUTPUT);
+        let Message::Request(answers) = &self.messages[2] else {
+            panic!("the calls are answered: {:#?}", self.messages);
+        };
+        let parts: Vec<(String, String)> = answers
+            .parts
+            .iter()
+            .map(|part| match part {
+                RequestPart::ToolReturn(returned) => {
+                    (returned.tool_call_id.clone(), returned.content.to_string())
+                }
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(parts[0], ("call_a".to_owned(), "\"saved\"".to_owned()));
+        assert_eq!(parts[1].0, "call_b");
+        assert!(parts[1].1.contains("Not that one."), "{parts:?}");
+        assert_eq!(self.usage.requests, 2);
+        assert_eq!(self.usage.tool_calls, 1);
+    }
+
     /// The summary of a finished run.
     pub fn of(result: golem::RunResult<String>) -> Self {
         let rejections = result

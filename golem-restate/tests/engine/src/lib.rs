@@ -4,6 +4,7 @@
 //! `golem-restate/tests/restate/install.sh` under the target directory).
 
 pub mod agent;
+pub mod install;
 pub mod model_server;
 pub mod remote;
 pub mod restate;

@@ -5,7 +5,6 @@
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
@@ -19,27 +18,8 @@ pub const VERSION: &str = "1.7.12";
 /// # Panics
 /// If the install fails (it needs node/npm and the npm registry) or the binary is missing.
 pub fn install(target_dir: &Path) -> PathBuf {
-    static DONE: Mutex<bool> = Mutex::new(false);
-    let mut done = DONE
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../restate/install.sh");
-    if !*done {
-        let output = Command::new("bash")
-            .arg(&script)
-            .arg(target_dir)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap_or_else(|error| panic!("cannot run {}: {error}", script.display()));
-        assert!(
-            output.status.success(),
-            "{} failed ({}); the Restate tests need node/npm and the npm registry:\n{}",
-            script.display(),
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        );
-        *done = true;
-    }
+    crate::install::run_once(&script, target_dir, "node/npm and the npm registry");
     let binary = target_dir.join(format!(
         "restate-node/node_modules/@restatedev/restate-server-{}/bin/restate-server",
         platform()

@@ -27,18 +27,6 @@ const NAMES: [&str; 7] = [
     "model:4",
 ];
 
-/// The same run, in process, without a journal and without a crash.
-async fn uninterrupted() -> Summary {
-    let (model, _) = ModelServer::start(None).await;
-    let effects = effects("uninterrupted");
-    let result = agent(&model.base_url())
-        .run(PROMPT, effects.clone())
-        .await
-        .expect("the run succeeds");
-    assert_eq!(effects.lines(), ["call_1 hello"]);
-    Summary::of(result)
-}
-
 /// A run of `Durable/{handler}` on a real server, its service killed while the model server
 /// holds turn 2's first request (by then turn 1's tool call is in Restate's journal) and
 /// started again; Restate's retry finishes it.
@@ -140,7 +128,7 @@ async fn a_run_killed_after_its_first_tool_finishes_without_repeating_a_step() {
     crashed.assert_nothing_repeated();
     let summary = crashed.summary;
     assert_eq!(summary.output, OUTPUT);
-    let expected = uninterrupted().await;
+    let expected = Summary::uninterrupted(&effects("uninterrupted")).await;
     assert_eq!(summary, expected);
     assert_eq!(summary.usage.requests, 4);
     assert_eq!(summary.usage.input_tokens, 120 + 140 + 160 + 180);

@@ -1,1 +1,169 @@
-fn main() {}
+//! What golem's journaling costs on Temporal: one golem run through a `TemporalJournal`
+//! (`TURNS` tool turns: `2 * TURNS + 1` journaled steps) against the same number of bare
+//! local activities, and against bare local activities each followed by the 1 ms timer the
+//! journal sets after a step; each workflow through a real Temporal dev server, its worker
+//! in a process of its own.
+//!
+//! After criterion's estimates, a summary interleaves the three in rounds (the machine is
+//! shared, so drift hits all alike) and prints the per-step times and their ratios.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion};
+use golem_temporal_engine_tests::temporal::{TemporalServer, WorkerProcess};
+use golem_temporal_engine_tests::workflows::{Bare, BareSteps, Journaled};
+use temporalio_client::{Client, WorkflowGetResultOptions, WorkflowStartOptions};
+
+/// Tool turns per golem run.
+const TURNS: u32 = 10;
+/// Journaled steps per workflow, every way.
+const STEPS: u32 = 2 * TURNS + 1;
+/// Interleaved rounds of the summary, and workflows of each kind per round.
+const ROUNDS: usize = 5;
+const PER_ROUND: usize = 5;
+const QUEUE: &str = "bench";
+
+/// Starts one workflow and waits for its result.
+async fn journaled(client: &Client, id: &mut u64) {
+    *id += 1;
+    let options = WorkflowStartOptions::new(QUEUE, format!("journaled-{id}")).build();
+    let handle = client
+        .start_workflow(Journaled::run, STEPS, options)
+        .await
+        .expect("the workflow starts");
+    let messages = handle
+        .get_result(WorkflowGetResultOptions::default())
+        .await
+        .expect("the workflow succeeds");
+    assert_eq!(messages, 2 * (TURNS + 1));
+}
+
+async fn bare(client: &Client, id: &mut u64, timer: bool) {
+    *id += 1;
+    let options = WorkflowStartOptions::new(QUEUE, format!("bare-{id}")).build();
+    let handle = client
+        .start_workflow(
+            Bare::run,
+            BareSteps {
+                steps: STEPS,
+                timer,
+            },
+            options,
+        )
+        .await
+        .expect("the workflow starts");
+    let steps = handle
+        .get_result(WorkflowGetResultOptions::default())
+        .await
+        .expect("the workflow succeeds");
+    assert_eq!(steps, STEPS);
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let target_dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("CARGO_TARGET_TMPDIR is inside the target directory")
+        .to_path_buf();
+    let effects = target_dir.join("tmp/golem-temporal-bench.effects");
+    let (server, client, _worker) = runtime.block_on(async {
+        let server = TemporalServer::start(&target_dir).await;
+        let client = server.client().await;
+        let worker = WorkerProcess::start(
+            Path::new(env!("CARGO_BIN_EXE_golem-temporal-test-worker")),
+            &server,
+            QUEUE,
+            "http://127.0.0.1:9/v1",
+            &effects,
+        );
+        (server, client, worker)
+    });
+    let mut id = 0;
+    // Each kind once, so the worker and its connections are warm.
+    runtime.block_on(async {
+        journaled(&client, &mut id).await;
+        bare(&client, &mut id, false).await;
+        bare(&client, &mut id, true).await;
+    });
+
+    let mut criterion = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(2))
+        .measurement_time(Duration::from_secs(10))
+        .configure_from_args();
+    let mut group = criterion.benchmark_group("temporal");
+    group.bench_function(BenchmarkId::new("golem_run", STEPS), |b| {
+        b.iter(|| runtime.block_on(journaled(&client, &mut id)));
+    });
+    group.bench_function(BenchmarkId::new("bare_local_activities", STEPS), |b| {
+        b.iter(|| runtime.block_on(bare(&client, &mut id, false)));
+    });
+    group.bench_function(BenchmarkId::new("bare_with_timers", STEPS), |b| {
+        b.iter(|| runtime.block_on(bare(&client, &mut id, true)));
+    });
+    group.finish();
+    if std::env::args().any(|arg| arg == "--profile-time") {
+        return;
+    }
+
+    let (mut golem, mut floor, mut timed) = (Vec::new(), Vec::new(), Vec::new());
+    runtime.block_on(async {
+        let per = PER_ROUND as u32 * STEPS;
+        for _ in 0..ROUNDS {
+            let started = Instant::now();
+            for _ in 0..PER_ROUND {
+                journaled(&client, &mut id).await;
+            }
+            golem.push(started.elapsed() / per);
+            let started = Instant::now();
+            for _ in 0..PER_ROUND {
+                bare(&client, &mut id, false).await;
+            }
+            floor.push(started.elapsed() / per);
+            let started = Instant::now();
+            for _ in 0..PER_ROUND {
+                bare(&client, &mut id, true).await;
+            }
+            timed.push(started.elapsed() / per);
+        }
+    });
+    println!("summary: {ROUNDS} interleaved rounds of {PER_ROUND} workflows of {STEPS} steps each");
+    println!(
+        "  golem run, per step:                 median {:?}",
+        median(&mut golem.clone())
+    );
+    println!(
+        "  bare local activity, per step:       median {:?}",
+        median(&mut floor.clone())
+    );
+    println!(
+        "  bare activity + 1 ms timer, per step: median {:?}",
+        median(&mut timed.clone())
+    );
+    println!(
+        "  golem ÷ bare per round: median {:.3}; golem ÷ bare-with-timer: median {:.3}",
+        median_ratio(&golem, &floor),
+        median_ratio(&golem, &timed)
+    );
+    drop(server);
+}
+
+fn median(times: &mut [Duration]) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn median_ratio(a: &[Duration], b: &[Duration]) -> f64 {
+    let mut ratios: Vec<f64> = a
+        .iter()
+        .zip(b)
+        .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64())
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios[ratios.len() / 2]
+}

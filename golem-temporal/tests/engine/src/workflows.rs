@@ -184,8 +184,15 @@ impl Journaled {
     }
 }
 
-/// `steps` bare local activities, one after another: the floor the journal is measured
-/// against.
+/// What a [`Bare`] run does: `steps` local activities, each followed by a 1 ms timer when
+/// `timer` is set (as the journal closes each step).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BareSteps {
+    pub steps: u32,
+    pub timer: bool,
+}
+
+/// Bare local activities, one after another: the floor the journal is measured against.
 #[workflow]
 #[derive(Default)]
 pub struct Bare;
@@ -193,15 +200,18 @@ pub struct Bare;
 #[workflow_methods]
 impl Bare {
     #[run]
-    pub async fn run(ctx: &mut WorkflowContext<Self>, steps: u32) -> WorkflowResult<u32> {
-        for step in 0..steps {
+    pub async fn run(ctx: &mut WorkflowContext<Self>, input: BareSteps) -> WorkflowResult<u32> {
+        for step in 0..input.steps {
             let options = LocalActivityOptions::builder()
                 .start_to_close_timeout(std::time::Duration::from_secs(10))
                 .build();
             ctx.execute_local_activity(Echo::echo, step, options)
                 .await?;
+            if input.timer {
+                ctx.timer(std::time::Duration::from_millis(1)).await;
+            }
         }
-        Ok(steps)
+        Ok(input.steps)
     }
 }
 

@@ -10,8 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::{WORKER, effects, target_dir};
-use golem::model::{Message, RequestPart};
-use golem_restate_engine_tests::agent::{APPROVED_OUTPUT, PROMPT};
+use golem_restate_engine_tests::agent::PROMPT;
 use golem_restate_engine_tests::model_server::{Log, ModelServer};
 use golem_temporal::approval::{AwaitingCall, Decision};
 use golem_temporal_engine_tests::temporal::{TemporalServer, WorkerProcess, step_names};
@@ -73,14 +72,7 @@ async fn a_paused_run_waits_in_temporal_across_a_restart_and_goes_on_with_the_de
     );
     assert!(effects.lines().is_empty(), "nothing ran before a decision");
 
-    worker.kill();
-    let worker = WorkerProcess::start(
-        Path::new(WORKER),
-        &server,
-        queue,
-        &model.base_url(),
-        &effects.path,
-    );
+    let worker = worker.restart();
 
     // A decision must name a call the run waits for.
     let refused = handle
@@ -121,7 +113,7 @@ async fn a_paused_run_waits_in_temporal_across_a_restart_and_goes_on_with_the_de
     .expect("the workflow succeeds");
     drop(worker);
 
-    assert_eq!(summary.output, APPROVED_OUTPUT);
+    summary.assert_approved();
     assert_eq!(
         effects.lines(),
         ["call_a keep"],
@@ -135,24 +127,6 @@ async fn a_paused_run_waits_in_temporal_across_a_restart_and_goes_on_with_the_de
         },
         "the first request was answered from the history after the restart"
     );
-    let Message::Request(answers) = &summary.messages[2] else {
-        panic!("the calls are answered: {:#?}", summary.messages);
-    };
-    let parts: Vec<(String, String)> = answers
-        .parts
-        .iter()
-        .map(|part| match part {
-            RequestPart::ToolReturn(returned) => {
-                (returned.tool_call_id.clone(), returned.content.to_string())
-            }
-            other => panic!("{other:?}"),
-        })
-        .collect();
-    assert_eq!(parts[0], ("call_a".to_owned(), "\"saved\"".to_owned()));
-    assert_eq!(parts[1].0, "call_b");
-    assert!(parts[1].1.contains("Not that one."), "{parts:?}");
-    assert_eq!(summary.usage.requests, 2);
-    assert_eq!(summary.usage.tool_calls, 1);
     assert_eq!(
         step_names(&handle).await,
         ["model:1", "tool:1:call_a", "model:2"]

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::{WORKER, effects, target_dir};
-use golem_restate_engine_tests::agent::{OUTPUT, PROMPT, Summary, agent};
+use golem_restate_engine_tests::agent::{OUTPUT, PROMPT, Summary};
 use golem_restate_engine_tests::model_server::{Log, ModelServer};
 use golem_temporal_engine_tests::temporal::{TemporalServer, WorkerProcess, step_names};
 use golem_temporal_engine_tests::workflows::Durable;
@@ -26,18 +26,6 @@ const NAMES: [&str; 7] = [
     "tool:3:call_3",
     "model:4",
 ];
-
-/// The same run, in process, without a journal and without a crash.
-async fn uninterrupted() -> Summary {
-    let (model, _) = ModelServer::start(None).await;
-    let effects = effects("uninterrupted");
-    let result = agent(&model.base_url())
-        .run(PROMPT, effects.clone())
-        .await
-        .expect("the run succeeds");
-    assert_eq!(effects.lines(), ["call_1 hello"]);
-    Summary::of(result)
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_killed_after_its_first_tool_finishes_without_repeating_a_step() {
@@ -72,14 +60,7 @@ async fn a_run_killed_after_its_first_tool_finishes_without_repeating_a_step() {
         ["call_1 hello"],
         "the tool ran before the crash"
     );
-    worker.kill();
-    let worker = WorkerProcess::start(
-        Path::new(WORKER),
-        &server,
-        queue,
-        &model.base_url(),
-        &effects.path,
-    );
+    let worker = worker.restart();
 
     let summary = tokio::time::timeout(
         Duration::from_secs(90),
@@ -106,7 +87,7 @@ async fn a_run_killed_after_its_first_tool_finishes_without_repeating_a_step() {
     );
     assert_eq!(
         summary,
-        uninterrupted().await,
+        Summary::uninterrupted(&effects("uninterrupted")).await,
         "history, usage and counters as if nothing happened"
     );
     assert_eq!(step_names(&handle).await, NAMES);
