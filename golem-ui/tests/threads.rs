@@ -276,10 +276,8 @@ async fn stores_on_separate_pools_give_a_thread_to_exactly_one_request() {
     const ROUNDS: usize = 10;
 
     let database = PostgresDatabase::create().await;
-    let mut stores = Vec::new();
-    for _ in 0..PROCESSES {
-        stores.push(database.open().await);
-    }
+    // The processes start together: each creates the table when it is missing.
+    let stores = futures_util::future::join_all((0..PROCESSES).map(|_| database.open())).await;
     for round in 0..ROUNDS {
         // Even rounds race to create a new thread, odd ones to take the existing one.
         let thread = format!("t{}", round / 2);
