@@ -10,9 +10,9 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePo
 use super::ThreadError;
 use super::sql::{self, CREATE_TABLE, SqlThreads, Statements, backend};
 
-/// A [`ThreadStore`](super::ThreadStore) in a SQLite database file (through sqlx), the default for a server in
-/// one process. The table `golem_threads` is created when missing (its schema is in the
-/// [web guide](crate::guide)).
+/// A [`ThreadStore`](super::ThreadStore) in a SQLite database file (through sqlx), for a
+/// server in one process. The table `golem_threads` is created when missing (its schema is
+/// in the [web guide](crate::guide)).
 ///
 /// ```
 /// use golem::RunState;

@@ -75,6 +75,9 @@ if ((${#cluster} > 80)) || ! "${as[@]}" test -w "$cluster"; then
     fi
 fi
 
+# The server's user may not reach the directory this runs from.
+cd "$cluster"
+
 stop() {
     "${as[@]}" "$bindir/pg_ctl" stop -D "$cluster/data" -m immediate -s >/dev/null 2>&1 || true
     rm -rf "$cluster"
