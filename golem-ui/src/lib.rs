@@ -10,6 +10,18 @@
 //!
 //! The mappings are pure: they do no I/O and fit any server. The [web guide](guide) shows
 //! the whole path.
+//!
+//! # Features
+//!
+//! - `server` (default): [`ChatServer`](server::ChatServer), axum handlers that stream a run
+//!   in either protocol, with threads and approvals over HTTP.
+//! - `sqlite` (default): [`SqliteThreadStore`](thread::SqliteThreadStore), threads in an
+//!   embedded SQLite database file (sqlx), for a server in one process.
+//! - `postgres` (default): [`PostgresThreadStore`](thread::PostgresThreadStore), threads in a
+//!   Postgres database (sqlx) that several server processes behind a load balancer share;
+//!   the database decides which request holds a thread.
+//!
+//! With `default-features = false` the crate is the mappings and the request types alone.
 #![deny(missing_docs)]
 
 pub mod ag_ui;

@@ -1,8 +1,11 @@
 //! The axum handlers on a real loopback server, with a SQLite thread store in a temp dir and
-//! reqwest as the client: both protocols, approvals over HTTP, bad input, disconnects.
+//! reqwest as the client: both protocols, approvals over HTTP, bad input, disconnects. And
+//! two servers on one Postgres database, as behind a load balancer.
 #![cfg(all(feature = "server", feature = "sqlite"))]
 
 mod common;
+#[cfg(feature = "postgres")]
+mod postgres;
 
 use std::time::Duration;
 
@@ -30,17 +33,23 @@ async fn serve<O: Output>(
     let store = SqliteThreadStore::open(dir.path().join("threads.db"))
         .await
         .expect("the store opens");
-    let app = configure(ChatServer::new(agent, (), store.clone())).router();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a loopback port");
-    let url = format!("http://{}", listener.local_addr().expect("an address"));
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = listen(configure(ChatServer::new(agent, (), store.clone()))).await;
     Served {
         url,
         store,
         _dir: dir,
     }
+}
+
+/// Serves `server` on a loopback port: its base URL.
+async fn listen<O: Output, S: ThreadStore>(server: ChatServer<(), O, S>) -> String {
+    let app = server.router();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let url = format!("http://{}", listener.local_addr().expect("an address"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
 }
 
 /// The status, the headers that matter, and the SSE `data:` payloads (or the JSON body).
@@ -320,12 +329,13 @@ async fn bad_input_gets_a_json_error_and_a_status() {
     );
 }
 
-#[tokio::test]
-async fn a_client_that_goes_away_stops_the_run_and_the_thread_is_saved_whole() {
-    let served = serve(common::waiter(), |server| server).await;
+/// Starts a run of `common::waiter` on thread `id` at the server at `url`, and reads its
+/// stream until the call of `wait` is available: the run then holds the thread until the
+/// body is dropped.
+async fn start_waiting(url: &str, id: &str) -> impl futures_util::Stream {
     let response = reqwest::Client::new()
-        .post(format!("{}/ai-sdk", served.url))
-        .json(&json!({"id": "w", "messages": [user("Wait an hour")]}))
+        .post(format!("{url}/ai-sdk"))
+        .json(&json!({"id": id, "messages": [user("Wait an hour")]}))
         .send()
         .await
         .expect("the server answers");
@@ -335,17 +345,47 @@ async fn a_client_that_goes_away_stops_the_run_and_the_thread_is_saved_whole() {
         let chunk = body.next().await.expect("more").expect("bytes");
         seen.push_str(&String::from_utf8_lossy(&chunk));
     }
-    // A second request while the run holds the thread: a conflict, nothing written.
+    body
+}
+
+/// A new message on thread `id` at the server at `url` is refused: 409, `busy`.
+async fn assert_busy(url: &str, id: &str) {
     let (status, lines) = post(
-        &format!("{}/ai-sdk", served.url),
-        &json!({"id": "w", "messages": [user("Hurry up")]}),
+        &format!("{url}/ai-sdk"),
+        &json!({"id": id, "messages": [user("Hurry up")]}),
     )
     .await;
     assert_eq!(status, 409);
     assert_eq!(
         lines,
-        [r#"{"error":{"code":"busy","message":"thread `w` is busy with another request"}}"#]
+        [format!(
+            r#"{{"error":{{"code":"busy","message":"thread `{id}` is busy with another request"}}}}"#
+        )]
     );
+}
+
+/// Every call of a stopped `common::waiter` run answered: its call of `wait` as not
+/// finished.
+fn assert_stopped_call_answered(state: &RunState) {
+    let Message::Request(answers) = &state.messages()[2] else {
+        panic!("the call's answer: {state:?}");
+    };
+    let [RequestPart::ToolReturn(answer)] = answers.parts.as_slice() else {
+        panic!("one answer: {answers:?}");
+    };
+    assert_eq!(answer.tool_call_id, "w1");
+    assert_eq!(
+        answer.content,
+        json!("Not finished: the run was stopped during this call.")
+    );
+}
+
+#[tokio::test]
+async fn a_client_that_goes_away_stops_the_run_and_the_thread_is_saved_whole() {
+    let served = serve(common::waiter(), |server| server).await;
+    let body = start_waiting(&served.url, "w").await;
+    // A second request while the run holds the thread: a conflict, nothing written.
+    assert_busy(&served.url, "w").await;
     drop(body);
 
     // The run stops and saves the thread; until then the thread is busy.
@@ -365,17 +405,7 @@ async fn a_client_that_goes_away_stops_the_run_and_the_thread_is_saved_whole() {
     served.store.release(lease).await.expect("released");
     // Every call answered: the stopped call as not finished.
     assert_eq!(state.messages().len(), 3);
-    let Message::Request(answers) = &state.messages()[2] else {
-        panic!("the call's answer: {state:?}");
-    };
-    let [RequestPart::ToolReturn(answer)] = answers.parts.as_slice() else {
-        panic!("one answer: {answers:?}");
-    };
-    assert_eq!(answer.tool_call_id, "w1");
-    assert_eq!(
-        answer.content,
-        json!("Not finished: the run was stopped during this call.")
-    );
+    assert_stopped_call_answered(&state);
 
     // The thread goes on from there.
     let (status, lines) = post(
@@ -431,4 +461,56 @@ async fn a_run_that_fails_ends_the_stream_with_an_error_and_keeps_the_thread() {
     let (status, lines) = post(&url, &json!({"id": "f", "messages": [user("Try again")]})).await;
     assert_eq!(status, 200);
     assert_eq!(lines[3], r#"{"type":"text-delta","id":"3-0","delta":"5"}"#);
+}
+
+/// Two server processes behind a load balancer, each with its own `PostgresThreadStore` on
+/// one database: a request on a thread that the other server's run holds is refused with
+/// 409 and writes nothing; once that run stops, either server goes on from its saved state.
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn two_servers_on_one_postgres_database_share_threads_and_refuse_a_second_writer() {
+    use golem_ui::thread::PostgresThreadStore;
+
+    let database = postgres::database().await;
+    let mut urls = Vec::new();
+    let mut stores = Vec::new();
+    for _ in 0..2 {
+        let store = PostgresThreadStore::connect(&database)
+            .await
+            .expect("the store connects");
+        urls.push(listen(ChatServer::new(common::waiter(), (), store.clone())).await);
+        stores.push(store);
+    }
+    let body = start_waiting(&urls[0], "w").await;
+    // The first run holds the thread: the other server refuses the thread, and the stored
+    // thread is unchanged.
+    let before = stores[1].load("w").await.expect("the thread exists");
+    assert_busy(&urls[1], "w").await;
+    assert_eq!(
+        stores[1].load("w").await.expect("the thread exists"),
+        before
+    );
+    drop(body);
+
+    // The first server stops its run and saves the thread; the second goes on from there.
+    let mut status = 409;
+    let mut lines = Vec::new();
+    for _ in 0..1000 {
+        (status, lines) = post(
+            &format!("{}/ai-sdk", urls[1]),
+            &json!({"id": "w", "messages": [user("Never mind")]}),
+        )
+        .await;
+        if status != 409 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(status, 200, "{lines:?}");
+    assert_eq!(
+        lines[3],
+        r#"{"type":"text-delta","id":"2-0","delta":"Done waiting."}"#
+    );
+    let state = stores[0].load("w").await.expect("saved").expect("a state");
+    assert_stopped_call_answered(&state);
 }

@@ -1,8 +1,14 @@
 //! [`ThreadStore`]: where a server keeps each thread's [`RunState`] between requests.
 
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresThreadStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteThreadStore;
 

@@ -2,19 +2,17 @@
 
 use std::path::Path;
 use std::str::FromStr;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::LazyLock;
 
-use golem::RunState;
-use sqlx::Row;
+use sqlx::Sqlite;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 
-use super::{Lease, ThreadError, ThreadStore};
+use super::ThreadError;
+use super::sql::{self, CREATE_TABLE, SqlThreads, Statements, backend};
 
-/// How long a lease holds when it is never given back, unless set otherwise.
-const DEFAULT_LEASE: Duration = Duration::from_secs(600);
-
-/// A [`ThreadStore`] in a SQLite database file (through sqlx), the default for a server in
-/// one process. The table `golem_threads` is created when missing.
+/// A [`ThreadStore`](super::ThreadStore) in a SQLite database file (through sqlx), for a
+/// server in one process. The table `golem_threads` is created when missing (its schema is
+/// in the [web guide](crate::guide)).
 ///
 /// ```
 /// use golem::RunState;
@@ -36,8 +34,7 @@ const DEFAULT_LEASE: Duration = Duration::from_secs(600);
 /// ```
 #[derive(Debug, Clone)]
 pub struct SqliteThreadStore {
-    pool: SqlitePool,
-    lease: Duration,
+    threads: SqlThreads<Sqlite>,
 }
 
 impl SqliteThreadStore {
@@ -63,154 +60,20 @@ impl SqliteThreadStore {
     /// # Errors
     /// [`ThreadError::Backend`] when the table cannot be created.
     pub async fn with_pool(pool: SqlitePool) -> Result<Self, ThreadError> {
-        sqlx::query(
-            "CREATE TABLE IF NOT EXISTS golem_threads (
-                id TEXT PRIMARY KEY,
-                state TEXT,
-                lease TEXT,
-                lease_until INTEGER,
-                updated_at INTEGER NOT NULL
-            )",
-        )
-        .execute(&pool)
-        .await
-        .map_err(backend)?;
+        sqlx::query(CREATE_TABLE)
+            .execute(&pool)
+            .await
+            .map_err(backend)?;
         Ok(SqliteThreadStore {
-            pool,
-            lease: DEFAULT_LEASE,
-        })
-    }
-
-    /// How long a lease holds when it is never given back (a crashed process); ten minutes
-    /// unless set. A run that takes longer loses its thread to the next request, and its
-    /// save fails with [`ThreadError::LeaseLost`].
-    #[must_use]
-    pub fn lease_time(mut self, lease: Duration) -> Self {
-        self.lease = lease;
-        self
-    }
-}
-
-impl ThreadStore for SqliteThreadStore {
-    async fn lock(&self, thread_id: &str, create: bool) -> Result<Lease, ThreadError> {
-        let now = now_ms();
-        if create {
-            sqlx::query(
-                "INSERT INTO golem_threads (id, updated_at) VALUES (?, ?) ON CONFLICT(id) DO NOTHING",
-            )
-            .bind(thread_id)
-            .bind(now)
-            .execute(&self.pool)
-            .await
-            .map_err(backend)?;
-        }
-        let token = token();
-        let until = now.saturating_add(i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX));
-        let taken = sqlx::query(
-            "UPDATE golem_threads SET lease = ?, lease_until = ?
-             WHERE id = ? AND (lease IS NULL OR lease_until < ?) RETURNING state",
-        )
-        .bind(&token)
-        .bind(until)
-        .bind(thread_id)
-        .bind(now)
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(backend)?;
-        let Some(row) = taken else {
-            let exists = sqlx::query("SELECT 1 FROM golem_threads WHERE id = ?")
-                .bind(thread_id)
-                .fetch_optional(&self.pool)
-                .await
-                .map_err(backend)?;
-            let thread_id = thread_id.to_owned();
-            return Err(match exists {
-                Some(_) => ThreadError::Busy { thread_id },
-                None => ThreadError::NotFound { thread_id },
-            });
-        };
-        let state: Option<String> = row.try_get("state").map_err(backend)?;
-        let state = match state.as_deref().map(parse(thread_id)).transpose() {
-            Ok(state) => state,
-            Err(error) => {
-                let lease = Lease::new(thread_id, token, None);
-                self.release(lease).await?;
-                return Err(error);
-            }
-        };
-        Ok(Lease::new(thread_id, token, state))
-    }
-
-    async fn save(&self, lease: Lease, state: &RunState) -> Result<(), ThreadError> {
-        let json = serde_json::to_string(state).map_err(backend)?;
-        let saved = sqlx::query(
-            "UPDATE golem_threads SET state = ?, lease = NULL, lease_until = NULL, updated_at = ?
-             WHERE id = ? AND lease = ?",
-        )
-        .bind(json)
-        .bind(now_ms())
-        .bind(lease.thread_id())
-        .bind(lease.token())
-        .execute(&self.pool)
-        .await
-        .map_err(backend)?;
-        if saved.rows_affected() == 0 {
-            return Err(ThreadError::LeaseLost {
-                thread_id: lease.thread_id().to_owned(),
-            });
-        }
-        Ok(())
-    }
-
-    async fn release(&self, lease: Lease) -> Result<(), ThreadError> {
-        sqlx::query(
-            "UPDATE golem_threads SET lease = NULL, lease_until = NULL WHERE id = ? AND lease = ?",
-        )
-        .bind(lease.thread_id())
-        .bind(lease.token())
-        .execute(&self.pool)
-        .await
-        .map_err(backend)?;
-        Ok(())
-    }
-
-    async fn load(&self, thread_id: &str) -> Result<Option<RunState>, ThreadError> {
-        let row = sqlx::query("SELECT state FROM golem_threads WHERE id = ?")
-            .bind(thread_id)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(backend)?;
-        let Some(row) = row else {
-            return Err(ThreadError::NotFound {
-                thread_id: thread_id.to_owned(),
-            });
-        };
-        let state: Option<String> = row.try_get("state").map_err(backend)?;
-        state.as_deref().map(parse(thread_id)).transpose()
-    }
-}
-
-fn parse(thread_id: &str) -> impl Fn(&str) -> Result<RunState, ThreadError> + '_ {
-    move |json| {
-        serde_json::from_str(json).map_err(|source| ThreadError::Corrupt {
-            thread_id: thread_id.to_owned(),
-            source,
+            threads: SqlThreads::new(pool, &STATEMENTS),
         })
     }
 }
 
-fn backend(error: impl std::error::Error + Send + Sync + 'static) -> ThreadError {
-    ThreadError::Backend(Box::new(error))
-}
+sql::sql_thread_store!(SqliteThreadStore);
 
-fn now_ms() -> i64 {
-    let since = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
-}
+/// SQLite's clock in milliseconds since the Unix epoch (`julianday` counts days since noon,
+/// 4714 BC, with milliseconds).
+const NOW_MS: &str = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
 
-/// A lease token no other request guesses.
-fn token() -> String {
-    format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..))
-}
+static STATEMENTS: LazyLock<Statements> = LazyLock::new(|| Statements::new(NOW_MS));
