@@ -66,7 +66,10 @@ impl Assistant {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if std::env::args().any(|arg| arg == "--offline") {
-        print!("{}", durable::offline(scripted_model(), "assistant-1").await?);
+        print!(
+            "{}",
+            durable::offline(scripted_model(), "assistant-1").await?
+        );
         return Ok(());
     }
     let address = std::env::var("TEMPORAL").unwrap_or_else(|_| "127.0.0.1:7233".to_owned());

@@ -11,7 +11,9 @@ use golem::run::{Journal, JournalStep, RecordedFailure, is_transient_failure};
 use send_wrapper::SendWrapper;
 use serde_json::Value;
 use temporalio_common::RetryPolicy;
-use temporalio_sdk::{ActivityExecutionError, LocalActivityOptions, WorkflowContext};
+use temporalio_sdk::{
+    ActivityExecutionError, ActivityOptions, LocalActivityOptions, WorkflowContext,
+};
 
 use crate::error::StepError;
 use crate::steps::{GolemSteps, StepInput};
@@ -65,9 +67,9 @@ use crate::steps::{GolemSteps, StepInput};
 /// The step's future waits, in this process, in a table the activity takes it from: local
 /// activities run in the worker that runs the workflow task, so the history keeps only the
 /// step's name and its result (a marker), never its input, and every kind of step maps the
-/// same way. After each step the workflow sleeps 1 ms on a Temporal timer, so the workflow
-/// task completes and the marker is written at once: a worker that dies during the next step
-/// does not run this one again.
+/// same way. After each step the workflow awaits a regular activity that does nothing
+/// (`golem.recorded`), so the workflow task completes and the marker is written at once: a
+/// worker that dies during the next step does not run this one again.
 ///
 /// Steps run one at a time ([`concurrent`](Journal::concurrent) is `false`): the tool calls
 /// of one response run in call order, as on Restate.
@@ -186,14 +188,23 @@ impl<W: 'static> Journal for TemporalJournal<W> {
                 ctx.force_task_fail(RecordedFailure::of(&*failed.error).message);
                 return pending().await;
             }
-            // Completes the workflow task, so the step's marker is written now.
-            ctx.timer(Duration::from_millis(1)).await;
+            // Completes the workflow task, so the step's marker is written now (a timer would
+            // do too, but the server fires timers a second late at best).
+            ctx.execute_activity(GolemSteps::recorded, (), recorded_options())
+                .await
+                .map_err(|error| Box::new(recorded_failure(&error)) as BoxError)?;
             recorded.map_err(|error| match live {
                 Some(failed) => failed.error,
                 None => Box::new(recorded_failure(&error)) as BoxError,
             })
         })
     }
+}
+
+/// The options of the activity that closes a step: any worker of the queue runs it, most
+/// often this one, eagerly; it cannot fail, so Temporal's default retries stand.
+fn recorded_options() -> ActivityOptions {
+    ActivityOptions::start_to_close_timeout(Duration::from_secs(60))
 }
 
 /// A failure the history recorded, as a replay reports it.

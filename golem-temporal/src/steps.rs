@@ -70,6 +70,14 @@ impl GolemSteps {
             .unwrap_or_else(PoisonError::into_inner) = Some(Failed::new(error));
         Err(reported)
     }
+
+    /// Does nothing. The journal awaits it after each step: a workflow waiting on a regular
+    /// activity completes its workflow task, which writes the step's result to the history
+    /// at once (a local activity's result waits for the task to complete).
+    #[activity(name = "golem.recorded")]
+    pub async fn recorded(_ctx: ActivityContext) -> Result<(), ActivityError> {
+        Ok(())
+    }
 }
 
 /// A failure Temporal does not retry: the workflow decides (a transient one fails the

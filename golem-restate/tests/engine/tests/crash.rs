@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use common::{SERVICE, effects, target_dir};
 use golem_restate_engine_tests::agent::{
-    DELEGATED_OUTPUT, Effects, OUTPUT, PROMPT, Summary, agent, delegating_agent,
+    DELEGATED_OUTPUT, Effects, OUTPUT, PROMPT, Summary, delegating_agent,
 };
 use golem_restate_engine_tests::model_server::{Log, ModelServer};
 use golem_restate_engine_tests::restate::{RestateServer, ServiceProcess, free_port};

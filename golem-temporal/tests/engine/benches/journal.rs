@@ -1,8 +1,8 @@
 //! What golem's journaling costs on Temporal: one golem run through a `TemporalJournal`
 //! (`TURNS` tool turns: `2 * TURNS + 1` journaled steps) against the same number of bare
-//! local activities, and against bare local activities each followed by the 1 ms timer the
-//! journal sets after a step; each workflow through a real Temporal dev server, its worker
-//! in a process of its own.
+//! local activities, and against bare local activities each followed by the no-op regular
+//! activity the journal closes a step with; each workflow through a real Temporal dev
+//! server, its worker in a process of its own.
 //!
 //! After criterion's estimates, a summary interleaves the three in rounds (the machine is
 //! shared, so drift hits all alike) and prints the per-step times and their ratios.
@@ -39,7 +39,7 @@ async fn journaled(client: &Client, id: &mut u64) {
     assert_eq!(messages, 2 * (TURNS + 1));
 }
 
-async fn bare(client: &Client, id: &mut u64, timer: bool) {
+async fn bare(client: &Client, id: &mut u64, closed: bool) {
     *id += 1;
     let options = WorkflowStartOptions::new(QUEUE, format!("bare-{id}")).build();
     let handle = client
@@ -47,7 +47,7 @@ async fn bare(client: &Client, id: &mut u64, timer: bool) {
             Bare::run,
             BareSteps {
                 steps: STEPS,
-                timer,
+                closed,
             },
             options,
         )
@@ -103,7 +103,7 @@ fn main() {
     group.bench_function(BenchmarkId::new("bare_local_activities", STEPS), |b| {
         b.iter(|| runtime.block_on(bare(&client, &mut id, false)));
     });
-    group.bench_function(BenchmarkId::new("bare_with_timers", STEPS), |b| {
+    group.bench_function(BenchmarkId::new("bare_closed", STEPS), |b| {
         b.iter(|| runtime.block_on(bare(&client, &mut id, true)));
     });
     group.finish();
@@ -142,11 +142,11 @@ fn main() {
         median(&mut floor.clone())
     );
     println!(
-        "  bare activity + 1 ms timer, per step: median {:?}",
+        "  bare activity, closed, per step:    median {:?}",
         median(&mut timed.clone())
     );
     println!(
-        "  golem ÷ bare per round: median {:.3}; golem ÷ bare-with-timer: median {:.3}",
+        "  golem ÷ bare per round: median {:.3}; golem ÷ bare closed: median {:.3}",
         median_ratio(&golem, &floor),
         median_ratio(&golem, &timed)
     );

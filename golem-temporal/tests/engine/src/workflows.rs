@@ -10,12 +10,13 @@ use golem::tool::FunctionTool;
 use golem::{Agent, RunContext};
 use golem_restate_engine_tests::agent::{Effects, Summary};
 use golem_temporal::approval::{self, Approvals, AwaitingCall, Decision, WithApprovals};
-use golem_temporal::{TemporalJournal, workflow_error};
+use golem_temporal::{GolemSteps, TemporalJournal, workflow_error};
 use serde::{Deserialize, Serialize};
 use temporalio_macros::{activities, workflow, workflow_methods};
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
 use temporalio_sdk::{
-    LocalActivityOptions, SyncWorkflowContext, WorkflowContext, WorkflowContextView, WorkflowResult,
+    ActivityOptions, LocalActivityOptions, SyncWorkflowContext, WorkflowContext,
+    WorkflowContextView, WorkflowResult,
 };
 
 /// The notes agent's run, journaled; its summary is the workflow's result.
@@ -184,12 +185,12 @@ impl Journaled {
     }
 }
 
-/// What a [`Bare`] run does: `steps` local activities, each followed by a 1 ms timer when
-/// `timer` is set (as the journal closes each step).
+/// What a [`Bare`] run does: `steps` local activities, each followed by golem's no-op
+/// regular activity when `closed` is set (as the journal closes each step).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BareSteps {
     pub steps: u32,
-    pub timer: bool,
+    pub closed: bool,
 }
 
 /// Bare local activities, one after another: the floor the journal is measured against.
@@ -207,8 +208,13 @@ impl Bare {
                 .build();
             ctx.execute_local_activity(Echo::echo, step, options)
                 .await?;
-            if input.timer {
-                ctx.timer(std::time::Duration::from_millis(1)).await;
+            if input.closed {
+                ctx.execute_activity(
+                    GolemSteps::recorded,
+                    (),
+                    ActivityOptions::start_to_close_timeout(std::time::Duration::from_secs(60)),
+                )
+                .await?;
             }
         }
         Ok(input.steps)

@@ -87,7 +87,7 @@ async fn a_run_killed_after_its_first_tool_finishes_without_repeating_a_step() {
     );
     assert_eq!(
         summary,
-        Summary::uninterrupted(&effects("uninterrupted")).await,
+        Summary::uninterrupted(&common::effects("uninterrupted")).await,
         "history, usage and counters as if nothing happened"
     );
     assert_eq!(step_names(&handle).await, NAMES);
