@@ -1,8 +1,9 @@
 //! What golem's journaling costs on Temporal: one golem run through a `TemporalJournal`
 //! (`TURNS` tool turns: `2 * TURNS + 1` journaled steps) against the same number of bare
-//! local activities, and against bare local activities each followed by the no-op regular
-//! activity the journal closes a step with; each workflow through a real Temporal dev
-//! server, its worker in a process of its own.
+//! regular activities (a step as Temporal users write one), of bare local activities, and of
+//! bare local activities each followed by the no-op regular activity the journal closes a
+//! step with; each workflow through a real Temporal dev server, its worker in a process of
+//! its own.
 //!
 //! After criterion's estimates, a summary interleaves the three in rounds (the machine is
 //! shared, so drift hits all alike) and prints the per-step times and their ratios.
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion};
 use golem_temporal_engine_tests::temporal::{TemporalServer, WorkerProcess};
-use golem_temporal_engine_tests::workflows::{Bare, BareSteps, Journaled};
+use golem_temporal_engine_tests::workflows::{Bare, BareKind, BareSteps, Journaled};
 use temporalio_client::{Client, WorkflowGetResultOptions, WorkflowStartOptions};
 
 /// Tool turns per golem run.
@@ -39,18 +40,11 @@ async fn journaled(client: &Client, id: &mut u64) {
     assert_eq!(messages, 2 * (TURNS + 1));
 }
 
-async fn bare(client: &Client, id: &mut u64, closed: bool) {
+async fn bare(client: &Client, id: &mut u64, kind: BareKind) {
     *id += 1;
     let options = WorkflowStartOptions::new(QUEUE, format!("bare-{id}")).build();
     let handle = client
-        .start_workflow(
-            Bare::run,
-            BareSteps {
-                steps: STEPS,
-                closed,
-            },
-            options,
-        )
+        .start_workflow(Bare::run, BareSteps { steps: STEPS, kind }, options)
         .await
         .expect("the workflow starts");
     let steps = handle
@@ -84,11 +78,13 @@ fn main() {
         (server, client, worker)
     });
     let mut id = 0;
+    let kinds = [BareKind::Regular, BareKind::Local, BareKind::Closed];
     // Each kind once, so the worker and its connections are warm.
     runtime.block_on(async {
         journaled(&client, &mut id).await;
-        bare(&client, &mut id, false).await;
-        bare(&client, &mut id, true).await;
+        for kind in kinds {
+            bare(&client, &mut id, kind).await;
+        }
     });
 
     let mut criterion = Criterion::default()
@@ -100,18 +96,19 @@ fn main() {
     group.bench_function(BenchmarkId::new("golem_run", STEPS), |b| {
         b.iter(|| runtime.block_on(journaled(&client, &mut id)));
     });
-    group.bench_function(BenchmarkId::new("bare_local_activities", STEPS), |b| {
-        b.iter(|| runtime.block_on(bare(&client, &mut id, false)));
-    });
-    group.bench_function(BenchmarkId::new("bare_closed", STEPS), |b| {
-        b.iter(|| runtime.block_on(bare(&client, &mut id, true)));
-    });
+    for kind in kinds {
+        group.bench_function(BenchmarkId::new(format!("bare_{kind:?}"), STEPS), |b| {
+            b.iter(|| runtime.block_on(bare(&client, &mut id, kind)));
+        });
+    }
     group.finish();
     if std::env::args().any(|arg| arg == "--profile-time") {
         return;
     }
 
-    let (mut golem, mut floor, mut timed) = (Vec::new(), Vec::new(), Vec::new());
+    // Interleaved rounds: each round times PER_ROUND workflows of each kind.
+    let mut golem = Vec::new();
+    let mut floors: Vec<Vec<Duration>> = vec![Vec::new(); kinds.len()];
     runtime.block_on(async {
         let per = PER_ROUND as u32 * STEPS;
         for _ in 0..ROUNDS {
@@ -120,40 +117,29 @@ fn main() {
                 journaled(&client, &mut id).await;
             }
             golem.push(started.elapsed() / per);
-            let started = Instant::now();
-            for _ in 0..PER_ROUND {
-                bare(&client, &mut id, false).await;
+            for (kind, floor) in kinds.iter().zip(&mut floors) {
+                let started = Instant::now();
+                for _ in 0..PER_ROUND {
+                    bare(&client, &mut id, *kind).await;
+                }
+                floor.push(started.elapsed() / per);
             }
-            floor.push(started.elapsed() / per);
-            let started = Instant::now();
-            for _ in 0..PER_ROUND {
-                bare(&client, &mut id, true).await;
-            }
-            timed.push(started.elapsed() / per);
         }
     });
     println!("summary: {ROUNDS} interleaved rounds of {PER_ROUND} workflows of {STEPS} steps each");
-    println!(
-        "  golem run, per step:                 median {:?}",
-        median(&mut golem.clone())
-    );
-    println!(
-        "  bare local activity, per step:       median {:?}",
-        median(&mut floor.clone())
-    );
-    println!(
-        "  bare activity, closed, per step:    median {:?}",
-        median(&mut timed.clone())
-    );
-    println!(
-        "  golem ÷ bare per round: median {:.3}; golem ÷ bare closed: median {:.3}",
-        median_ratio(&golem, &floor),
-        median_ratio(&golem, &timed)
-    );
+    println!("  golem run, per step: median {:?}", median(&golem));
+    for (kind, floor) in kinds.iter().zip(&floors) {
+        println!(
+            "  bare {kind:?}, per step: median {:?}; golem ÷ it per round: median {:.3}",
+            median(floor),
+            median_ratio(&golem, floor)
+        );
+    }
     drop(server);
 }
 
-fn median(times: &mut [Duration]) -> Duration {
+fn median(times: &[Duration]) -> Duration {
+    let mut times = times.to_vec();
     times.sort();
     times[times.len() / 2]
 }

@@ -1,5 +1,5 @@
 //! The Temporal server, installed by `golem-temporal/tests/temporal/install.sh` (pinned,
-//! under the target directory) and started on free loopback ports with a fresh database; and
+//! under the target directory) and started on free loopback ports with an in-memory database; and
 //! the worker process the tests kill and restart. Whoever cannot get a server fails.
 
 use std::path::{Path, PathBuf};
@@ -35,19 +35,18 @@ pub fn install(target_dir: &Path) -> PathBuf {
 /// meantime.
 const START_ATTEMPTS: u32 = 5;
 
-/// A running `temporal server start-dev` on 127.0.0.1, its database in a file of its own;
-/// killed and its file removed when dropped.
+/// A running `temporal server start-dev` on 127.0.0.1, its database in memory; killed when
+/// dropped.
 #[derive(Debug)]
 pub struct TemporalServer {
     child: Child,
-    dir: PathBuf,
     /// `127.0.0.1:PORT`, the frontend's gRPC address.
     pub address: String,
 }
 
 impl TemporalServer {
     /// Installs the server if need be (into `target_dir`), starts it on free ports with its
-    /// database under `target_dir/tmp`, and waits until the `default` namespace answers.
+    /// database in memory, and waits until the `default` namespace answers.
     ///
     /// # Panics
     /// If it cannot start.
@@ -55,7 +54,7 @@ impl TemporalServer {
         let cli = install(target_dir);
         let mut failures = Vec::new();
         for _ in 0..START_ATTEMPTS {
-            match Self::try_start(&cli, target_dir).await {
+            match Self::try_start(&cli).await {
                 Ok(server) => return server,
                 Err(failure) => failures.push(failure),
             }
@@ -66,20 +65,21 @@ impl TemporalServer {
         );
     }
 
-    async fn try_start(cli: &Path, target_dir: &Path) -> Result<TemporalServer, String> {
+    async fn try_start(cli: &Path) -> Result<TemporalServer, String> {
         let (port, http, metrics, ui) = (free_port(), free_port(), free_port(), free_port());
-        let dir = target_dir.join(format!("tmp/temporal-{}-{port}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).map_err(|error| error.to_string())?;
         let mut child = Command::new(cli)
             .args(["server", "start-dev", "--ip", "127.0.0.1", "--headless"])
             .args(["--port", &port.to_string()])
             .args(["--http-port", &http.to_string()])
             .args(["--metrics-port", &metrics.to_string()])
             .args(["--ui-port", &ui.to_string()])
-            .arg("--db-filename")
-            .arg(dir.join("dev.db"))
             .args(["--log-level", "error", "--namespace", "default"])
+            // The activity that closes each step then comes back with the workflow task's
+            // answer, to the worker that completed the task (eager activity execution).
+            .args([
+                "--dynamic-config-value",
+                "system.enableActivityEagerExecution=true",
+            ])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
@@ -90,7 +90,6 @@ impl TemporalServer {
         let started = Instant::now();
         loop {
             if let Ok(Some(status)) = child.try_wait() {
-                let _ = std::fs::remove_dir_all(&dir);
                 return Err(format!("the server exited: {status}"));
             }
             if let Ok(response) = http_client.get(&ready).send().await
@@ -101,14 +100,12 @@ impl TemporalServer {
             if started.elapsed() > Duration::from_secs(60) {
                 let _ = child.kill();
                 let _ = child.wait();
-                let _ = std::fs::remove_dir_all(&dir);
                 return Err("the default namespace did not answer within 60 s".to_owned());
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         Ok(TemporalServer {
             child,
-            dir,
             address: format!("127.0.0.1:{port}"),
         })
     }
@@ -128,7 +125,6 @@ impl Drop for TemporalServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

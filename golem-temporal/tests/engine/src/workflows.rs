@@ -185,15 +185,25 @@ impl Journaled {
     }
 }
 
-/// What a [`Bare`] run does: `steps` local activities, each followed by golem's no-op
-/// regular activity when `closed` is set (as the journal closes each step).
+/// How a [`Bare`] run runs each of its steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BareKind {
+    /// A local activity.
+    Local,
+    /// A local activity, then golem's no-op regular activity (as the journal closes a step).
+    Closed,
+    /// A regular activity.
+    Regular,
+}
+
+/// What a [`Bare`] run does: `steps` steps of one kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BareSteps {
     pub steps: u32,
-    pub closed: bool,
+    pub kind: BareKind,
 }
 
-/// Bare local activities, one after another: the floor the journal is measured against.
+/// Bare activities, one after another: the floors the journal is measured against.
 #[workflow]
 #[derive(Default)]
 pub struct Bare;
@@ -202,17 +212,27 @@ pub struct Bare;
 impl Bare {
     #[run]
     pub async fn run(ctx: &mut WorkflowContext<Self>, input: BareSteps) -> WorkflowResult<u32> {
+        let timeout = std::time::Duration::from_secs(60);
         for step in 0..input.steps {
+            if input.kind == BareKind::Regular {
+                ctx.execute_activity(
+                    Echo::echo,
+                    step,
+                    ActivityOptions::start_to_close_timeout(timeout),
+                )
+                .await?;
+                continue;
+            }
             let options = LocalActivityOptions::builder()
-                .start_to_close_timeout(std::time::Duration::from_secs(10))
+                .start_to_close_timeout(timeout)
                 .build();
             ctx.execute_local_activity(Echo::echo, step, options)
                 .await?;
-            if input.closed {
+            if input.kind == BareKind::Closed {
                 ctx.execute_activity(
                     GolemSteps::recorded,
                     (),
-                    ActivityOptions::start_to_close_timeout(std::time::Duration::from_secs(60)),
+                    ActivityOptions::start_to_close_timeout(timeout),
                 )
                 .await?;
             }
