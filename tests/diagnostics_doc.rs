@@ -1,5 +1,5 @@
 //! `docs/diagnostics.md` is generated from the trybuild cases: each section is a
-//! `tests/ui/{tool,output}/fail/*.rs` case (as a `compile_fail` doctest of the guide) and
+//! `tests/macros-ui/ui/{tool,output}/fail/*.rs` case (as a `compile_fail` doctest of the guide) and
 //! its committed `.stderr`. This test fails when the guide and the cases differ, or when a
 //! case has no section; regenerate the guide with
 //! `GOLEM_BLESS=1 cargo test -p golem-tests --test diagnostics_doc` and review the diff.
@@ -12,11 +12,11 @@ const HEADER: &str = "\
 
 Every misuse of `#[golem::tool]`, `#[golem::output]` and `#[golem::args]` is a compile
 error at the token to fix, saying what to write instead. Each section below is a trybuild
-case under `tests/ui/{tool,output}/fail/`, and the error is its committed `.stderr`,
+case under `tests/macros-ui/ui/{tool,output}/fail/`, and the error is its committed `.stderr`,
 checked on stable by `cargo test --workspace` (test `macros_ui`). This guide is generated
 from those files (test `diagnostics_doc` checks it is current), and each example is a
 `compile_fail` doctest. After an intended change, regenerate the `.stderr` files with
-`TRYBUILD=overwrite cargo test -p golem-tests --test macros_ui`, review them, then this
+`TRYBUILD=overwrite cargo test -p golem-macros-ui --test macros_ui`, review them, then this
 guide with `GOLEM_BLESS=1 cargo test -p golem-tests --test diagnostics_doc`.
 
 Errors the macro finds itself (keys, names, the signature) are collected and reported
@@ -138,7 +138,7 @@ const NOTES: &[(&str, &str)] = &[
 ];
 
 fn ui_dir(kind: &str) -> PathBuf {
-    [env!("CARGO_MANIFEST_DIR"), "ui", kind, "fail"]
+    [env!("CARGO_MANIFEST_DIR"), "macros-ui", "ui", kind, "fail"]
         .iter()
         .collect()
 }
