@@ -83,6 +83,15 @@ pub fn approval_agent(base_url: &str) -> Agent<Effects, String> {
         .expect("a valid agent")
 }
 
+/// The calls the approval agent's run waits for: `call_a` saves "keep", `call_b` "drop".
+pub fn awaiting_calls() -> [golem::run::AwaitingCall; 2] {
+    [("call_a", "keep"), ("call_b", "drop")].map(|(id, text)| golem::run::AwaitingCall {
+        tool_call_id: id.into(),
+        tool_name: "save_note".into(),
+        args: format!(r#"{{"text": "{text}"}}"#),
+    })
+}
+
 /// golem's OpenAI provider on the scripted server at `base_url`.
 fn scripted(base_url: &str) -> OpenAiModel {
     OpenAiModel::builder("scripted")

@@ -8,7 +8,11 @@ use std::time::{Duration, Instant};
 
 use golem_restate_engine_tests::install::run_once;
 pub use golem_restate_engine_tests::restate::free_port;
-use temporalio_client::{Client, WorkflowFetchHistoryOptions, WorkflowHandle};
+use temporalio_client::errors::WorkflowGetResultError;
+use temporalio_client::{
+    Client, WorkflowFetchHistoryOptions, WorkflowGetResultOptions, WorkflowHandle,
+    WorkflowStartOptions,
+};
 use temporalio_common::HasWorkflowDefinition;
 use temporalio_common::protos::temporal::api::history::v1::history_event::Attributes;
 
@@ -175,15 +179,14 @@ impl WorkerProcess {
     }
 
     /// Kills the process (SIGKILL: no graceful shutdown), waits until it is gone, and
-    /// starts a new one with the same settings.
+    /// starts a new one in its place with the same settings.
     ///
     /// # Panics
     /// If it cannot start again.
-    pub fn restart(mut self) -> WorkerProcess {
+    pub fn restart(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
         self.child = Self::spawn(&self.binary, &self.command);
-        self
     }
 }
 
@@ -223,4 +226,79 @@ pub async fn step_names<W: HasWorkflowDefinition>(
             _ => None,
         })
         .collect()
+}
+
+/// What every engine test starts: a server, a client of it, and the worker binary on one
+/// task queue.
+#[derive(Debug)]
+pub struct Setup {
+    /// The server (dropped last).
+    pub server: TemporalServer,
+    /// A client of it.
+    pub client: Client,
+    /// The worker, on the task queue the setup was started for.
+    pub worker: WorkerProcess,
+    /// That task queue.
+    pub queue: String,
+}
+
+impl Setup {
+    /// Starts the server (installed under `target_dir`), a client, and `worker_binary` on
+    /// `queue` with its agents on the model server at `model_url` and their side effects in
+    /// `effects`.
+    ///
+    /// # Panics
+    /// If any of them cannot start.
+    pub async fn start(
+        target_dir: &Path,
+        worker_binary: &Path,
+        queue: &str,
+        model_url: &str,
+        effects: &Path,
+    ) -> Setup {
+        let server = TemporalServer::start(target_dir).await;
+        let client = server.client().await;
+        let worker = WorkerProcess::start(worker_binary, &server, queue, model_url, effects);
+        Setup {
+            server,
+            client,
+            worker,
+            queue: queue.to_owned(),
+        }
+    }
+
+    /// Options to start the workflow `id` on the setup's queue, with a short workflow task
+    /// timeout: the task a killed worker held goes to the next one soon.
+    pub fn options(&self, id: &str) -> WorkflowStartOptions {
+        WorkflowStartOptions::new(self.queue.as_str(), id)
+            .task_timeout(Duration::from_secs(2))
+            .build()
+    }
+}
+
+/// The result of `handle`'s workflow, which must end within `within`.
+///
+/// # Panics
+/// If it does not end in time.
+pub async fn outcome<W: HasWorkflowDefinition>(
+    handle: &WorkflowHandle<Client, W>,
+    within: Duration,
+) -> Result<W::Output, WorkflowGetResultError> {
+    tokio::time::timeout(
+        within,
+        handle.get_result(WorkflowGetResultOptions::default()),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("the workflow did not end within {within:?}"))
+}
+
+/// What a failed workflow's failure says, for assertions on its message and type.
+///
+/// # Panics
+/// If the workflow did not fail (cancelled, terminated, timed out).
+pub fn failure_text(error: &WorkflowGetResultError) -> String {
+    match error {
+        WorkflowGetResultError::Failed(failure) => format!("{failure:?}"),
+        other => panic!("the workflow did not fail: {other:?}"),
+    }
 }

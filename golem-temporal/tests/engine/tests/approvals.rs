@@ -10,36 +10,32 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::{WORKER, effects, target_dir};
-use golem_restate_engine_tests::agent::PROMPT;
+use golem_restate_engine_tests::agent::{PROMPT, awaiting_calls};
 use golem_restate_engine_tests::model_server::{Log, ModelServer};
-use golem_temporal::approval::{AwaitingCall, Decision};
-use golem_temporal_engine_tests::temporal::{TemporalServer, WorkerProcess, step_names};
+use golem_temporal::approval::Decision;
+use golem_temporal_engine_tests::temporal::{Setup, outcome, step_names};
 use golem_temporal_engine_tests::workflows::Approve;
-use temporalio_client::{
-    WorkflowExecuteUpdateOptions, WorkflowGetResultOptions, WorkflowQueryOptions,
-    WorkflowStartOptions,
-};
+use temporalio_client::{WorkflowExecuteUpdateOptions, WorkflowQueryOptions};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_paused_run_waits_in_temporal_across_a_restart_and_goes_on_with_the_decisions() {
-    let server = TemporalServer::start(&target_dir()).await;
-    let client = server.client().await;
     let model = ModelServer::approvals().await;
     let effects = effects("approvals");
-    let queue = "approvals";
-    let worker = WorkerProcess::start(
+    let mut setup = Setup::start(
+        &target_dir(),
         Path::new(WORKER),
-        &server,
-        queue,
+        "approvals",
         &model.base_url(),
         &effects.path,
-    );
-
-    let options = WorkflowStartOptions::new(queue, "approvals-1")
-        .task_timeout(Duration::from_secs(2))
-        .build();
-    let handle = client
-        .start_workflow(Approve::run, PROMPT.to_owned(), options)
+    )
+    .await;
+    let handle = setup
+        .client
+        .start_workflow(
+            Approve::run,
+            PROMPT.to_owned(),
+            setup.options("approvals-1"),
+        )
         .await
         .expect("the workflow starts");
 
@@ -55,24 +51,10 @@ async fn a_paused_run_waits_in_temporal_across_a_restart_and_goes_on_with_the_de
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
-    assert_eq!(
-        waiting,
-        [
-            AwaitingCall {
-                tool_call_id: "call_a".into(),
-                tool_name: "save_note".into(),
-                args: r#"{"text": "keep"}"#.into(),
-            },
-            AwaitingCall {
-                tool_call_id: "call_b".into(),
-                tool_name: "save_note".into(),
-                args: r#"{"text": "drop"}"#.into(),
-            },
-        ]
-    );
+    assert_eq!(waiting, awaiting_calls());
     assert!(effects.lines().is_empty(), "nothing ran before a decision");
 
-    let worker = worker.restart();
+    setup.worker.restart();
 
     // A decision must name a call the run waits for.
     let refused = handle
@@ -104,14 +86,9 @@ async fn a_paused_run_waits_in_temporal_across_a_restart_and_goes_on_with_the_de
             .expect("the decision is accepted");
     }
 
-    let summary = tokio::time::timeout(
-        Duration::from_secs(90),
-        handle.get_result(WorkflowGetResultOptions::default()),
-    )
-    .await
-    .expect("the run finishes within 90 s")
-    .expect("the workflow succeeds");
-    drop(worker);
+    let summary = outcome(&handle, Duration::from_secs(90))
+        .await
+        .expect("the workflow succeeds");
 
     summary.assert_approved();
     assert_eq!(

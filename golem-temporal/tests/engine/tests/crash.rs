@@ -8,46 +8,27 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{WORKER, effects, target_dir};
+use common::{NAMES, WORKER, effects, target_dir};
 use golem_restate_engine_tests::agent::{OUTPUT, PROMPT, Summary};
 use golem_restate_engine_tests::model_server::{Log, ModelServer};
-use golem_temporal_engine_tests::temporal::{TemporalServer, WorkerProcess, step_names};
+use golem_temporal_engine_tests::temporal::{Setup, outcome, step_names};
 use golem_temporal_engine_tests::workflows::Durable;
-use temporalio_client::{WorkflowGetResultOptions, WorkflowStartOptions};
-
-/// The steps of the scripted run, as golem names them (a compatibility promise), each
-/// recorded once in the history.
-const NAMES: [&str; 7] = [
-    "model:1",
-    "tool:1:call_1",
-    "model:2",
-    "tool:2:call_2",
-    "model:3",
-    "tool:3:call_3",
-    "model:4",
-];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_killed_after_its_first_tool_finishes_without_repeating_a_step() {
-    let server = TemporalServer::start(&target_dir()).await;
-    let client = server.client().await;
     let (model, mut held) = ModelServer::start(Some(2)).await;
     let effects = effects("crash");
-    let queue = "crash";
-    let worker = WorkerProcess::start(
+    let mut setup = Setup::start(
+        &target_dir(),
         Path::new(WORKER),
-        &server,
-        queue,
+        "crash",
         &model.base_url(),
         &effects.path,
-    );
-
-    // A short task timeout: the task the killed worker held is given to the next one soon.
-    let options = WorkflowStartOptions::new(queue, "crash-1")
-        .task_timeout(Duration::from_secs(2))
-        .build();
-    let handle = client
-        .start_workflow(Durable::run, PROMPT.to_owned(), options)
+    )
+    .await;
+    let handle = setup
+        .client
+        .start_workflow(Durable::run, PROMPT.to_owned(), setup.options("crash-1"))
         .await
         .expect("the workflow starts");
 
@@ -60,16 +41,11 @@ async fn a_run_killed_after_its_first_tool_finishes_without_repeating_a_step() {
         ["call_1 hello"],
         "the tool ran before the crash"
     );
-    let worker = worker.restart();
+    setup.worker.restart();
 
-    let summary = tokio::time::timeout(
-        Duration::from_secs(90),
-        handle.get_result(WorkflowGetResultOptions::default()),
-    )
-    .await
-    .expect("Temporal finishes the run within 90 s")
-    .expect("the workflow succeeds");
-    drop(worker);
+    let summary = outcome(&handle, Duration::from_secs(90))
+        .await
+        .expect("the workflow succeeds");
 
     assert_eq!(summary.output, OUTPUT);
     assert_eq!(

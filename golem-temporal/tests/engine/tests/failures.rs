@@ -8,47 +8,35 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{WORKER, effects, target_dir};
+use common::{NAMES, WORKER, effects, target_dir};
 use golem_restate_engine_tests::agent::{OUTPUT, PROMPT};
 use golem_restate_engine_tests::model_server::{Log, ModelServer};
 use golem_temporal::RUN_FAILED;
-use golem_temporal_engine_tests::temporal::{TemporalServer, WorkerProcess, step_names};
+use golem_temporal_engine_tests::temporal::{Setup, failure_text, outcome, step_names};
 use golem_temporal_engine_tests::workflows::Durable;
-use temporalio_client::errors::WorkflowGetResultError;
-use temporalio_client::{WorkflowGetResultOptions, WorkflowStartOptions};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_model_request_fails_the_workflow_without_a_retry() {
-    let server = TemporalServer::start(&target_dir()).await;
-    let client = server.client().await;
     let model = ModelServer::refusing(400).await;
     let effects = effects("refused");
-    let _worker = WorkerProcess::start(
+    let setup = Setup::start(
+        &target_dir(),
         Path::new(WORKER),
-        &server,
         "refused",
         &model.base_url(),
         &effects.path,
-    );
-
-    let options = WorkflowStartOptions::new("refused", "refused-1")
-        .task_timeout(Duration::from_secs(2))
-        .build();
-    let handle = client
-        .start_workflow(Durable::run, PROMPT.to_owned(), options)
+    )
+    .await;
+    let handle = setup
+        .client
+        .start_workflow(Durable::run, PROMPT.to_owned(), setup.options("refused-1"))
         .await
         .expect("the workflow starts");
-    let error = tokio::time::timeout(
-        Duration::from_secs(60),
-        handle.get_result(WorkflowGetResultOptions::default()),
-    )
-    .await
-    .expect("the workflow ends within 60 s")
-    .expect_err("the workflow fails");
-    let WorkflowGetResultError::Failed(failure) = &error else {
-        panic!("{error:?}");
-    };
-    let text = format!("{failure:?}");
+    let error = outcome(&handle, Duration::from_secs(60))
+        .await
+        .expect_err("the workflow fails");
+
+    let text = failure_text(&error);
     assert!(
         text.contains(
             "the model request failed: openai answered HTTP 400 after 1 attempt(s): scripted refusal"
@@ -70,34 +58,26 @@ async fn a_refused_model_request_fails_the_workflow_without_a_retry() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_outage_past_golems_retries_is_retried_by_temporal_then_recorded_once() {
-    let server = TemporalServer::start(&target_dir()).await;
-    let client = server.client().await;
     // golem's transport sends each attempt of the step 4 times (3 retries): the first
     // workflow task fails with HTTP 503 after 4 requests, Temporal's retry of it succeeds.
     let model = ModelServer::failing_first(4, 503).await;
     let effects = effects("outage");
-    let _worker = WorkerProcess::start(
+    let setup = Setup::start(
+        &target_dir(),
         Path::new(WORKER),
-        &server,
         "outage",
         &model.base_url(),
         &effects.path,
-    );
-
-    let options = WorkflowStartOptions::new("outage", "outage-1")
-        .task_timeout(Duration::from_secs(2))
-        .build();
-    let handle = client
-        .start_workflow(Durable::run, PROMPT.to_owned(), options)
+    )
+    .await;
+    let handle = setup
+        .client
+        .start_workflow(Durable::run, PROMPT.to_owned(), setup.options("outage-1"))
         .await
         .expect("the workflow starts");
-    let summary = tokio::time::timeout(
-        Duration::from_secs(90),
-        handle.get_result(WorkflowGetResultOptions::default()),
-    )
-    .await
-    .expect("the workflow ends within 90 s")
-    .expect("the workflow succeeds");
+    let summary = outcome(&handle, Duration::from_secs(90))
+        .await
+        .expect("the workflow succeeds");
 
     assert_eq!(summary.output, OUTPUT);
     assert_eq!(summary.usage.requests, 4, "failed attempts are not usage");
@@ -109,17 +89,5 @@ async fn a_model_outage_past_golems_retries_is_retried_by_temporal_then_recorded
         }
     );
     assert_eq!(effects.lines(), ["call_1 hello"]);
-    assert_eq!(
-        step_names(&handle).await,
-        [
-            "model:1",
-            "tool:1:call_1",
-            "model:2",
-            "tool:2:call_2",
-            "model:3",
-            "tool:3:call_3",
-            "model:4",
-        ],
-        "model:1 is recorded once"
-    );
+    assert_eq!(step_names(&handle).await, NAMES, "model:1 is recorded once");
 }

@@ -9,24 +9,21 @@ use std::time::Duration;
 
 use common::{WORKER, effects, target_dir};
 use golem_temporal::RUN_FAILED;
-use golem_temporal_engine_tests::temporal::{TemporalServer, WorkerProcess, step_names};
+use golem_temporal_engine_tests::temporal::{Setup, failure_text, outcome, step_names};
 use golem_temporal_engine_tests::workflows::{Limit, Limits};
-use temporalio_client::errors::WorkflowGetResultError;
-use temporalio_client::{WorkflowGetResultOptions, WorkflowStartOptions};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_result_over_the_limit_and_a_run_timeout_fail_the_workflow_with_golems_message() {
-    let server = TemporalServer::start(&target_dir()).await;
-    let client = server.client().await;
     let effects = effects("limits");
-    let queue = "limits";
-    let _worker = WorkerProcess::start(
+    // These agents play their model in process: no model server.
+    let setup = Setup::start(
+        &target_dir(),
         Path::new(WORKER),
-        &server,
-        queue,
+        "limits",
         "http://127.0.0.1:9/v1",
         &effects.path,
-    );
+    )
+    .await;
 
     for (limit, message, steps) in [
         (
@@ -40,24 +37,19 @@ async fn a_result_over_the_limit_and_a_run_timeout_fail_the_workflow_with_golems
             vec![],
         ),
     ] {
-        let options = WorkflowStartOptions::new(queue, format!("limits-{limit:?}"))
-            .task_timeout(Duration::from_secs(2))
-            .build();
-        let handle = client
-            .start_workflow(Limits::run, limit, options)
+        let handle = setup
+            .client
+            .start_workflow(
+                Limits::run,
+                limit,
+                setup.options(&format!("limits-{limit:?}")),
+            )
             .await
             .expect("the workflow starts");
-        let error = tokio::time::timeout(
-            Duration::from_secs(60),
-            handle.get_result(WorkflowGetResultOptions::default()),
-        )
-        .await
-        .expect("the workflow ends within 60 s")
-        .expect_err("the workflow fails");
-        let WorkflowGetResultError::Failed(failure) = &error else {
-            panic!("{limit:?}: {error:?}");
-        };
-        let text = format!("{failure:?}");
+        let error = outcome(&handle, Duration::from_secs(60))
+            .await
+            .expect_err("the workflow fails");
+        let text = failure_text(&error);
         assert!(text.contains(message), "{limit:?}: {text}");
         assert!(text.contains(RUN_FAILED), "{limit:?}: {text}");
         assert_eq!(step_names(&handle).await, steps, "{limit:?}");
