@@ -9,6 +9,7 @@ use std::time::Duration;
 use golem::BoxError;
 use golem::run::{Journal, JournalStep, RecordedFailure, is_transient_failure};
 use send_wrapper::SendWrapper;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use temporalio_common::RetryPolicy;
 use temporalio_sdk::{
@@ -174,18 +175,17 @@ impl<W: 'static> Journal for TemporalJournal<W> {
                 .summary(name.clone())
                 .build();
             let input = StepInput {
-                run_id: key.run_id,
-                step: key.step,
+                key,
                 max_result_bytes,
             };
             let recorded = ctx
                 .execute_local_activity(GolemSteps::step, input, options)
                 .await;
             let live = entry.finish();
-            if let Some(failed) = &live
-                && failed.transient
+            if let Some(error) = &live
+                && is_transient_failure(&**error)
             {
-                ctx.force_task_fail(RecordedFailure::of(&*failed.error).message);
+                ctx.force_task_fail(RecordedFailure::of(&**error).message);
                 return pending().await;
             }
             // Completes the workflow task, so the step's marker is written now (a timer would
@@ -193,10 +193,12 @@ impl<W: 'static> Journal for TemporalJournal<W> {
             ctx.execute_activity(GolemSteps::recorded, (), recorded_options())
                 .await
                 .map_err(|error| Box::new(recorded_failure(&error)) as BoxError)?;
-            recorded.map_err(|error| match live {
-                Some(failed) => failed.error,
-                None => Box::new(recorded_failure(&error)) as BoxError,
-            })
+            match recorded {
+                Ok(json) => Ok(serde_json::from_str(json.get())?),
+                Err(error) => {
+                    Err(live.unwrap_or_else(|| Box::new(recorded_failure(&error)) as BoxError))
+                }
+            }
         })
     }
 }
@@ -217,30 +219,20 @@ fn recorded_failure(error: &ActivityExecutionError) -> RecordedFailure {
 }
 
 /// Which step of which workflow run.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub(crate) struct StepKey {
     pub(crate) run_id: String,
     pub(crate) step: String,
 }
 
-/// How a step failed, kept for the live run: its own error (a `ModelError` a caller can ask
-/// questions of), and whether Temporal should run it again.
-pub(crate) struct Failed {
-    pub(crate) error: BoxError,
-    pub(crate) transient: bool,
-}
-
-impl Failed {
-    pub(crate) fn new(error: BoxError) -> Self {
-        let transient = is_transient_failure(&*error);
-        Failed { error, transient }
-    }
-}
+/// Where the activity leaves a step's failure for the live run: the step's own error (a
+/// `ModelError` a caller can ask questions of), not only its recorded message.
+pub(crate) type Failed = Arc<Mutex<Option<BoxError>>>;
 
 /// A step waiting for its activity, and where the activity leaves its failure.
 pub(crate) struct Pending {
     pub(crate) step: JournalStep,
-    pub(crate) failed: Arc<Mutex<Option<Failed>>>,
+    pub(crate) failed: Failed,
 }
 
 /// The steps this process's workflows wait on, for the activities that run them.
@@ -258,7 +250,7 @@ pub(crate) fn take(key: &StepKey) -> Option<Pending> {
 /// it from the history, or the workflow is dropped).
 struct Entry {
     key: StepKey,
-    failed: Arc<Mutex<Option<Failed>>>,
+    failed: Failed,
 }
 
 impl Entry {
@@ -276,7 +268,7 @@ impl Entry {
     }
 
     /// How the step failed, when its activity ran here and it failed.
-    fn finish(self) -> Option<Failed> {
+    fn finish(self) -> Option<BoxError> {
         self.failed
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

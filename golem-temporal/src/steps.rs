@@ -7,13 +7,13 @@ use std::sync::PoisonError;
 
 use golem::run::RecordedFailure;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::value::RawValue;
 use temporalio_macros::activities;
 use temporalio_sdk::ApplicationFailure;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
 
 use crate::error::StepError;
-use crate::journal::{Failed, StepKey, take};
+use crate::journal::{StepKey, take};
 
 /// The activities golem's journal runs its steps in: register them with every worker that
 /// runs a workflow with a [`TemporalJournal`](crate::TemporalJournal).
@@ -32,42 +32,45 @@ pub struct GolemSteps;
 /// journal's limit on its result.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepInput {
-    pub(crate) run_id: String,
-    pub(crate) step: String,
+    #[serde(flatten)]
+    pub(crate) key: StepKey,
     pub(crate) max_result_bytes: usize,
 }
 
 #[activities]
 impl GolemSteps {
-    /// Runs the step the workflow left in the table and returns its result.
+    /// Runs the step the workflow left in the table and returns its result, as JSON text:
+    /// serialized once, measured against the limit, and sent as it is.
     #[activity(name = "golem.step")]
-    pub async fn step(_ctx: ActivityContext, input: StepInput) -> Result<Value, ActivityError> {
-        let key = StepKey {
-            run_id: input.run_id,
-            step: input.step,
-        };
+    pub async fn step(
+        _ctx: ActivityContext,
+        input: StepInput,
+    ) -> Result<Box<RawValue>, ActivityError> {
+        let StepInput {
+            key,
+            max_result_bytes,
+        } = input;
         let Some(pending) = take(&key) else {
             return Err(terminal(&StepError::Lost { step: key.step }));
         };
-        let error = match pending.step.await {
-            Ok(value) => {
-                let bytes = serde_json::to_vec(&value).map_or(0, |json| json.len());
-                if bytes <= input.max_result_bytes {
-                    return Ok(value);
-                }
-                Box::new(StepError::TooLarge {
-                    step: key.step,
-                    bytes,
-                    limit: input.max_result_bytes,
-                }) as golem::BoxError
-            }
+        let json = pending
+            .step
+            .await
+            .and_then(|value| Ok(serde_json::value::to_raw_value(&value)?));
+        let error = match json {
+            Ok(json) if json.get().len() <= max_result_bytes => return Ok(json),
+            Ok(json) => Box::new(StepError::TooLarge {
+                step: key.step,
+                bytes: json.get().len(),
+                limit: max_result_bytes,
+            }) as golem::BoxError,
             Err(error) => error,
         };
         let reported = terminal(&*error);
         *pending
             .failed
             .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(Failed::new(error));
+            .unwrap_or_else(PoisonError::into_inner) = Some(error);
         Err(reported)
     }
 
