@@ -743,3 +743,69 @@ fn a_tuple_variant_reads_the_elements_that_have_arrived() {
         Some(MovePartial::Stay)
     );
 }
+
+/// A twin whose fields are renamed: it serializes under the names the answer uses.
+#[golem::output]
+#[derive(Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+struct Visit {
+    city_name: String,
+    #[serde(rename = "when")]
+    date: Option<String>,
+    moods: Vec<Mood>,
+}
+
+#[tokio::test]
+async fn a_twin_serializes_as_the_json_that_has_arrived() {
+    // Each partial of the streamed report, sent on as JSON: the fields still to come are
+    // left out, the nested twin, the list and the enum are their JSON so far.
+    let model = FunctionModel::new_stream(|_, _| call_stream(&FRAGMENTS, "c1"));
+    let agent = Agent::<(), Report>::builder(model).build().unwrap();
+    let (events, error) = drain(agent.run_stream("Report on 1969", ())).await;
+    assert!(error.is_none());
+    let sent: Vec<serde_json::Value> = partials(&events)
+        .into_iter()
+        .map(|partial| serde_json::to_value(partial).unwrap())
+        .collect();
+    let tags = serde_json::json!(["space", "history"]);
+    assert_eq!(
+        sent,
+        [
+            serde_json::json!({"title": "Moon"}),
+            serde_json::json!({"title": "Moon landing", "tags": ["space", "hist"]}),
+            serde_json::json!({"title": "Moon landing", "tags": tags, "author": {"name": "Ann"}}),
+            serde_json::json!({
+                "title": "Moon landing", "tags": tags, "author": {"name": "Ann", "age": 41},
+            }),
+            serde_json::json!({
+                "title": "Moon landing", "tags": tags, "author": {"name": "Ann", "age": 41},
+                "mood": "calm",
+            }),
+            serde_json::json!({
+                "title": "Moon landing", "tags": tags, "author": {"name": "Ann", "age": 41},
+                "mood": "calm", "score": {"points": 95},
+            }),
+        ]
+    );
+
+    // Renamed fields keep the answer's names; a tuple's elements keep their places.
+    let visit = Visit::decode_partial(serde_json::json!({"cityName": "Ro", "moods": []}));
+    assert_eq!(
+        serde_json::to_value(visit.unwrap()).unwrap(),
+        serde_json::json!({"cityName": "Ro", "moods": []})
+    );
+    let visit = Visit::decode_partial(serde_json::json!({"when": "May"})).unwrap();
+    assert_eq!(visit.date.as_deref(), Some("May"));
+    assert_eq!(
+        serde_json::to_value(visit).unwrap(),
+        serde_json::json!({"when": "May"})
+    );
+    assert_eq!(
+        serde_json::to_value(PairPartial(Some("Rome".to_owned()), None, Some(12))).unwrap(),
+        serde_json::json!(["Rome", null, 12])
+    );
+    assert_eq!(
+        serde_json::to_value(MovePartial::Step(Some("north".to_owned()), None)).unwrap(),
+        serde_json::json!({"Step": ["north", null]})
+    );
+}

@@ -42,7 +42,8 @@ pub(crate) fn output(output: &Output, checked: &Checked) -> TokenStream {
     });
 
     let (serde_crate, _) = checked.krate.derive_crate_attrs();
-    let twin = partial::twin(&output.source, krate, &serde_crate);
+    // An output is always `Serialize` (see `derives`), and so is its twin.
+    let twin = partial::twin(&output.source, krate, &serde_crate, true);
 
     quote! {
         #derives
@@ -110,7 +111,12 @@ pub(crate) fn args(output: &Output, checked: &Checked) -> TokenStream {
     let derives = derives(output, checked, false);
     let item = &output.item;
     let (serde_crate, _) = checked.krate.derive_crate_attrs();
-    let twin = partial::twin(&output.source, checked.krate.tokens(), &serde_crate);
+    let twin = partial::twin(
+        &output.source,
+        checked.krate.tokens(),
+        &serde_crate,
+        output.derives_serialize,
+    );
     quote!(#derives #item #twin)
 }
 

@@ -28,10 +28,24 @@ const CONTAINER_KEYS: &[&str] = &[
 /// its JSON.
 const UNTYPED_KEYS: &[&str] = &["untagged", "from", "try_from"];
 /// The field and variant keys of `#[serde(...)]` that carry over.
-const MEMBER_KEYS: &[&str] = &["rename", "alias", "rename_all", "flatten", "other"];
+const MEMBER_KEYS: &[&str] = &[
+    "rename",
+    "alias",
+    "rename_all",
+    "flatten",
+    "other",
+    "skip_serializing",
+];
 
-/// The twin of `item`, `{Name}Partial`, and the `PartialValue` impl that names it.
-pub(crate) fn twin(item: &Item, krate: &TokenStream, serde_crate: &TokenStream) -> TokenStream {
+/// The twin of `item`, `{Name}Partial`, and the `PartialValue` impl that names it. With
+/// `serialize` (the item is `Serialize`), the twin is too, leaving out the fields that have
+/// not arrived, so a partial answer can be sent on as the JSON it is so far.
+pub(crate) fn twin(
+    item: &Item,
+    krate: &TokenStream,
+    serde_crate: &TokenStream,
+    serialize: bool,
+) -> TokenStream {
     let (vis, ident, generics, attrs) = match item {
         Item::Struct(item) => (&item.vis, &item.ident, &item.generics, &item.attrs),
         Item::Enum(item) => (&item.vis, &item.ident, &item.generics, &item.attrs),
@@ -61,6 +75,7 @@ pub(crate) fn twin(item: &Item, krate: &TokenStream, serde_crate: &TokenStream) 
         whole: format!("{krate_path}::output::partial::lenient"),
         partial: format!("{krate_path}::output::partial::Lenient"),
         item: ident,
+        serialize,
     };
     // What comes before the where clause, and after it.
     let (tuple, body) = match item {
@@ -103,6 +118,7 @@ pub(crate) fn twin(item: &Item, krate: &TokenStream, serde_crate: &TokenStream) 
         _ => quote!(struct),
     };
     let default = matches!(item, Item::Struct(_)).then(|| quote!(::core::default::Default,));
+    let serialize = serialize.then(|| quote!(#krate::__private::serde::Serialize,));
     let container = serde_attrs(attrs, CONTAINER_KEYS);
     let where_clause = &generics.where_clause;
     let doc = format!(
@@ -117,6 +133,7 @@ pub(crate) fn twin(item: &Item, krate: &TokenStream, serde_crate: &TokenStream) 
             ::core::clone::Clone,
             ::core::cmp::PartialEq,
             #default
+            #serialize
             #krate::__private::serde::Deserialize,
         )]
         #serde_crate
@@ -144,12 +161,14 @@ fn untyped(ident: &Ident, generics: &syn::Generics, krate: &TokenStream) -> Toke
 
 /// What the twin's fields are read with: `whole` for a `#[golem(whole)]` field (its own
 /// type's `Deserialize`), `partial` for the others (their type's `read_partial`); `item` is
-/// the type the twin is of, which `Self` names in its fields.
+/// the type the twin is of, which `Self` names in its fields; `serialize` whether the twin
+/// is `Serialize`.
 struct Readers<'a> {
     krate: &'a TokenStream,
     whole: String,
     partial: String,
     item: &'a Ident,
+    serialize: bool,
 }
 
 /// The twin's fields: each optional, read leniently, in its partial form unless marked
@@ -202,6 +221,15 @@ fn fields(
                 } else {
                     quote!(#[serde(default, deserialize_with = #reader)])
                 });
+            }
+            // A named field that has not arrived is left out of the twin's JSON, as it is
+            // of the answer so far (a tuple's fields keep their places).
+            let named = field.ident.is_some();
+            let skip = has_serde_key(&field.attrs, "skip_serializing");
+            if readers.serialize && named && !transparent && !skip {
+                kept.push(
+                    quote!(#[serde(skip_serializing_if = "::core::option::Option::is_none")]),
+                );
             }
             // Fields of an enum's variants take no visibility.
             let vis = match (&field.vis, in_struct) {

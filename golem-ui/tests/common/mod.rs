@@ -98,15 +98,15 @@ pub fn deleter() -> Agent<(), String> {
         .expect("the agent builds")
 }
 
-#[golem::args]
+#[golem::output]
 pub struct Forecast {
     pub city: String,
     pub temp: u32,
 }
 
-/// An agent whose structured answer (a `Json<Forecast>`, partial as untyped JSON) streams through the output tool in three
-/// fragments.
-pub fn forecaster() -> Agent<(), golem::output::Json<Forecast>> {
+/// An agent whose structured answer, a `Forecast` whose partial twin is sent on as the JSON
+/// that has arrived, streams through the output tool in three fragments.
+pub fn forecaster() -> Agent<(), Forecast> {
     let model = FunctionModel::new_stream(|_, _| {
         let args = |args: &str| {
             StreamEvent::Delta(ResponseDelta::ToolCallArgs {
