@@ -2,7 +2,7 @@
 //! `tests/macros-ui/ui/{tool,output}/fail/*.rs` case (as a `compile_fail` doctest of the guide) and
 //! its committed `.stderr`. This test fails when the guide and the cases differ, or when a
 //! case has no section; regenerate the guide with
-//! `GOLEM_BLESS=1 cargo test -p golem-tests --test diagnostics_doc` and review the diff.
+//! `GOLEM_BLESS=1 cargo test -p golem-tests --test all diagnostics_doc` and review the diff.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -17,7 +17,7 @@ checked on stable by `cargo test --workspace` (test `macros_ui`). This guide is 
 from those files (test `diagnostics_doc` checks it is current), and each example is a
 `compile_fail` doctest. After an intended change, regenerate the `.stderr` files with
 `TRYBUILD=overwrite cargo test -p golem-macros-ui --test macros_ui`, review them, then this
-guide with `GOLEM_BLESS=1 cargo test -p golem-tests --test diagnostics_doc`.
+guide with `GOLEM_BLESS=1 cargo test -p golem-tests --test all diagnostics_doc`.
 
 Errors the macro finds itself (keys, names, the signature) are collected and reported
 together, and the function is still emitted beside them, so the rest of the crate keeps
@@ -216,6 +216,6 @@ fn the_guide_is_generated_from_the_cases() {
     assert!(
         read(&path) == generated,
         "docs/diagnostics.md is not what the ui cases generate; run \
-         `GOLEM_BLESS=1 cargo test -p golem-tests --test diagnostics_doc` and review the diff"
+         `GOLEM_BLESS=1 cargo test -p golem-tests --test all diagnostics_doc` and review the diff"
     );
 }

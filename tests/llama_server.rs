@@ -5,8 +5,7 @@
 //! wrong. What the small model says after the answer is not asserted (it may call the tool
 //! again); its first call and the server's acceptance of the answer are.
 
-#[path = "llama/server.rs"]
-mod llama;
+use crate::llama;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

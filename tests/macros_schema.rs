@@ -1,6 +1,6 @@
 //! Snapshots of the schemas the macros generate, compared as JSON values with the
 //! committed files in `macros_snapshots/`. After an intended change, regenerate them with
-//! `GOLEM_BLESS=1 cargo test -p golem-tests --test macros_schema` and review the diff.
+//! `GOLEM_BLESS=1 cargo test -p golem-tests --test all macros_schema` and review the diff.
 
 use std::path::PathBuf;
 

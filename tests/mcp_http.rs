@@ -2,8 +2,7 @@
 //! `tests/mcp/server.py`, started by each test on streamable HTTP at 127.0.0.1. A scripted
 //! model plays the model.
 
-#[path = "mcp/servers.rs"]
-mod servers;
+use crate::servers;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

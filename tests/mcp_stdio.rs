@@ -2,8 +2,7 @@
 //! (npm, pinned), started by each test as a child process on stdio. A scripted model plays
 //! the model, so what the run sends and keeps can be checked exactly.
 
-#[path = "mcp/servers.rs"]
-mod servers;
+use crate::servers;
 
 use std::time::{Duration, Instant};
 

@@ -1,0 +1,343 @@
+//! The mappings of whole scripted runs, asserted event by event as the JSON the clients read.
+
+use crate::common;
+
+use futures_util::StreamExt;
+use golem::output::Output;
+use golem::{AgentRun, RunEvent};
+use golem_ui::{Rejections, ag_ui, ai_sdk};
+
+/// The run's events until its stream ends, and its error if it failed.
+async fn drive<O: Output>(run: &mut AgentRun<(), O>) -> (Vec<RunEvent<O>>, Option<String>) {
+    let mut events = Vec::new();
+    let mut stream = run.events();
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(event) => events.push(event),
+            Err(error) => return (events, Some(error.to_string())),
+        }
+    }
+    (events, None)
+}
+
+fn json<T: serde::Serialize>(items: &[T]) -> Vec<String> {
+    items
+        .iter()
+        .map(|item| serde_json::to_string(item).expect("serializes"))
+        .collect()
+}
+
+fn ai_sdk_lines<O: Output>(mut encoder: ai_sdk::Encoder<O>, events: &[RunEvent<O>]) -> Vec<String> {
+    let mut chunks = Vec::new();
+    encoder.start(&mut chunks);
+    for event in events {
+        encoder.event(event, &mut chunks);
+    }
+    encoder.finish(&mut chunks);
+    json(&chunks)
+}
+
+fn ag_ui_lines<O: Output>(mut encoder: ag_ui::Encoder<O>, events: &[RunEvent<O>]) -> Vec<String> {
+    let mut out = Vec::new();
+    encoder.start(&mut out);
+    for event in events {
+        encoder.event(event, &mut out);
+    }
+    encoder.finish(&mut out);
+    json(&out)
+}
+
+#[tokio::test]
+async fn streamed_text_in_both_protocols() {
+    let mut run = common::hello().start("Hi", ());
+    let (events, error) = drive(&mut run).await;
+    assert_eq!(error, None);
+    assert_eq!(
+        ai_sdk_lines(ai_sdk::Encoder::new("m1"), &events),
+        [
+            r#"{"type":"start","messageId":"m1"}"#,
+            r#"{"type":"start-step"}"#,
+            r#"{"type":"text-start","id":"1-0"}"#,
+            r#"{"type":"text-delta","id":"1-0","delta":"Hel"}"#,
+            r#"{"type":"text-delta","id":"1-0","delta":"lo!"}"#,
+            r#"{"type":"text-end","id":"1-0"}"#,
+            r#"{"type":"finish-step"}"#,
+            r#"{"type":"finish"}"#,
+        ]
+    );
+    assert_eq!(
+        ag_ui_lines(ag_ui::Encoder::new("t1", "r1"), &events),
+        [
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}"#,
+            r#"{"type":"STEP_STARTED","stepName":"turn-1"}"#,
+            r#"{"type":"TEXT_MESSAGE_START","messageId":"r1-1-0","role":"assistant"}"#,
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"r1-1-0","delta":"Hel"}"#,
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"r1-1-0","delta":"lo!"}"#,
+            r#"{"type":"TEXT_MESSAGE_END","messageId":"r1-1-0"}"#,
+            r#"{"type":"STEP_FINISHED","stepName":"turn-1"}"#,
+            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","outcome":{"type":"success"}}"#,
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_rejected_call_is_an_errored_tool_output_with_its_feedback() {
+    let mut run = common::adder().start("2 + 3?", ());
+    let (events, error) = drive(&mut run).await;
+    assert_eq!(error, None);
+    let rejection = r#"{"turn":1,"stage":"tool","toolName":"add","toolCallId":"c1","retry":1,"maxRetries":1,"feedback":"a must not be negative"}"#;
+    assert_eq!(
+        ai_sdk_lines(ai_sdk::Encoder::new("m1"), &events),
+        [
+            r#"{"type":"start","messageId":"m1"}"#,
+            r#"{"type":"start-step"}"#,
+            r#"{"type":"tool-input-available","toolCallId":"c1","toolName":"add","input":{"a":-1,"b":3}}"#,
+            r#"{"type":"tool-output-error","toolCallId":"c1","errorText":"a must not be negative"}"#,
+            &format!(r#"{{"type":"data-rejection","data":{rejection}}}"#),
+            r#"{"type":"finish-step"}"#,
+            r#"{"type":"start-step"}"#,
+            r#"{"type":"tool-input-available","toolCallId":"c2","toolName":"add","input":{"a":2,"b":3}}"#,
+            r#"{"type":"tool-output-available","toolCallId":"c2","output":5}"#,
+            r#"{"type":"finish-step"}"#,
+            r#"{"type":"start-step"}"#,
+            r#"{"type":"text-start","id":"3-0"}"#,
+            r#"{"type":"text-delta","id":"3-0","delta":"5"}"#,
+            r#"{"type":"text-end","id":"3-0"}"#,
+            r#"{"type":"finish-step"}"#,
+            r#"{"type":"finish"}"#,
+        ]
+    );
+    assert_eq!(
+        ag_ui_lines(ag_ui::Encoder::new("t1", "r1"), &events),
+        [
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}"#,
+            r#"{"type":"STEP_STARTED","stepName":"turn-1"}"#,
+            r#"{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"add","parentMessageId":"r1-1"}"#,
+            r#"{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{\"a\":-1,\"b\":3}"}"#,
+            r#"{"type":"TOOL_CALL_END","toolCallId":"c1"}"#,
+            r#"{"type":"TOOL_CALL_RESULT","messageId":"r1-result-c1","toolCallId":"c1","content":"a must not be negative"}"#,
+            &format!(r#"{{"type":"CUSTOM","name":"golem.rejection","value":{rejection}}}"#),
+            r#"{"type":"STEP_FINISHED","stepName":"turn-1"}"#,
+            r#"{"type":"STEP_STARTED","stepName":"turn-2"}"#,
+            r#"{"type":"TOOL_CALL_START","toolCallId":"c2","toolCallName":"add","parentMessageId":"r1-2"}"#,
+            r#"{"type":"TOOL_CALL_ARGS","toolCallId":"c2","delta":"{\"a\":2,\"b\":3}"}"#,
+            r#"{"type":"TOOL_CALL_END","toolCallId":"c2"}"#,
+            r#"{"type":"TOOL_CALL_RESULT","messageId":"r1-result-c2","toolCallId":"c2","content":"5"}"#,
+            r#"{"type":"STEP_FINISHED","stepName":"turn-2"}"#,
+            r#"{"type":"STEP_STARTED","stepName":"turn-3"}"#,
+            r#"{"type":"TEXT_MESSAGE_START","messageId":"r1-3-0","role":"assistant"}"#,
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"r1-3-0","delta":"5"}"#,
+            r#"{"type":"TEXT_MESSAGE_END","messageId":"r1-3-0"}"#,
+            r#"{"type":"STEP_FINISHED","stepName":"turn-3"}"#,
+            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","outcome":{"type":"success"}}"#,
+        ]
+    );
+}
+
+#[tokio::test]
+async fn hidden_rejections_leave_out_the_rejected_call() {
+    let mut run = common::adder().start("2 + 3?", ());
+    let (events, _) = drive(&mut run).await;
+    let hidden = ai_sdk::Encoder::new("m1").rejections(Rejections::Hidden);
+    assert_eq!(
+        ai_sdk_lines(hidden, &events),
+        [
+            r#"{"type":"start","messageId":"m1"}"#,
+            r#"{"type":"start-step"}"#,
+            r#"{"type":"finish-step"}"#,
+            r#"{"type":"start-step"}"#,
+            r#"{"type":"tool-input-available","toolCallId":"c2","toolName":"add","input":{"a":2,"b":3}}"#,
+            r#"{"type":"tool-output-available","toolCallId":"c2","output":5}"#,
+            r#"{"type":"finish-step"}"#,
+            r#"{"type":"start-step"}"#,
+            r#"{"type":"text-start","id":"3-0"}"#,
+            r#"{"type":"text-delta","id":"3-0","delta":"5"}"#,
+            r#"{"type":"text-end","id":"3-0"}"#,
+            r#"{"type":"finish-step"}"#,
+            r#"{"type":"finish"}"#,
+        ]
+    );
+    let hidden = ag_ui::Encoder::new("t1", "r1").rejections(Rejections::Hidden);
+    let lines = ag_ui_lines(hidden, &events);
+    assert!(!lines.iter().any(|line| line.contains("c1")), "{lines:#?}");
+    assert!(
+        !lines.iter().any(|line| line.contains("CUSTOM")),
+        "{lines:#?}"
+    );
+}
+
+#[tokio::test]
+async fn an_approval_pauses_then_the_approved_call_runs() {
+    let mut run = common::deleter().start("Delete a.txt", ());
+    let (events, error) = drive(&mut run).await;
+    assert_eq!(error, None);
+    assert_eq!(
+        ai_sdk_lines(ai_sdk::Encoder::new("m1"), &events),
+        [
+            r#"{"type":"start","messageId":"m1"}"#,
+            r#"{"type":"start-step"}"#,
+            r#"{"type":"tool-input-start","toolCallId":"d1","toolName":"delete"}"#,
+            r#"{"type":"tool-input-delta","toolCallId":"d1","inputTextDelta":"{\"path\":"}"#,
+            r#"{"type":"tool-input-delta","toolCallId":"d1","inputTextDelta":"\"a.txt\"}"}"#,
+            r#"{"type":"tool-input-available","toolCallId":"d1","toolName":"delete","input":{"path":"a.txt"}}"#,
+            r#"{"type":"tool-approval-request","approvalId":"d1","toolCallId":"d1"}"#,
+            r#"{"type":"finish-step"}"#,
+            r#"{"type":"finish"}"#,
+        ]
+    );
+    assert_eq!(
+        ag_ui_lines(ag_ui::Encoder::new("t1", "r1"), &events),
+        [
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}"#,
+            r#"{"type":"STEP_STARTED","stepName":"turn-1"}"#,
+            r#"{"type":"TOOL_CALL_START","toolCallId":"d1","toolCallName":"delete","parentMessageId":"r1-1"}"#,
+            r#"{"type":"TOOL_CALL_ARGS","toolCallId":"d1","delta":"{\"path\":"}"#,
+            r#"{"type":"TOOL_CALL_ARGS","toolCallId":"d1","delta":"\"a.txt\"}"}"#,
+            r#"{"type":"TOOL_CALL_END","toolCallId":"d1"}"#,
+            r#"{"type":"STEP_FINISHED","stepName":"turn-1"}"#,
+            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","outcome":{"type":"interrupt","interrupts":[{"id":"d1","reason":"tool_call","toolCallId":"d1","metadata":{"toolName":"delete","input":{"path":"a.txt"}}}]}}"#,
+        ]
+    );
+
+    run.approve("d1").expect("d1 waits");
+    let (events, error) = drive(&mut run).await;
+    assert_eq!(error, None);
+    assert_eq!(
+        ai_sdk_lines(ai_sdk::Encoder::new("m2"), &events),
+        [
+            r#"{"type":"start","messageId":"m2"}"#,
+            r#"{"type":"tool-output-available","toolCallId":"d1","output":"deleted a.txt"}"#,
+            r#"{"type":"start-step"}"#,
+            r#"{"type":"text-start","id":"2-0"}"#,
+            r#"{"type":"text-delta","id":"2-0","delta":"Deleted."}"#,
+            r#"{"type":"text-end","id":"2-0"}"#,
+            r#"{"type":"finish-step"}"#,
+            r#"{"type":"finish"}"#,
+        ]
+    );
+    assert_eq!(
+        ag_ui_lines(ag_ui::Encoder::new("t1", "r2"), &events)[1],
+        r#"{"type":"TOOL_CALL_RESULT","messageId":"r2-result-d1","toolCallId":"d1","content":"deleted a.txt"}"#
+    );
+}
+
+#[tokio::test]
+async fn a_denied_call_is_a_denied_tool_output() {
+    let mut run = common::deleter().start("Delete a.txt", ());
+    drive(&mut run).await;
+    run.deny("d1", "not today").expect("d1 waits");
+    let (events, error) = drive(&mut run).await;
+    assert_eq!(error, None);
+    let lines = ai_sdk_lines(ai_sdk::Encoder::new("m2"), &events);
+    assert_eq!(
+        lines[1..5],
+        [
+            r#"{"type":"tool-output-denied","toolCallId":"d1"}"#,
+            r#"{"type":"start-step"}"#,
+            r#"{"type":"text-start","id":"2-0"}"#,
+            r#"{"type":"text-delta","id":"2-0","delta":"Kept."}"#,
+        ]
+    );
+    assert_eq!(
+        ag_ui_lines(ag_ui::Encoder::new("t1", "r2"), &events)[1],
+        r#"{"type":"TOOL_CALL_RESULT","messageId":"r2-result-d1","toolCallId":"d1","content":"not today"}"#
+    );
+}
+
+#[tokio::test]
+async fn partial_output_fills_in_as_data_parts_and_state_patches() {
+    let mut run = common::forecaster().start("Weather in Paris?", ());
+    let (events, error) = drive(&mut run).await;
+    assert_eq!(error, None);
+    assert_eq!(
+        ai_sdk_lines(ai_sdk::Encoder::new("m1").with_partial_output(), &events),
+        [
+            r#"{"type":"start","messageId":"m1"}"#,
+            r#"{"type":"start-step"}"#,
+            r#"{"type":"data-partial-output","id":"output-1","data":{"city":"Par"}}"#,
+            r#"{"type":"data-partial-output","id":"output-1","data":{"city":"Paris"}}"#,
+            r#"{"type":"data-partial-output","id":"output-1","data":{"city":"Paris","temp":21}}"#,
+            r#"{"type":"finish-step"}"#,
+            r#"{"type":"finish"}"#,
+        ]
+    );
+    assert_eq!(
+        ag_ui_lines(
+            ag_ui::Encoder::new("t1", "r1").with_partial_output(),
+            &events
+        ),
+        [
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}"#,
+            r#"{"type":"STEP_STARTED","stepName":"turn-1"}"#,
+            r#"{"type":"STATE_SNAPSHOT","snapshot":{"output":{"city":"Par"}}}"#,
+            r#"{"type":"STATE_DELTA","delta":[{"op":"replace","path":"/output/city","value":"Paris"}]}"#,
+            r#"{"type":"STATE_DELTA","delta":[{"op":"add","path":"/output/temp","value":21}]}"#,
+            r#"{"type":"STEP_FINISHED","stepName":"turn-1"}"#,
+            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","outcome":{"type":"success"}}"#,
+        ]
+    );
+}
+
+#[tokio::test]
+async fn the_output_ends_the_message_when_asked() {
+    let mut run = common::hello().start("Hi", ());
+    let (events, _) = drive(&mut run).await;
+    let lines = ai_sdk_lines(ai_sdk::Encoder::new("m1").with_output(), &events);
+    assert_eq!(
+        lines[6..],
+        [
+            r#"{"type":"finish-step"}"#,
+            r#"{"type":"data-output","id":"output","data":"Hello!"}"#,
+            r#"{"type":"finish"}"#,
+        ]
+    );
+    let lines = ag_ui_lines(ag_ui::Encoder::new("t1", "r1").with_output(), &events);
+    assert_eq!(
+        lines.last().map(String::as_str),
+        Some(
+            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","outcome":{"type":"success"},"result":"Hello!"}"#
+        )
+    );
+}
+
+#[test]
+fn a_failure_closes_the_step_and_reports_the_error() {
+    let mut chunks = Vec::new();
+    let mut encoder = ai_sdk::Encoder::<String>::new("m1");
+    encoder.start(&mut chunks);
+    encoder.event(&RunEvent::RequestSent { turn: 1 }, &mut chunks);
+    encoder.error("the model is unavailable", &mut chunks);
+    assert_eq!(
+        json(&chunks),
+        [
+            r#"{"type":"start","messageId":"m1"}"#,
+            r#"{"type":"start-step"}"#,
+            r#"{"type":"finish-step"}"#,
+            r#"{"type":"error","errorText":"the model is unavailable"}"#,
+        ]
+    );
+    let mut out = Vec::new();
+    let mut encoder = ag_ui::Encoder::<String>::new("t1", "r1");
+    encoder.start(&mut out);
+    encoder.event(&RunEvent::RequestSent { turn: 1 }, &mut out);
+    encoder.error("the model is unavailable", &mut out);
+    assert_eq!(
+        json(&out),
+        [
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}"#,
+            r#"{"type":"STEP_STARTED","stepName":"turn-1"}"#,
+            r#"{"type":"STEP_FINISHED","stepName":"turn-1"}"#,
+            r#"{"type":"RUN_ERROR","message":"the model is unavailable"}"#,
+        ]
+    );
+}
+
+#[test]
+fn sse_framing_and_the_stream_header() {
+    assert_eq!(ai_sdk::HEADER, ("x-vercel-ai-ui-message-stream", "v1"));
+    assert_eq!(ai_sdk::DONE, "data: [DONE]\n\n");
+    assert_eq!(
+        ai_sdk::sse(&ai_sdk::UiChunk::Finish),
+        "data: {\"type\":\"finish\"}\n\n"
+    );
+}

@@ -1,0 +1,422 @@
+//! The engine-neutral journal (DESIGN §7 "Durability"): named steps, replay without I/O,
+//! the same counters and usage after a crash.
+
+use crate::common;
+
+use std::error::Error as _;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::*;
+use golem::model::function::FunctionModel;
+use golem::model::{Message, ModelResponse};
+use golem::run::{MemoryJournal, RecordedFailure};
+use golem::tool::{FunctionTool, Tool};
+use golem::{Agent, ModelRetry, RunContext, Stage, Step};
+use serde_json::json;
+
+#[golem::args]
+struct Amount {
+    cents: i64,
+}
+
+/// A payment tool with a side effect it counts; it rejects amounts that are not positive.
+fn pay(paid: Arc<AtomicUsize>) -> impl Tool<()> {
+    FunctionTool::new("pay", move |_ctx: RunContext<()>, amount: Amount| {
+        let paid = Arc::clone(&paid);
+        async move {
+            if amount.cents <= 0 {
+                return Err(ModelRetry::new("cents must be positive"));
+            }
+            paid.fetch_add(1, Ordering::SeqCst);
+            Ok(format!("paid {}", amount.cents))
+        }
+    })
+}
+
+/// A model that answers from the history's length and counts its requests.
+fn model(requests: Arc<AtomicUsize>) -> FunctionModel {
+    FunctionModel::new(move |messages: &[Message], _| {
+        requests.fetch_add(1, Ordering::SeqCst);
+        match messages.len() {
+            1 => ModelResponse::tool_call("pay", r#"{"cents": -5}"#, "c1").with_usage(10, 2),
+            3 => ModelResponse::tool_call("pay", r#"{"cents": 500}"#, "c2").with_usage(20, 2),
+            _ => ModelResponse::text("Paid 5.00.").with_usage(30, 3),
+        }
+    })
+}
+
+fn agent(requests: &Arc<AtomicUsize>, paid: &Arc<AtomicUsize>) -> Agent<(), String> {
+    Agent::<(), String>::builder(model(Arc::clone(requests)))
+        .tool(pay(Arc::clone(paid)))
+        .tool_retries(1)
+        .build()
+        .expect("a valid agent")
+}
+
+#[tokio::test]
+async fn steps_are_named_model_turn_and_tool_turn_call_id() {
+    let (requests, paid) = (Arc::default(), Arc::default());
+    let journal = MemoryJournal::new();
+
+    agent(&requests, &paid)
+        .start("Pay Bob", ())
+        .finish_in(&journal)
+        .await
+        .unwrap();
+
+    // The names are a compatibility promise: a journal is replayed by later versions.
+    assert_eq!(
+        journal.names(),
+        ["model:1", "tool:1:c1", "model:2", "tool:2:c2", "model:3"]
+    );
+    assert_eq!(
+        journal.result("tool:1:c1"),
+        Some(json!({"rejected": "cents must be positive"}))
+    );
+    assert_eq!(
+        journal.result("tool:2:c2"),
+        Some(json!({"returned": "paid 500"}))
+    );
+    assert_eq!(
+        journal.result("model:3").unwrap()["parts"][0]["content"],
+        "Paid 5.00."
+    );
+    assert_eq!(journal.replayed(), 0);
+}
+
+#[tokio::test]
+async fn a_run_replayed_after_a_crash_repeats_no_request_and_no_side_effect() {
+    // The uninterrupted run, for comparison.
+    let (requests, paid) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let expected = agent(&requests, &paid).run("Pay Bob", ()).await.unwrap();
+    assert_eq!(
+        (requests.load(Ordering::SeqCst), paid.load(Ordering::SeqCst)),
+        (3, 1)
+    );
+
+    // A process runs the agent until the payment was made, then dies.
+    let (requests, paid) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let journal = MemoryJournal::new();
+    let mut run = agent(&requests, &paid).start("Pay Bob", ());
+    for _ in 0..4 {
+        run.step_in(&journal).await.unwrap();
+    }
+    assert_eq!(paid.load(Ordering::SeqCst), 1);
+    drop(run);
+
+    // The engine runs the handler again from the start, with the journal so far.
+    let result = agent(&requests, &paid)
+        .start("Pay Bob", ())
+        .finish_in(&journal)
+        .await
+        .unwrap();
+
+    assert_eq!(result.output, expected.output);
+    assert_eq!(result.messages, expected.messages);
+    assert_eq!(result.usage, expected.usage);
+    assert_eq!(
+        requests.load(Ordering::SeqCst),
+        3,
+        "each request was made once"
+    );
+    assert_eq!(paid.load(Ordering::SeqCst), 1, "the payment was made once");
+    assert_eq!(journal.replayed(), 4);
+    assert_eq!(result.usage.rejected.tools["pay"].requests, 1);
+}
+
+#[tokio::test]
+async fn a_replay_needs_neither_the_model_nor_the_tools() {
+    let (requests, paid) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let journal = MemoryJournal::new();
+    let first = agent(&requests, &paid)
+        .start("Pay Bob", ())
+        .finish_in(&journal)
+        .await
+        .unwrap();
+
+    let unreachable = FunctionModel::new(|_: &[Message], _| -> ModelResponse {
+        panic!("a replay sends no request")
+    });
+    let replayed = Agent::<(), String>::builder(unreachable)
+        .tool(pay(Arc::new(AtomicUsize::new(0))))
+        .tool_retries(1)
+        .build()
+        .unwrap()
+        .start("Pay Bob", ())
+        .finish_in(&journal)
+        .await
+        .unwrap();
+
+    assert_eq!(replayed.messages, first.messages);
+    assert_eq!(replayed.usage, first.usage);
+    assert_eq!(journal.replayed(), 5);
+}
+
+#[tokio::test]
+async fn a_recorded_failure_fails_the_replay_the_same_way() {
+    let broken = || {
+        FunctionTool::new("pay", |_ctx: RunContext<()>, _amount: Amount| async {
+            Err::<String, _>(std::io::Error::other("card declined"))
+        })
+    };
+    let script = script(vec![reply(
+        vec![call("pay", r#"{"cents": 5}"#, "c1")],
+        1,
+        1,
+    )]);
+    let journal = MemoryJournal::new();
+    let first = Agent::<(), String>::builder(script.model.clone())
+        .tool(broken())
+        .build()
+        .unwrap()
+        .start("Pay", ())
+        .finish_in(&journal)
+        .await
+        .unwrap_err();
+    assert!(
+        first
+            .source()
+            .unwrap()
+            .downcast_ref::<std::io::Error>()
+            .is_some()
+    );
+    assert_eq!(
+        journal.result("tool:1:c1"),
+        Some(json!({"failed": "card declined"}))
+    );
+
+    let replay = Agent::<(), String>::builder(script.model.clone())
+        .tool(broken())
+        .build()
+        .unwrap()
+        .start("Pay", ())
+        .finish_in(&journal)
+        .await
+        .unwrap_err();
+
+    assert_eq!(replay.stage(), Stage::Tool);
+    assert_eq!(replay.tool_name(), Some("pay"));
+    let cause = replay
+        .source()
+        .unwrap()
+        .downcast_ref::<RecordedFailure>()
+        .unwrap();
+    assert_eq!(cause.message, "card declined");
+    assert_eq!(replay.messages(), first.messages());
+    assert_eq!(script.requests(), 1, "the replay sent nothing");
+}
+
+#[tokio::test]
+async fn under_a_journal_the_calls_of_one_response_run_one_at_a_time_in_call_order() {
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let tool = |name: &'static str, delay: u64| {
+        let order = Arc::clone(&order);
+        FunctionTool::new(name, move |_ctx: RunContext<()>, (): ()| {
+            let order = Arc::clone(&order);
+            async move {
+                order.lock().unwrap().push(format!("{name} starts"));
+                tokio::time::sleep(Duration::from_millis(delay)).await;
+                order.lock().unwrap().push(format!("{name} ends"));
+                Ok::<_, ModelRetry>(name)
+            }
+        })
+    };
+    let script = script(vec![
+        reply(
+            vec![call("slow", "{}", "c1"), call("fast", "{}", "c2")],
+            1,
+            1,
+        ),
+        reply(vec![text("done")], 1, 1),
+    ]);
+    let agent = Agent::<(), String>::builder(script.model.clone())
+        .tool(tool("slow", 30))
+        .tool(tool("fast", 0))
+        .build()
+        .unwrap();
+    let journal = MemoryJournal::new();
+
+    let mut run = agent.start("Go", ());
+    assert!(matches!(
+        run.step_in(&journal).await.unwrap(),
+        Step::Responded
+    ));
+    assert!(matches!(
+        run.step_in(&journal).await.unwrap(),
+        Step::Handled
+    ));
+
+    assert_eq!(
+        *order.lock().unwrap(),
+        ["slow starts", "slow ends", "fast starts", "fast ends"]
+    );
+    assert_eq!(journal.names(), ["model:1", "tool:1:c1", "tool:1:c2"]);
+
+    // Without a journal they run at once.
+    order.lock().unwrap().clear();
+    let again = script_with_two_calls();
+    Agent::<(), String>::builder(again.model.clone())
+        .tool(tool("slow", 30))
+        .tool(tool("fast", 0))
+        .build()
+        .unwrap()
+        .run("Go", ())
+        .await
+        .unwrap();
+    assert_eq!(order.lock().unwrap()[..2], ["slow starts", "fast starts"]);
+}
+
+fn script_with_two_calls() -> Script {
+    script(vec![
+        reply(
+            vec![call("slow", "{}", "c1"), call("fast", "{}", "c2")],
+            1,
+            1,
+        ),
+        reply(vec![text("done")], 1, 1),
+    ])
+}
+
+#[tokio::test]
+async fn output_validation_is_a_step_whose_recorded_rejection_a_replay_does_not_repeat() {
+    let checks = Arc::new(AtomicUsize::new(0));
+    let agent_with = |checks: &Arc<AtomicUsize>| {
+        let checks = Arc::clone(checks);
+        let model = FunctionModel::new(|messages: &[Message], _| {
+            ModelResponse::text(if messages.len() < 3 { "maybe" } else { "yes" })
+        });
+        Agent::<(), String>::builder(model)
+            .output_retries(1)
+            .output_validator(move |_ctx, answer: String| {
+                checks.fetch_add(1, Ordering::SeqCst);
+                async move {
+                    if answer == "maybe" {
+                        return Err(ModelRetry::new("answer yes or no"));
+                    }
+                    Ok(answer)
+                }
+            })
+            .build()
+            .expect("a valid agent")
+    };
+    let journal = MemoryJournal::new();
+
+    let first = agent_with(&checks)
+        .start("Is water wet?", ())
+        .finish_in(&journal)
+        .await
+        .unwrap();
+    assert_eq!(
+        journal.names(),
+        ["model:1", "output:1", "model:2", "output:2"]
+    );
+    assert_eq!(
+        journal.result("output:1"),
+        Some(json!({"rejected": "answer yes or no"}))
+    );
+    assert_eq!(journal.result("output:2"), Some(json!("accepted")));
+    assert_eq!(checks.load(Ordering::SeqCst), 2);
+
+    let replayed = agent_with(&checks)
+        .start("Is water wet?", ())
+        .finish_in(&journal)
+        .await
+        .unwrap();
+
+    assert_eq!(replayed.output, "yes");
+    assert_eq!(replayed.messages, first.messages);
+    assert_eq!(replayed.usage, first.usage);
+    // The recorded rejection stood in for the validator; the acceptance ran it again to
+    // rebuild the output.
+    assert_eq!(checks.load(Ordering::SeqCst), 3);
+}
+
+/// A journal that runs every step, then refuses to record the one named `refused` (as an
+/// engine refuses a result over its size limit).
+struct Refusing {
+    refused: &'static str,
+}
+
+impl golem::run::Journal for Refusing {
+    async fn step(
+        &self,
+        name: String,
+        step: golem::run::JournalStep,
+    ) -> Result<serde_json::Value, golem::BoxError> {
+        let value = step.await?;
+        if name == self.refused {
+            return Err(Box::new(RecordedFailure {
+                message: format!("`{name}` was not recorded"),
+            }));
+        }
+        Ok(value)
+    }
+}
+
+#[tokio::test]
+async fn a_step_the_journal_does_not_record_fails_the_run_as_a_replay_would() {
+    let (requests, paid) = (Arc::default(), Arc::default());
+    let error = agent(&requests, &paid)
+        .start("Pay Bob", ())
+        .finish_in(&Refusing {
+            refused: "tool:2:c2",
+        })
+        .await
+        .unwrap_err();
+
+    // The call ran, but what it returned was not recorded: the run does not go on with it.
+    assert_eq!(paid.load(Ordering::SeqCst), 1);
+    assert_eq!(error.stage(), Stage::Tool);
+    assert_eq!(error.tool_name(), Some("pay"));
+    let cause = error
+        .source()
+        .unwrap()
+        .downcast_ref::<RecordedFailure>()
+        .unwrap();
+    assert_eq!(cause.message, "`tool:2:c2` was not recorded");
+    assert_eq!(requests.load(Ordering::SeqCst), 2, "no request after it");
+
+    // The same for an output validation the journal does not record.
+    let validated =
+        Agent::<(), String>::builder(FunctionModel::new(|_, _| ModelResponse::text("Paid.")))
+            .output_validator(|_ctx, text: String| async move { Ok::<_, ModelRetry>(text) })
+            .build()
+            .unwrap();
+    let error = validated
+        .start("Pay", ())
+        .finish_in(&Refusing {
+            refused: "output:1",
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(error.stage(), Stage::Decode);
+    assert_eq!(
+        error.source().unwrap().to_string(),
+        "`output:1` was not recorded"
+    );
+}
+
+#[tokio::test]
+async fn a_deadline_the_journal_cannot_record_fails_the_run_before_its_first_request() {
+    let requests = Arc::new(AtomicUsize::new(0));
+    let error = Agent::<(), String>::builder(model(Arc::clone(&requests)))
+        .run_timeout(Duration::from_secs(60))
+        .build()
+        .unwrap()
+        .start("Pay", ())
+        .finish_in(&Refusing {
+            refused: "deadline",
+        })
+        .await
+        .unwrap_err();
+
+    assert_eq!(error.stage(), Stage::Input);
+    assert_eq!(
+        error.source().unwrap().to_string(),
+        "`deadline` was not recorded"
+    );
+    assert_eq!(requests.load(Ordering::SeqCst), 0);
+    assert!(error.messages().is_empty(), "nothing was sent");
+}
