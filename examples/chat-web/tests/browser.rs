@@ -1,0 +1,1 @@
+//! The chat-web example in headless Chromium (being written).
