@@ -265,6 +265,7 @@ function renderTool(part, rejection) {
   switch (part.state) {
     case 'output-available':
       section.append(el('div', 'output', `→ ${show(part.output)}`));
+      if (part.approval?.approved) section.append(el('div', 'approval', 'approved by you'));
       break;
     case 'output-error':
       section.append(el('div', 'feedback', rejection
