@@ -4,8 +4,8 @@
 #
 #   examples/chat-web/tests/chromium.sh [TARGET_DIR]
 #
-# The binary is looked up on PATH (`chromium-headless-shell`, then `chrome-headless-shell`),
-# then where Debian's package puts it (/usr/lib/chromium/). When none is found, the package
+# The binary is looked up where Debian's package puts it (/usr/lib/chromium/), then on PATH
+# (`chromium-headless-shell`, `chrome-headless-shell`). When none is found, the package
 # is installed (as root, or with `sudo -n`; a lock file under TARGET_DIR serializes
 # concurrent installs, and apt waits for another apt's lock). TARGET_DIR defaults to
 # $CARGO_TARGET_DIR, else ./target. The test (tests/browser.rs) runs this itself and fails
@@ -18,10 +18,11 @@ target="$(cd "$target" && pwd)"
 
 find_chromium() {
     local candidate
-    for candidate in "$(command -v chromium-headless-shell 2>/dev/null || true)" \
-        "$(command -v chrome-headless-shell 2>/dev/null || true)" \
-        /usr/lib/chromium/chromium-headless-shell /usr/lib/chromium/headless_shell \
-        /usr/lib/chromium/chrome-headless-shell; do
+    # Debian's binary itself first: /usr/bin/chromium-headless-shell is a shell script that
+    # runs it as a child, which a driver that kills the browser would leave running.
+    for candidate in /usr/lib/chromium/chromium-headless-shell \
+        "$(command -v chromium-headless-shell 2>/dev/null || true)" \
+        "$(command -v chrome-headless-shell 2>/dev/null || true)"; do
         if [[ -n "$candidate" && -x "$candidate" ]]; then
             echo "$candidate"
             return
