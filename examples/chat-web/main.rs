@@ -206,87 +206,66 @@ pub(crate) const BOOKING: [&str; 3] = [
 
 /// Plays the model offline, at `pace`: it says what it does, checks for a table at "8pm"
 /// (rejected: the tool wants 24-hour times), checks again at 20:00, asks to book (the user
-/// approves or denies), then streams the booking as its structured answer.
+/// approves or denies), then streams the booking, or why there is none, as its structured
+/// answer.
 pub(crate) fn scripted_model(pace: Pace) -> Paced<FunctionModel> {
+    const AT_8PM: &str = r#"{"restaurant": "Chez Golem", "people": 2, "time": "8pm"}"#;
+    const AT_20: &str = r#"{"restaurant": "Chez Golem", "people": 2, "time": "20:00"}"#;
     let model = FunctionModel::new_stream(|messages: &[Message], _| {
-        let last = match messages.last() {
-            Some(Message::Request(request)) => &request.parts,
-            _ => return vec![StreamEvent::Done(ModelResponse::text("…"))],
+        let Some(Message::Request(last)) = messages.last() else {
+            return streamed(&["…"], None);
         };
         let returned = |tool: &str| {
-            last.iter().find_map(|part| match part {
+            last.parts.iter().find_map(|part| match part {
                 RequestPart::ToolReturn(part) if part.tool_name == tool => {
-                    Some(part.model_text())
+                    Some(part.model_text().into_owned())
                 }
                 _ => None,
             })
         };
-        if let Some(booked) = returned("book_table") {
-            if !booked.contains("confirmation") {
-                // The user denied the booking.
-                let answer = r#"{"restaurant": "Chez Golem", "time": "20:00", "people": 2, "confirmation": null, "note": "Not booked: you declined."}"#;
-                return scripted(&[], golem::DEFAULT_OUTPUT_TOOL_NAME, answer, "call_4");
+        let rejected = || {
+            last.parts
+                .iter()
+                .any(|part| matches!(part, RequestPart::RetryPrompt(_)))
+        };
+        let output = golem::DEFAULT_OUTPUT_TOOL_NAME;
+        match returned("book_table") {
+            Some(booked) if booked.starts_with("booked ") => {
+                return streamed(&[], Some((output, &BOOKING, "call_4")));
             }
-            let mut items = scripted(&[], golem::DEFAULT_OUTPUT_TOOL_NAME, "", "call_4");
-            let done = items.pop().expect("the response");
-            items.extend(BOOKING.map(|args| {
-                StreamEvent::Delta(ResponseDelta::ToolCallArgs {
-                    part: 0,
-                    args: args.into(),
-                })
-            }));
-            items.push(match done {
-                StreamEvent::Done(_) => StreamEvent::Done(ModelResponse::tool_call(
-                    golem::DEFAULT_OUTPUT_TOOL_NAME,
-                    BOOKING.concat(),
-                    "call_4",
-                )),
-                other => other,
-            });
-            return items;
+            // Denied: the model is told so, with the user's reason.
+            Some(denied) => {
+                let reason = denied
+                    .strip_prefix("This call was denied and did not run: ")
+                    .unwrap_or(&denied);
+                let answer = format!(
+                    r#"{{"restaurant": "Chez Golem", "time": "20:00", "people": 2, "confirmation": null, "note": {}}}"#,
+                    serde_json::to_string(&format!("Not booked: {reason}")).expect("a string")
+                );
+                return streamed(&[], Some((output, &[&answer], "call_4")));
+            }
+            None => {}
         }
-        let rejected = last
-            .iter()
-            .any(|part| matches!(part, RequestPart::RetryPrompt(_)));
-        if rejected {
-            return scripted(&[], "find_table", r#"{"restaurant": "Chez Golem", "people": 2, "time": "20:00"}"#, "call_2");
+        if rejected() {
+            return streamed(&[], Some(("find_table", &[AT_20], "call_2")));
         }
         if returned("find_table").is_some() {
-            return scripted(
-                &["Found a table. ", "Booking it needs ", "your approval."],
-                "book_table",
-                r#"{"restaurant": "Chez Golem", "people": 2, "time": "20:00"}"#,
-                "call_3",
-            );
+            let text = ["Found a table. ", "Booking it needs ", "your approval."];
+            return streamed(&text, Some(("book_table", &[AT_20], "call_3")));
         }
         if messages.len() == 1 {
-            return scripted(
-                &["Let me ", "look for ", "a table."],
-                "find_table",
-                r#"{"restaurant": "Chez Golem", "people": 2, "time": "8pm"}"#,
-                "call_1",
-            );
+            let text = ["Let me ", "look for ", "a table."];
+            return streamed(&text, Some(("find_table", &[AT_8PM], "call_1")));
         }
-        let text = ["This scripted model ", "books one table ", "per chat."];
-        let mut items: Vec<StreamEvent> = text
-            .iter()
-            .map(|text| {
-                StreamEvent::Delta(ResponseDelta::Text {
-                    part: 0,
-                    text: (*text).into(),
-                })
-            })
-            .collect();
-        items.push(StreamEvent::Done(ModelResponse::text(text.concat())));
-        items
+        streamed(&["This scripted model ", "books one table ", "per chat."], None)
     })
     .with_name("scripted");
     Paced { model, pace }
 }
 
-/// A streamed response: `text` in deltas, then a call of `tool` with `args` (streamed whole
-/// when not empty).
-fn scripted(text: &[&str], tool: &str, args: &str, id: &str) -> Vec<StreamEvent> {
+/// A streamed response: `text` in deltas, then, when given, a call (the tool, its arguments
+/// in the fragments they stream in, its id).
+fn streamed(text: &[&str], call: Option<(&str, &[&str], &str)>) -> Vec<StreamEvent> {
     let mut items: Vec<StreamEvent> = text
         .iter()
         .map(|text| {
@@ -296,23 +275,26 @@ fn scripted(text: &[&str], tool: &str, args: &str, id: &str) -> Vec<StreamEvent>
             })
         })
         .collect();
-    let part = usize::from(!text.is_empty());
-    items.push(StreamEvent::Delta(ResponseDelta::ToolCallStart {
-        part,
-        tool_name: tool.into(),
-        tool_call_id: id.into(),
-    }));
-    if !args.is_empty() {
-        items.push(StreamEvent::Delta(ResponseDelta::ToolCallArgs {
-            part,
-            args: args.into(),
-        }));
-    }
-    let mut response = ModelResponse::tool_call(tool, args, id);
+    let mut parts = Vec::new();
     if !text.is_empty() {
-        response.parts.insert(0, ResponsePart::text(text.concat()));
+        parts.push(ResponsePart::text(text.concat()));
     }
-    items.push(StreamEvent::Done(response));
+    if let Some((tool, args, id)) = call {
+        let part = parts.len();
+        items.push(StreamEvent::Delta(ResponseDelta::ToolCallStart {
+            part,
+            tool_name: tool.into(),
+            tool_call_id: id.into(),
+        }));
+        items.extend(args.iter().map(|args| {
+            StreamEvent::Delta(ResponseDelta::ToolCallArgs {
+                part,
+                args: (*args).into(),
+            })
+        }));
+        parts.extend(ModelResponse::tool_call(tool, args.concat(), id).parts);
+    }
+    items.push(StreamEvent::Done(ModelResponse::new(parts)));
     items
 }
 

@@ -191,6 +191,24 @@ async fn the_page_streams_shows_a_rejection_asks_for_approval_and_fills_in_the_a
             ]},
         ]})
     );
+    // Denied, with a reason: the call did not run, and the answer says why.
+    assert_eq!(
+        shown["denied"],
+        json!({"status": "done", "messages": [
+            user,
+            {"role": "assistant", "parts": [
+                intro, rejected, found, asking,
+                {"kind": "tool", "state": "output-denied", "tool": "book_table", "lines": [
+                    booking_input,
+                    "denied: we eat at home tonight",
+                ]},
+                {"kind": "answer", "state": "done", "title": "Answer", "fields": {
+                    "restaurant": "Chez Golem", "time": "20:00", "people": "2",
+                    "confirmation": "—", "note": "Not booked: we eat at home tonight",
+                }},
+            ]},
+        ]})
+    );
     let png = std::fs::read(&screenshot).expect("the screenshot is saved");
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
 }

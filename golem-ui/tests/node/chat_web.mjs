@@ -2,7 +2,7 @@
 // prompt, reads the page while the scripted model holds its stream (text arrived, the run
 // not over), sees the rejected call and the call that waits for approval, approves it,
 // reads the structured answer while it fills in, then the finished page, and saves a
-// screenshot. The model goes on only when this script posts `<base>/test/go` (a route the
+// screenshot; then, on a new thread, denies the booking with a reason. The model goes on only when this script posts `<base>/test/go` (a route the
 // Rust test adds), so every state read here is one the page showed before the run ended.
 // Prints what the page showed at each of those points as JSON; exits non-zero on any
 // failure, a page error included.
@@ -90,8 +90,22 @@ try {
   const done = await page.evaluate(snapshot);
   await page.screenshot({ path: screenshot, fullPage: true });
 
+  // A new page load is a new thread; this time the booking is denied, with a reason.
+  await page.reload();
+  await page.type('#prompt textarea', 'Book a table for two at Chez Golem tonight at 8pm');
+  await page.click('#prompt button');
+  await page.waitForFunction(
+    () => document.querySelector('.message.assistant .part.text')?.textContent === 'Let me ',
+  );
+  await go();
+  await page.waitForFunction(() => document.getElementById('status').dataset.state === 'approval');
+  await page.type('.tool .reason', 'we eat at home tonight');
+  await page.click('.tool .deny');
+  await page.waitForFunction(() => document.getElementById('status').dataset.state === 'done');
+  const denied = await page.evaluate(snapshot);
+
   if (errors.length) throw new Error(`the page reported errors: ${errors.join('; ')}`);
-  console.log(JSON.stringify({ streaming, paused, filling, done }));
+  console.log(JSON.stringify({ streaming, paused, filling, done, denied }));
 } finally {
   await browser.close();
 }
