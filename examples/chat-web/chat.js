@@ -244,10 +244,12 @@ function renderMessage(message) {
     } else if (part.type === 'data-rejection' && !part.data.toolCallId) {
       article.append(el('p', 'part rejection', `Answer rejected: ${part.data.feedback}`));
     } else if (part.type === 'data-output') {
-      article.append(renderAnswer(part.data, 'done'));
+      article.append(renderAnswer(part.data, 'done', 'output'));
     } else if (part.type === 'data-partial-output' && !whole) {
+      // Without the whole answer (a server not built `with_output`), the last partial one
+      // of a finished message is the answer.
       const final = message.finished && part === partials[partials.length - 1];
-      article.append(renderAnswer(part.data, final ? 'done' : 'filling'));
+      article.append(renderAnswer(part.data, final ? 'done' : 'filling', 'partial'));
     } else if (part.type === 'error') {
       article.append(el('p', 'part error', part.errorText));
     }
@@ -295,9 +297,10 @@ function renderTool(part, rejection) {
   return section;
 }
 
-function renderAnswer(data, state) {
+function renderAnswer(data, state, source) {
   const section = el('section', 'part answer');
   section.dataset.state = state;
+  section.dataset.source = source;
   section.append(el('div', 'title', state === 'done' ? 'Answer' : 'Answer (filling in…)'));
   const list = el('dl');
   for (const [key, value] of Object.entries(data ?? {})) {

@@ -32,7 +32,6 @@ use golem::model::{
     Message, Model, ModelError, ModelResponse, ModelStream, RequestParams, RequestPart,
     ResponseDelta, ResponsePart, StreamEvent,
 };
-use golem::output::Json;
 use golem::{Agent, ModelRetry};
 use golem_ui::server::ChatServer;
 use golem_ui::thread::SqliteThreadStore;
@@ -41,10 +40,10 @@ use golem_ui::thread::SqliteThreadStore;
 const PAGE: &str = include_str!("page.html");
 const SCRIPT: &str = include_str!("chat.js");
 
-/// The structured answer: the booking, or why there is none.
-// Its fields are read by the page, from the JSON the model wrote.
-#[allow(dead_code)]
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+/// The structured answer: the booking, or why there is none. Its partial twin
+/// (`BookingPartial`) is sent to the page as the JSON that has arrived, while it streams.
+#[golem::output]
+#[derive(Debug, serde::Serialize)]
 pub(crate) struct Booking {
     /// The restaurant.
     pub(crate) restaurant: String,
@@ -57,9 +56,6 @@ pub(crate) struct Booking {
     /// One line for the user.
     pub(crate) note: String,
 }
-
-/// The agent's answer: a [`Booking`]; its partial form is the JSON that has arrived.
-pub(crate) type Answer = Json<Booking>;
 
 /// Check whether a restaurant has a free table.
 ///
@@ -94,8 +90,8 @@ async fn book_table(restaurant: String, people: u32, time: String) -> String {
 }
 
 /// The agent the page talks to.
-pub(crate) fn agent(model: impl Model) -> Result<Agent<(), Answer>, golem::BuildError> {
-    Agent::<(), Answer>::builder(model)
+pub(crate) fn agent(model: impl Model) -> Result<Agent<(), Booking>, golem::BuildError> {
+    Agent::<(), Booking>::builder(model)
         .instructions(
             "You book restaurant tables. Check with find_table first (times are 24-hour \
              HH:MM), then book with book_table, then answer with the booking.",
@@ -112,11 +108,13 @@ pub(crate) fn agent(model: impl Model) -> Result<Agent<(), Answer>, golem::Build
 /// # Errors
 /// When the thread database cannot be opened.
 pub(crate) async fn app(
-    agent: Agent<(), Answer>,
+    agent: Agent<(), Booking>,
     db: &Path,
 ) -> Result<Router, Box<dyn std::error::Error>> {
     let store = SqliteThreadStore::open(db).await?;
-    let chat = ChatServer::new(agent, (), store).with_partial_output();
+    let chat = ChatServer::new(agent, (), store)
+        .with_partial_output()
+        .with_output();
     Ok(Router::new()
         .route(
             "/",

@@ -176,7 +176,7 @@ async fn the_page_streams_shows_a_rejection_asks_for_approval_and_fills_in_the_a
             user,
             {"role": "assistant", "parts": [
                 intro, rejected, found, asking, booked,
-                {"kind": "answer", "state": "filling", "title": "Answer (filling in…)",
+                {"kind": "answer", "state": "filling", "source": "partial", "title": "Answer (filling in…)",
                  "fields": fields},
             ]},
         ]})
@@ -187,7 +187,7 @@ async fn the_page_streams_shows_a_rejection_asks_for_approval_and_fills_in_the_a
             user,
             {"role": "assistant", "parts": [
                 intro, rejected, found, asking, booked,
-                {"kind": "answer", "state": "done", "title": "Answer", "fields": all_fields},
+                {"kind": "answer", "state": "done", "source": "output", "title": "Answer", "fields": all_fields},
             ]},
         ]})
     );
@@ -202,7 +202,7 @@ async fn the_page_streams_shows_a_rejection_asks_for_approval_and_fills_in_the_a
                     booking_input,
                     "denied: we eat at home tonight",
                 ]},
-                {"kind": "answer", "state": "done", "title": "Answer", "fields": {
+                {"kind": "answer", "state": "done", "source": "output", "title": "Answer", "fields": {
                     "restaurant": "Chez Golem", "time": "20:00", "people": "2",
                     "confirmation": "—", "note": "Not booked: we eat at home tonight",
                 }},

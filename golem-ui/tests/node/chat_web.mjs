@@ -26,6 +26,7 @@ function snapshot() {
         return buttons.length ? `${text(child.firstChild)}[${buttons.join('] [')}]` : text(child);
       });
     } else if (kind === 'answer') {
+      shown.source = node.dataset.source;
       shown.title = text(node.querySelector('.title'));
       shown.fields = Object.fromEntries([...node.querySelectorAll('dt')]
         .map((dt) => [text(dt), text(dt.nextElementSibling)]));
