@@ -29,8 +29,8 @@ use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use golem::model::function::FunctionModel;
 use golem::model::{
-    Message, Model, ModelError, ModelResponse, ModelStream, RequestParams, RequestPart,
-    ResponseDelta, ResponsePart, StreamEvent,
+    Message, Model, ModelError, ModelResponse, ModelSettings, ModelStream, RequestParams,
+    RequestPart, ResponseDelta, ResponsePart, StreamEvent,
 };
 use golem::{Agent, ModelRetry};
 use golem_ui::server::ChatServer;
@@ -92,6 +92,9 @@ async fn book_table(restaurant: String, people: u32, time: String) -> String {
 /// The agent the page talks to.
 pub(crate) fn agent(model: impl Model) -> Result<Agent<(), Booking>, golem::BuildError> {
     Agent::<(), Booking>::builder(model)
+        // A model that never stops cannot fill its context (golem sets no limit of its own
+        // for OpenAI and compatible servers).
+        .model_settings(ModelSettings::default().max_tokens(1024))
         .instructions(
             "You book restaurant tables. Check with find_table first (times are 24-hour \
              HH:MM), then book with book_table, then answer with the booking.",
@@ -297,22 +300,17 @@ fn streamed(text: &[&str], call: Option<(&str, &[&str], &str)>) -> Vec<StreamEve
 }
 
 /// The real model when `OPENAI_API_KEY` or `OPENAI_BASE_URL` is set: `openai:$GOLEM_MODEL`
-/// (default `gpt-4o-mini`), configured from the environment.
+/// (default `gpt-4o-mini`), configured from the environment; `None` when neither is set.
 ///
-/// # Panics
+/// # Errors
 /// When the variables are set but the model cannot be configured (a bad base URL, say).
-fn real_model() -> Option<Box<dyn Model>> {
+fn real_model() -> Result<Option<Box<dyn Model>>, golem::model::ProviderError> {
     let set = |name: &str| std::env::var(name).is_ok_and(|value| !value.trim().is_empty());
     if !set("OPENAI_API_KEY") && !set("OPENAI_BASE_URL") {
-        return None;
+        return Ok(None);
     }
     let name = std::env::var("GOLEM_MODEL").unwrap_or_else(|_| "gpt-4o-mini".to_owned());
-    match golem::model::infer(&format!("openai:{name}")) {
-        Ok(model) => Some(model),
-        Err(error) => panic!(
-            "OPENAI_API_KEY or OPENAI_BASE_URL is set, but the model cannot be set up: {error}"
-        ),
-    }
+    golem::model::infer(&format!("openai:{name}")).map(Some)
 }
 
 /// The value of `--name VALUE` (or `--name=VALUE`), else of the environment variable `env`.
@@ -341,7 +339,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let db = option("--db", "CHAT_WEB_DB")
         .map(PathBuf::from)
         .unwrap_or_else(|| std::env::temp_dir().join("golem-chat-web.db"));
-    let agent = match real_model() {
+    let agent = match real_model()? {
         Some(model) => agent(model)?,
         None => {
             println!(
