@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the npm clients golem-ui's tests drive (`ai`, `@ag-ui/client`), pinned by
+# Installs the npm clients golem-ui's tests drive (`ai`, `@ag-ui/client`) and the browser
+# driver of the chat-web example's test (`puppeteer-core`, no browser of its own), pinned by
 # package-lock.json, under a cargo target directory, with the test scripts beside them:
 #
 #   golem-ui/tests/node/install.sh [TARGET_DIR]     -> TARGET_DIR/ui-node
