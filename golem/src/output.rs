@@ -274,10 +274,19 @@ pub(crate) fn decode_json_at<T: DeserializeOwned>(
 }
 
 /// Deserializes `raw` with `seed`, describing a failure with the path of the bad field.
-pub(crate) fn decode_json_seed<'de, S: serde::de::DeserializeSeed<'de>>(
+///
+/// JSON that reads is read once, without tracking the path; only JSON that does not is read
+/// again with it, to say where it went wrong.
+pub(crate) fn decode_json_seed<'de, S: serde::de::DeserializeSeed<'de> + Clone>(
     raw: &'de str,
     seed: S,
 ) -> Result<S::Value, (String, serde_json::Error)> {
+    let mut deserializer = serde_json::Deserializer::from_str(raw);
+    if let Ok(value) = seed.clone().deserialize(&mut deserializer)
+        && deserializer.end().is_ok()
+    {
+        return Ok(value);
+    }
     let mut deserializer = serde_json::Deserializer::from_str(raw);
     let mut track = serde_path_to_error::Track::new();
     let result = seed.deserialize(serde_path_to_error::Deserializer::new(

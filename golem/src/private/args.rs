@@ -35,6 +35,15 @@ pub struct NamedFields<T> {
     marker: PhantomData<fn() -> T>,
 }
 
+impl<T> Clone for NamedFields<T> {
+    fn clone(&self) -> Self {
+        NamedFields {
+            names: self.names,
+            marker: PhantomData,
+        }
+    }
+}
+
 impl<T> fmt::Debug for NamedFields<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("NamedFields")

@@ -185,6 +185,17 @@ impl Transcript {
         &self.messages
     }
 
+    /// Adds `message` to the history, making room for a few turns at once when it is full:
+    /// a message is a few hundred bytes, and growing the list one doubling at a time moved
+    /// them all at each turn of a short run.
+    fn push(&mut self, message: Message) {
+        if self.messages.len() == self.messages.capacity() {
+            self.messages
+                .reserve(self.messages.len().max(MESSAGES_AHEAD));
+        }
+        self.messages.push(message);
+    }
+
     /// The messages this run added to the history it started from.
     pub(crate) fn new_messages(&self) -> &[Message] {
         &self.messages[self.start.min(self.messages.len())..]
@@ -217,7 +228,7 @@ impl Transcript {
     pub(crate) fn send(&mut self) -> Cow<'_, [Message]> {
         debug_assert_eq!(self.next(), Next::Send);
         if let Some(request) = self.pending.take() {
-            self.messages.push(Message::Request(request));
+            self.push(Message::Request(request));
         }
         sendable(&self.messages)
     }
@@ -228,7 +239,7 @@ impl Transcript {
     pub(crate) fn stage(&mut self) -> bool {
         match self.pending.take() {
             Some(request) => {
-                self.messages.push(Message::Request(request));
+                self.push(Message::Request(request));
                 true
             }
             None => false,
@@ -253,7 +264,7 @@ impl Transcript {
         debug_assert!(matches!(self.messages.last(), Some(Message::Request(_))));
         name_calls(&mut response, self.messages.len());
         self.settled.clear();
-        self.messages.push(Message::Response(response));
+        self.push(Message::Response(response));
         self.last_response()
     }
 
@@ -514,6 +525,10 @@ fn is_golem_note(content: &Value) -> bool {
         _ => false,
     }
 }
+
+/// The room a history makes when it is full, at least: the requests and responses of four
+/// turns.
+const MESSAGES_AHEAD: usize = 8;
 
 /// `messages` as they are sent: a response cut off by a stop reduced to its text (its cut-off
 /// calls, their answers and unsigned thinking are not sent, as providers refuse invalid
