@@ -1,7 +1,7 @@
 //! The tools one run can call: the agent's own, checked when it is built, and those its
 //! toolsets list at the start of each run.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::model::{ModelResponse, RequestParams, ToolCallPart};
@@ -44,7 +44,9 @@ impl<Deps> Clone for ToolEntry<Deps> {
 /// A run's tools, with the request parameters that describe them to the model.
 pub(crate) struct Toolbox<Deps> {
     pub(crate) entries: Vec<ToolEntry<Deps>>,
-    pub(crate) index: HashMap<String, usize>,
+    /// Each tool's place in `entries`, by name: ordered, because a few string comparisons
+    /// cost less than hashing a name with SipHash, the lookup each call makes.
+    pub(crate) index: BTreeMap<String, usize>,
     /// Whether any tool waits for approval, so runs without such tools skip the check.
     pub(crate) any_requires_approval: bool,
     /// The tool names for the unknown-tool feedback: `` `a`, `b` ``.
@@ -73,7 +75,7 @@ impl<Deps: 'static> Toolbox<Deps> {
     ) -> Self {
         Toolbox {
             entries: Vec::new(),
-            index: HashMap::new(),
+            index: BTreeMap::new(),
             any_requires_approval: false,
             available: String::new(),
             params,
