@@ -108,6 +108,8 @@ pub(crate) type Render<T> = fn(&T) -> Option<Value>;
 /// What a UI shows of one stream of a run: see the module docs.
 pub(crate) struct RunView<O: Output> {
     rejections: Rejections,
+    /// Whether the model's reasoning is shown.
+    reasoning: bool,
     output_tool: String,
     partial: Option<Render<O::Partial>>,
     output: Option<Render<O>>,
@@ -138,6 +140,7 @@ impl<O: Output> RunView<O> {
     pub(crate) fn new() -> Self {
         RunView {
             rejections: Rejections::Shown,
+            reasoning: true,
             output_tool: golem::DEFAULT_OUTPUT_TOOL_NAME.to_owned(),
             partial: None,
             output: None,
@@ -153,6 +156,10 @@ impl<O: Output> RunView<O> {
         self.rejections = rejections;
     }
 
+    pub(crate) fn hide_reasoning(&mut self) {
+        self.reasoning = false;
+    }
+
     pub(crate) fn set_output_tool(&mut self, name: String) {
         self.output_tool = name;
     }
@@ -163,6 +170,10 @@ impl<O: Output> RunView<O> {
 
     pub(crate) fn set_output(&mut self, render: Render<O>) {
         self.output = Some(render);
+    }
+
+    fn shows(&self, kind: TextKind) -> bool {
+        kind == TextKind::Text || self.reasoning
     }
 
     fn hidden(&self) -> bool {
@@ -283,7 +294,7 @@ impl<O: Output> RunView<O> {
         delta: &str,
         show: &mut impl FnMut(Show<'_>),
     ) {
-        if delta.is_empty() {
+        if delta.is_empty() || !self.shows(kind) {
             return;
         }
         if !self.open.contains(&(kind, part)) {
@@ -306,7 +317,7 @@ impl<O: Output> RunView<O> {
         text: &str,
         show: &mut impl FnMut(Show<'_>),
     ) {
-        if text.is_empty() {
+        if text.is_empty() || !self.shows(kind) {
             return;
         }
         show(Show::TextStart { kind, turn, part });

@@ -23,7 +23,10 @@ use crate::{Rejections, rejection_json};
 /// feedback); see [`Rejections`]. With [`with_partial_output`](Self::with_partial_output),
 /// a structured answer fills in the shared state under `output`: a `STATE_SNAPSHOT`, then
 /// `STATE_DELTA` patches. With [`with_output`](Self::with_output), the output is the
-/// `result` of `RUN_FINISHED`. Reasoning is not sent.
+/// `result` of `RUN_FINISHED`. The model's reasoning is sent as reasoning messages, one
+/// span each (`REASONING_START`, `REASONING_MESSAGE_START` / `_CONTENT` / `_END`,
+/// `REASONING_END`, ids `"<run>-<turn>-<part>"`), unless
+/// [`without_reasoning`](Self::without_reasoning).
 ///
 /// ```
 /// use golem::model::ModelResponse;
@@ -89,6 +92,31 @@ impl<O: Output> Encoder<O> {
     #[must_use]
     pub fn output_tool_name(mut self, name: impl Into<String>) -> Self {
         self.view.set_output_tool(name.into());
+        self
+    }
+
+    /// Leaves the model's reasoning out; it is sent by default.
+    ///
+    /// ```
+    /// use golem::model::{ModelResponse, ResponsePart, ThinkingPart};
+    /// use golem::RunEvent;
+    /// use golem_ui::ag_ui::Encoder;
+    ///
+    /// let response = ModelResponse::new(vec![
+    ///     ResponsePart::Thinking(ThinkingPart::new("Easy.")),
+    ///     ResponsePart::text("Hi!"),
+    /// ]);
+    /// let mut encoder = Encoder::<String>::new("thread-1", "run-1").without_reasoning();
+    /// let mut out = Vec::new();
+    /// encoder.event(&RunEvent::RequestSent { turn: 1 }, &mut out);
+    /// encoder.event(&RunEvent::ResponseReceived { turn: 1, response }, &mut out);
+    /// let json = serde_json::to_string(&out)?;
+    /// assert!(json.contains("Hi!") && !json.contains("Easy."));
+    /// # Ok::<_, serde_json::Error>(())
+    /// ```
+    #[must_use]
+    pub fn without_reasoning(mut self) -> Self {
+        self.view.hide_reasoning();
         self
     }
 
@@ -202,6 +230,40 @@ fn push(run_id: &str, state: &mut Ids, show: Show<'_>, out: &mut Vec<AgUiEvent>)
         } => out.push(AgUiEvent::TextMessageEnd {
             message_id: format!("{run_id}-{turn}-{part}"),
         }),
+        Show::TextStart {
+            kind: TextKind::Reasoning,
+            turn,
+            part,
+        } => {
+            let message_id = format!("{run_id}-{turn}-{part}");
+            out.push(AgUiEvent::ReasoningStart {
+                message_id: message_id.clone(),
+            });
+            out.push(AgUiEvent::ReasoningMessageStart {
+                message_id,
+                role: Role::Reasoning,
+            });
+        }
+        Show::TextDelta {
+            kind: TextKind::Reasoning,
+            turn,
+            part,
+            delta,
+        } => out.push(AgUiEvent::ReasoningMessageContent {
+            message_id: format!("{run_id}-{turn}-{part}"),
+            delta: delta.to_owned(),
+        }),
+        Show::TextEnd {
+            kind: TextKind::Reasoning,
+            turn,
+            part,
+        } => {
+            let message_id = format!("{run_id}-{turn}-{part}");
+            out.push(AgUiEvent::ReasoningMessageEnd {
+                message_id: message_id.clone(),
+            });
+            out.push(AgUiEvent::ReasoningEnd { message_id });
+        }
         Show::ToolStart {
             turn,
             call_id,
@@ -276,7 +338,6 @@ fn push(run_id: &str, state: &mut Ids, show: Show<'_>, out: &mut Vec<AgUiEvent>)
             state.shared = Some(next);
         }
         Show::Output(value) => state.output = Some(value),
-        Show::TextStart { .. } | Show::TextDelta { .. } | Show::TextEnd { .. } => {}
     }
 }
 

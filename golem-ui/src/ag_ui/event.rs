@@ -78,6 +78,35 @@ pub enum AgUiEvent {
         /// The message.
         message_id: String,
     },
+    /// A span of the model's reasoning opens (one per reasoning part).
+    ReasoningStart {
+        /// The span: the id of the reasoning message it holds.
+        message_id: String,
+    },
+    /// A reasoning message starts.
+    ReasoningMessageStart {
+        /// The message.
+        message_id: String,
+        /// Always `reasoning`.
+        role: Role,
+    },
+    /// More reasoning (never empty).
+    ReasoningMessageContent {
+        /// The message.
+        message_id: String,
+        /// The reasoning text that arrived.
+        delta: String,
+    },
+    /// The reasoning message is complete.
+    ReasoningMessageEnd {
+        /// The message.
+        message_id: String,
+    },
+    /// The span of reasoning closes.
+    ReasoningEnd {
+        /// The span.
+        message_id: String,
+    },
     /// A tool call starts.
     ToolCallStart {
         /// The call.
@@ -142,13 +171,15 @@ pub enum Outcome {
     },
 }
 
-/// The role of a streamed message: golem streams assistant messages.
+/// The role of a streamed message: golem streams assistant messages, and reasoning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Role {
     /// The assistant.
     Assistant,
+    /// The model's reasoning.
+    Reasoning,
 }
 
 /// A call that waits for the user's approval, as an AG-UI interrupt. The answer comes back

@@ -69,6 +69,31 @@ impl<O: Output> Encoder<O> {
         self
     }
 
+    /// Leaves the model's reasoning out; it is sent by default, as `reasoning-*` chunks.
+    ///
+    /// ```
+    /// use golem::model::{ModelResponse, ResponsePart, ThinkingPart};
+    /// use golem::RunEvent;
+    /// use golem_ui::ai_sdk::Encoder;
+    ///
+    /// let response = ModelResponse::new(vec![
+    ///     ResponsePart::Thinking(ThinkingPart::new("Easy.")),
+    ///     ResponsePart::text("Hi!"),
+    /// ]);
+    /// let mut encoder = Encoder::<String>::new("msg-1").without_reasoning();
+    /// let mut out = Vec::new();
+    /// encoder.event(&RunEvent::RequestSent { turn: 1 }, &mut out);
+    /// encoder.event(&RunEvent::ResponseReceived { turn: 1, response }, &mut out);
+    /// let json = serde_json::to_string(&out)?;
+    /// assert!(json.contains("Hi!") && !json.contains("Easy."));
+    /// # Ok::<_, serde_json::Error>(())
+    /// ```
+    #[must_use]
+    pub fn without_reasoning(mut self) -> Self {
+        self.view.hide_reasoning();
+        self
+    }
+
     /// Reports the structured answer as it fills in, as `data-partial-output` parts.
     #[must_use]
     pub fn with_partial_output(mut self) -> Self

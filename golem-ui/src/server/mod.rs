@@ -79,6 +79,7 @@ pub struct ChatServer<Deps, O: Output, S> {
     store: S,
     body_limit: usize,
     rejections: Rejections,
+    reasoning: bool,
     output_tool: Option<String>,
     partial: Option<Render<O::Partial>>,
     output: Option<Render<O>>,
@@ -107,6 +108,7 @@ where
             store,
             body_limit: DEFAULT_BODY_LIMIT,
             rejections: Rejections::Shown,
+            reasoning: true,
             output_tool: None,
             partial: None,
             output: None,
@@ -124,6 +126,13 @@ where
     #[must_use]
     pub fn rejections(mut self, rejections: Rejections) -> Self {
         self.rejections = rejections;
+        self
+    }
+
+    /// Leaves the model's reasoning out of both protocols; it is sent by default.
+    #[must_use]
+    pub fn without_reasoning(mut self) -> Self {
+        self.reasoning = false;
         self
     }
 
@@ -286,6 +295,9 @@ where
     }
 
     fn configure(&self, view: &mut crate::view::RunView<O>) {
+        if !self.reasoning {
+            view.hide_reasoning();
+        }
         if let Some(name) = &self.output_tool {
             view.set_output_tool(name.clone());
         }

@@ -3,7 +3,9 @@
 #![allow(dead_code, unreachable_pub)]
 
 use golem::model::function::FunctionModel;
-use golem::model::{Message, ModelResponse, ResponseDelta, StreamEvent};
+use golem::model::{
+    Message, ModelResponse, ResponseDelta, ResponsePart, StreamEvent, ThinkingPart,
+};
 use golem::tool::FunctionTool;
 use golem::{Agent, ModelRetry, RunContext};
 
@@ -152,4 +154,38 @@ pub fn waiter() -> Agent<(), String> {
         .tool(wait)
         .build()
         .expect("the agent builds")
+}
+
+/// An agent whose model thinks before it answers: streamed ("Two", " dice."), then the
+/// text "Six."; asked again (a second message), it answers with a whole, unstreamed
+/// thinking part and text.
+pub fn thinker() -> Agent<(), String> {
+    let model = FunctionModel::new_stream(|messages: &[Message], _| {
+        let answer = ModelResponse::new(vec![
+            ResponsePart::Thinking(ThinkingPart::new("Two dice.")),
+            ResponsePart::text("Six."),
+        ]);
+        if messages.len() > 1 {
+            return vec![StreamEvent::Done(ModelResponse::new(vec![
+                ResponsePart::Thinking(ThinkingPart::new("Again.")),
+                ResponsePart::text("Five."),
+            ]))];
+        }
+        let thinking = |text: &str| {
+            StreamEvent::Delta(ResponseDelta::Thinking {
+                part: 0,
+                text: text.into(),
+            })
+        };
+        vec![
+            thinking("Two"),
+            thinking(" dice."),
+            StreamEvent::Delta(ResponseDelta::Text {
+                part: 1,
+                text: "Six.".into(),
+            }),
+            StreamEvent::Done(answer),
+        ]
+    });
+    Agent::builder(model).build().expect("the agent builds")
 }

@@ -209,3 +209,20 @@ async fn partial_output_fills_in_for_both_clients() {
         })
     );
 }
+
+#[tokio::test]
+async fn ag_ui_http_agent_reads_reasoning() {
+    let (url, _dir) = serve(common::thinker()).await;
+    let messages = node("ag_ui.mjs", &url, "reasoning").await;
+    assert_eq!(
+        messages,
+        json!({"messages": [
+            {"id": "u1", "role": "user", "content": "Roll?"},
+            {"id": "r1-1-0", "role": "reasoning", "content": "Two dice."},
+            {"id": "r1-1-1", "role": "assistant", "content": "Six."},
+            {"id": "u2", "role": "user", "content": "Again?"},
+            {"id": "r2-1-0", "role": "reasoning", "content": "Again."},
+            {"id": "r2-1-1", "role": "assistant", "content": "Five."},
+        ]})
+    );
+}

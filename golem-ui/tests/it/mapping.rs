@@ -3,6 +3,7 @@
 use crate::common;
 
 use futures_util::StreamExt;
+use golem::model::{ModelResponse, ResponsePart, ThinkingPart};
 use golem::output::Output;
 use golem::{AgentRun, RunEvent};
 use golem_ui::{Rejections, ag_ui, ai_sdk};
@@ -339,5 +340,90 @@ fn sse_framing_and_the_stream_header() {
     assert_eq!(
         ai_sdk::sse(&ai_sdk::UiChunk::Finish),
         "data: {\"type\":\"finish\"}\n\n"
+    );
+}
+
+#[tokio::test]
+async fn reasoning_streams_as_reasoning_parts_and_messages() {
+    let mut run = common::thinker().start("Roll?", ());
+    let (events, error) = drive(&mut run).await;
+    assert_eq!(error, None);
+    assert_eq!(
+        ai_sdk_lines(ai_sdk::Encoder::new("m1"), &events),
+        [
+            r#"{"type":"start","messageId":"m1"}"#,
+            r#"{"type":"start-step"}"#,
+            r#"{"type":"reasoning-start","id":"1-0"}"#,
+            r#"{"type":"reasoning-delta","id":"1-0","delta":"Two"}"#,
+            r#"{"type":"reasoning-delta","id":"1-0","delta":" dice."}"#,
+            r#"{"type":"text-start","id":"1-1"}"#,
+            r#"{"type":"text-delta","id":"1-1","delta":"Six."}"#,
+            r#"{"type":"reasoning-end","id":"1-0"}"#,
+            r#"{"type":"text-end","id":"1-1"}"#,
+            r#"{"type":"finish-step"}"#,
+            r#"{"type":"finish"}"#,
+        ]
+    );
+    assert_eq!(
+        ag_ui_lines(ag_ui::Encoder::new("t1", "r1"), &events),
+        [
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}"#,
+            r#"{"type":"STEP_STARTED","stepName":"turn-1"}"#,
+            r#"{"type":"REASONING_START","messageId":"r1-1-0"}"#,
+            r#"{"type":"REASONING_MESSAGE_START","messageId":"r1-1-0","role":"reasoning"}"#,
+            r#"{"type":"REASONING_MESSAGE_CONTENT","messageId":"r1-1-0","delta":"Two"}"#,
+            r#"{"type":"REASONING_MESSAGE_CONTENT","messageId":"r1-1-0","delta":" dice."}"#,
+            r#"{"type":"TEXT_MESSAGE_START","messageId":"r1-1-1","role":"assistant"}"#,
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"r1-1-1","delta":"Six."}"#,
+            r#"{"type":"REASONING_MESSAGE_END","messageId":"r1-1-0"}"#,
+            r#"{"type":"REASONING_END","messageId":"r1-1-0"}"#,
+            r#"{"type":"TEXT_MESSAGE_END","messageId":"r1-1-1"}"#,
+            r#"{"type":"STEP_FINISHED","stepName":"turn-1"}"#,
+            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","outcome":{"type":"success"}}"#,
+        ]
+    );
+    let without = ag_ui_lines(ag_ui::Encoder::new("t1", "r1").without_reasoning(), &events);
+    assert!(
+        !without.iter().any(|line| line.contains("REASONING")),
+        "{without:#?}"
+    );
+    assert_eq!(without.len(), 7, "{without:#?}");
+    let without = ai_sdk_lines(ai_sdk::Encoder::new("m1").without_reasoning(), &events);
+    assert!(
+        !without.iter().any(|line| line.contains("reasoning")),
+        "{without:#?}"
+    );
+    assert_eq!(without.len(), 7, "{without:#?}");
+}
+
+#[test]
+fn a_whole_thinking_part_is_one_reasoning_message() {
+    let response = ModelResponse::new(vec![
+        ResponsePart::Thinking(ThinkingPart::new("Again.")),
+        ResponsePart::text("Five."),
+    ]);
+    let events = [
+        RunEvent::<String>::RequestSent { turn: 2 },
+        RunEvent::ResponseReceived { turn: 2, response },
+    ];
+    assert_eq!(
+        ag_ui_lines(ag_ui::Encoder::new("t1", "r2"), &events)[2..9],
+        [
+            r#"{"type":"REASONING_START","messageId":"r2-2-0"}"#,
+            r#"{"type":"REASONING_MESSAGE_START","messageId":"r2-2-0","role":"reasoning"}"#,
+            r#"{"type":"REASONING_MESSAGE_CONTENT","messageId":"r2-2-0","delta":"Again."}"#,
+            r#"{"type":"REASONING_MESSAGE_END","messageId":"r2-2-0"}"#,
+            r#"{"type":"REASONING_END","messageId":"r2-2-0"}"#,
+            r#"{"type":"TEXT_MESSAGE_START","messageId":"r2-2-1","role":"assistant"}"#,
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"r2-2-1","delta":"Five."}"#,
+        ]
+    );
+    assert_eq!(
+        ai_sdk_lines(ai_sdk::Encoder::new("m2"), &events)[2..5],
+        [
+            r#"{"type":"reasoning-start","id":"2-0"}"#,
+            r#"{"type":"reasoning-delta","id":"2-0","delta":"Again."}"#,
+            r#"{"type":"reasoning-end","id":"2-0"}"#,
+        ]
     );
 }
