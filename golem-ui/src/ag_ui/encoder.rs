@@ -5,7 +5,7 @@ use golem::output::Output;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::event::{AgUiEvent, Interrupt, Outcome, Role};
+use super::event::{AgUiEvent, Attributed, Interrupt, Outcome, Role};
 use crate::view::{RunView, Show, TextKind, call_input};
 use crate::{Rejections, rejection_json};
 
@@ -26,7 +26,10 @@ use crate::{Rejections, rejection_json};
 /// `result` of `RUN_FINISHED`. The model's reasoning is sent as reasoning messages, one
 /// span each (`REASONING_START`, `REASONING_MESSAGE_START` / `_CONTENT` / `_END`,
 /// `REASONING_END`, ids `"<run>-<turn>-<part>"`), unless
-/// [`without_reasoning`](Self::without_reasoning).
+/// [`without_reasoning`](Self::without_reasoning). An agent the run delegates to (an agent
+/// called as a tool) is shown while its call runs as AG-UI's subagent: `SUBAGENT_STARTED`,
+/// its events with `subagentRunId`, then `SUBAGENT_FINISHED` or `SUBAGENT_ERROR` (see
+/// [`without_nested_agents`](Self::without_nested_agents)).
 ///
 /// ```
 /// use golem::model::ModelResponse;
@@ -67,6 +70,8 @@ struct Ids {
     shared: Option<Value>,
     interrupts: Vec<Interrupt>,
     output: Option<Value>,
+    /// The delegated agents' runs: their ids and what each remembers.
+    agents: Vec<(String, Ids)>,
 }
 
 impl<O: Output> Encoder<O> {
@@ -92,6 +97,24 @@ impl<O: Output> Encoder<O> {
     #[must_use]
     pub fn output_tool_name(mut self, name: impl Into<String>) -> Self {
         self.view.set_output_tool(name.into());
+        self
+    }
+
+    /// Leaves out what the agents this run delegates to (agents called as tools) do while
+    /// their calls run; it is shown by default, as `SUBAGENT_STARTED`, its events
+    /// attributed to it (`subagentRunId`), and `SUBAGENT_FINISHED` or `SUBAGENT_ERROR`.
+    /// Their calls and results are shown either way.
+    ///
+    /// ```
+    /// use golem_ui::ag_ui::Encoder;
+    ///
+    /// // A server whose research agents write long reports shows the calls, not the reports.
+    /// let encoder = Encoder::<String>::new("thread-1", "run-1").without_nested_agents();
+    /// # drop(encoder);
+    /// ```
+    #[must_use]
+    pub fn without_nested_agents(mut self) -> Self {
+        self.view.hide_nested();
         self
     }
 
@@ -338,7 +361,54 @@ fn push(run_id: &str, state: &mut Ids, show: Show<'_>, out: &mut Vec<AgUiEvent>)
             state.shared = Some(next);
         }
         Show::Output(value) => state.output = Some(value),
+        Show::AgentStart { path } => {
+            let Some((last, parent)) = path.split_last() else {
+                return;
+            };
+            let id = subagent_run_id(run_id, path);
+            out.push(AgUiEvent::SubagentStarted {
+                subagent_run_id: id.clone(),
+                name: last.agent.clone(),
+                parent_tool_call_id: last.tool_call_id.clone(),
+                parent_subagent_run_id: match parent.is_empty() {
+                    true => None,
+                    false => Some(subagent_run_id(run_id, parent)),
+                },
+            });
+            state.agents.push((id, Ids::default()));
+        }
+        Show::Nested { path, item } => {
+            let id = subagent_run_id(run_id, path);
+            let Some((id, lane)) = state.agents.iter_mut().find(|(lane, _)| *lane == id) else {
+                return;
+            };
+            let mut events = Vec::new();
+            push(id, lane, *item, &mut events);
+            out.extend(
+                events
+                    .into_iter()
+                    .map(|event| AgUiEvent::Subagent(Attributed::new(id.clone(), event))),
+            );
+        }
+        Show::AgentEnd { path, output } => out.push(AgUiEvent::SubagentFinished {
+            subagent_run_id: subagent_run_id(run_id, path),
+            result: output.clone(),
+        }),
+        Show::AgentFailed { path, error } => out.push(AgUiEvent::SubagentError {
+            subagent_run_id: subagent_run_id(run_id, path),
+            message: error.to_owned(),
+        }),
     }
+}
+
+/// The id of the delegated run at `path`: `<run>-agent-<call>[-<call>...]`.
+fn subagent_run_id(run_id: &str, path: &[golem::run::AgentCall]) -> String {
+    let mut id = format!("{run_id}-agent");
+    for call in path {
+        id.push('-');
+        id.push_str(&call.tool_call_id);
+    }
+    id
 }
 
 /// The id of the assistant message of `turn`: its first text part's, or `<run>-<turn>`.

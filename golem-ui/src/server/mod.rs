@@ -80,6 +80,7 @@ pub struct ChatServer<Deps, O: Output, S> {
     body_limit: usize,
     rejections: Rejections,
     reasoning: bool,
+    nested: bool,
     output_tool: Option<String>,
     partial: Option<Render<O::Partial>>,
     output: Option<Render<O>>,
@@ -109,6 +110,7 @@ where
             body_limit: DEFAULT_BODY_LIMIT,
             rejections: Rejections::Shown,
             reasoning: true,
+            nested: true,
             output_tool: None,
             partial: None,
             output: None,
@@ -133,6 +135,14 @@ where
     #[must_use]
     pub fn without_reasoning(mut self) -> Self {
         self.reasoning = false;
+        self
+    }
+
+    /// Leaves out what delegated agents do while their calls run, in both protocols (see
+    /// the encoders' `without_nested_agents`); it is shown by default.
+    #[must_use]
+    pub fn without_nested_agents(mut self) -> Self {
+        self.nested = false;
         self
     }
 
@@ -297,6 +307,9 @@ where
     fn configure(&self, view: &mut crate::view::RunView<O>) {
         if !self.reasoning {
             view.hide_reasoning();
+        }
+        if !self.nested {
+            view.hide_nested();
         }
         if let Some(name) = &self.output_tool {
             view.set_output_tool(name.clone());

@@ -189,3 +189,80 @@ pub fn thinker() -> Agent<(), String> {
     });
     Agent::builder(model).build().expect("the agent builds")
 }
+
+#[golem::args]
+pub struct Task {
+    pub task: String,
+}
+
+/// An agent that delegates to `research`, an agent called as a tool (call `p1`), and then
+/// answers "It is 5.". The researcher calls `add` (call `k1`, unstreamed), then streams
+/// "Sum: " and "5." and answers "Sum: 5.".
+pub fn delegator() -> Agent<(), String> {
+    let researcher = FunctionModel::new_stream(|messages: &[Message], _| {
+        if messages.len() == 1 {
+            return vec![StreamEvent::Done(ModelResponse::tool_call(
+                "add",
+                r#"{"a":2,"b":3}"#,
+                "k1",
+            ))];
+        }
+        let text = |text: &str| {
+            StreamEvent::Delta(ResponseDelta::Text {
+                part: 0,
+                text: text.into(),
+            })
+        };
+        vec![
+            text("Sum: "),
+            text("5."),
+            StreamEvent::Done(ModelResponse::text("Sum: 5.")),
+        ]
+    });
+    let researcher = Agent::<(), String>::builder(researcher)
+        .tool(add())
+        .build()
+        .expect("the agent builds");
+    let model = FunctionModel::new(|messages: &[Message], _| match messages.len() {
+        1 => ModelResponse::tool_call("research", r#"{"task":"2 + 3"}"#, "p1"),
+        _ => ModelResponse::text("It is 5."),
+    });
+    Agent::builder(model)
+        .tool(researcher.as_tool(
+            "research",
+            "Researches a question.",
+            |_ctx: &RunContext<()>, task: Task| (task.task, ()),
+        ))
+        .build()
+        .expect("the agent builds")
+}
+
+/// [`delegator`], whose researcher calls `add` with a negative `a` and has no retries left:
+/// it fails, and the call is rejected with its error (`OnAgentError::Retry`).
+pub fn failing_delegator() -> Agent<(), String> {
+    let researcher = FunctionModel::new(|_: &[Message], _| {
+        ModelResponse::tool_call("add", r#"{"a":-1,"b":3}"#, "k1")
+    });
+    let researcher = Agent::<(), String>::builder(researcher)
+        .tool(add())
+        .tool_retries(0)
+        .build()
+        .expect("the agent builds");
+    let model = FunctionModel::new(|messages: &[Message], _| match messages.len() {
+        1 => ModelResponse::tool_call("research", r#"{"task":"2 + 3"}"#, "p1"),
+        _ => ModelResponse::text("No answer."),
+    });
+    Agent::builder(model)
+        .tool(
+            researcher
+                .as_tool(
+                    "research",
+                    "Researches a question.",
+                    |_ctx: &RunContext<()>, task: Task| (task.task, ()),
+                )
+                .on_error(golem::tool::OnAgentError::Retry),
+        )
+        .tool_retries(1)
+        .build()
+        .expect("the agent builds")
+}
