@@ -266,3 +266,38 @@ pub fn failing_delegator() -> Agent<(), String> {
         .build()
         .expect("the agent builds")
 }
+
+/// An agent that delegates to `research` (call `p1`), which delegates to `dice` (call
+/// `g1`), which answers "6"; then `research` answers "Rolled 6." and the run "Done.".
+/// None of it streamed.
+pub fn grand_delegator() -> Agent<(), String> {
+    let dice = Agent::<(), String>::builder(FunctionModel::new(|_: &[Message], _| {
+        ModelResponse::text("6")
+    }))
+    .build()
+    .expect("the agent builds");
+    let research = FunctionModel::new(|messages: &[Message], _| match messages.len() {
+        1 => ModelResponse::tool_call("dice", r#"{"task":"roll"}"#, "g1"),
+        _ => ModelResponse::text("Rolled 6."),
+    });
+    let research = Agent::<(), String>::builder(research)
+        .tool(
+            dice.as_tool("dice", "Rolls.", |_ctx: &RunContext<()>, task: Task| {
+                (task.task, ())
+            }),
+        )
+        .build()
+        .expect("the agent builds");
+    let model = FunctionModel::new(|messages: &[Message], _| match messages.len() {
+        1 => ModelResponse::tool_call("research", r#"{"task":"roll"}"#, "p1"),
+        _ => ModelResponse::text("Done."),
+    });
+    Agent::builder(model)
+        .tool(research.as_tool(
+            "research",
+            "Researches a question.",
+            |_ctx: &RunContext<()>, task: Task| (task.task, ()),
+        ))
+        .build()
+        .expect("the agent builds")
+}

@@ -555,3 +555,37 @@ async fn a_delegated_agent_that_fails_ends_in_an_error() {
         ]
     );
 }
+
+#[tokio::test]
+async fn an_agents_agent_is_nested_in_both_protocols() {
+    let mut run = common::grand_delegator().start("Roll?", ());
+    let (events, error) = drive(&mut run).await;
+    assert_eq!(error, None);
+    let lines = ag_ui_lines(ag_ui::Encoder::new("t1", "r1"), &events);
+    let at = |line: &str| {
+        lines
+            .iter()
+            .position(|l| l == line)
+            .unwrap_or_else(|| panic!("{line} in {lines:#?}"))
+    };
+    let started = at(
+        r#"{"type":"SUBAGENT_STARTED","subagentRunId":"r1-agent-p1-g1","name":"dice","parentToolCallId":"g1","parentSubagentRunId":"r1-agent-p1"}"#,
+    );
+    let text = at(
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"r1-agent-p1-g1-1-0","delta":"6","subagentRunId":"r1-agent-p1-g1"}"#,
+    );
+    let finished =
+        at(r#"{"type":"SUBAGENT_FINISHED","subagentRunId":"r1-agent-p1-g1","result":"6"}"#);
+    let result = at(
+        r#"{"type":"TOOL_CALL_RESULT","messageId":"r1-agent-p1-result-g1","toolCallId":"g1","content":"6","subagentRunId":"r1-agent-p1"}"#,
+    );
+    let outer =
+        at(r#"{"type":"SUBAGENT_FINISHED","subagentRunId":"r1-agent-p1","result":"Rolled 6."}"#);
+    assert!(started < text && text < finished && finished < result && result < outer);
+
+    let lines = ai_sdk_lines(ai_sdk::Encoder::new("m1"), &events);
+    let nested = r#"{"type":"tool-output-available","toolCallId":"p1","output":{"role":"assistant","parts":[{"type":"step-start"},{"type":"tool-dice","toolCallId":"g1","state":"output-available","input":{"task":"roll"},"output":{"role":"assistant","parts":[{"type":"step-start"},{"type":"text","text":"6","state":"done"}]},"preliminary":true}]},"preliminary":true}"#;
+    assert!(lines.iter().any(|line| line == nested), "{lines:#?}");
+    let done = r#"{"type":"tool-output-available","toolCallId":"p1","output":{"role":"assistant","parts":[{"type":"step-start"},{"type":"tool-dice","toolCallId":"g1","state":"output-available","input":{"task":"roll"},"output":"6"},{"type":"step-start"},{"type":"text","text":"Rolled 6.","state":"done"}]},"preliminary":true}"#;
+    assert!(lines.iter().any(|line| line == done), "{lines:#?}");
+}
