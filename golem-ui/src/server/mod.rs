@@ -132,6 +132,17 @@ where
     }
 
     /// Leaves the model's reasoning out of both protocols; it is sent by default.
+    ///
+    /// ```
+    /// use golem::Agent;
+    /// use golem_ui::server::ChatServer;
+    /// use golem_ui::thread::ThreadStore;
+    ///
+    /// // A server that keeps the model's reasoning to itself.
+    /// fn routes<S: ThreadStore>(agent: Agent<(), String>, store: S) -> axum::Router {
+    ///     ChatServer::new(agent, (), store).without_reasoning().router()
+    /// }
+    /// ```
     #[must_use]
     pub fn without_reasoning(mut self) -> Self {
         self.reasoning = false;
@@ -140,6 +151,17 @@ where
 
     /// Leaves out what delegated agents do while their calls run, in both protocols (see
     /// the encoders' `without_nested_agents`); it is shown by default.
+    ///
+    /// ```
+    /// use golem::Agent;
+    /// use golem_ui::server::ChatServer;
+    /// use golem_ui::thread::ThreadStore;
+    ///
+    /// // A server that shows delegated agents' calls and results, not their work.
+    /// fn routes<S: ThreadStore>(agent: Agent<(), String>, store: S) -> axum::Router {
+    ///     ChatServer::new(agent, (), store).without_nested_agents().router()
+    /// }
+    /// ```
     #[must_use]
     pub fn without_nested_agents(mut self) -> Self {
         self.nested = false;
