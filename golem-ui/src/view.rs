@@ -9,9 +9,9 @@
 use std::collections::HashMap;
 
 use golem::RunEvent;
-use golem::model::{ResponseDelta, ResponsePart, ToolCallPart};
+use golem::model::{ModelResponse, ResponseDelta, ResponsePart, ToolCallPart};
 use golem::output::Output;
-use golem::run::{Rejection, ToolOutcome};
+use golem::run::{AgentCall, NestedEvent, Rejection, ToolOutcome};
 use serde_json::Value;
 
 /// Whether rejected rounds reach the UI.
@@ -95,6 +95,26 @@ pub(crate) enum Show<'e> {
     Partial { turn: u32, value: Value },
     /// The run's output, as JSON.
     Output(Value),
+    /// An agent this run delegated to starts (its first event arrived): the calls down to
+    /// it, outermost first.
+    AgentStart { path: &'e [AgentCall] },
+    /// What the delegated agent at `path` shows: never an approval, partial output or
+    /// output, and never itself nested (each agent has its own path).
+    Nested {
+        path: &'e [AgentCall],
+        item: Box<Show<'e>>,
+    },
+    /// The delegated agent finished with this output; its call's result follows.
+    AgentEnd {
+        path: &'e [AgentCall],
+        output: &'e Value,
+    },
+    /// The delegated agent did not finish: its call failed, was rejected or denied, or the
+    /// stream ended while it ran. `error` is what its call's result shows.
+    AgentFailed {
+        path: &'e [AgentCall],
+        error: &'e str,
+    },
 }
 
 /// A tool call's arguments as a JSON value: parsed, or the text itself when it is not JSON.
@@ -108,6 +128,8 @@ pub(crate) type Render<T> = fn(&T) -> Option<Value>;
 /// What a UI shows of one stream of a run: see the module docs.
 pub(crate) struct RunView<O: Output> {
     rejections: Rejections,
+    /// Whether the model's reasoning is shown.
+    reasoning: bool,
     output_tool: String,
     partial: Option<Render<O::Partial>>,
     output: Option<Render<O>>,
@@ -122,6 +144,17 @@ pub(crate) struct RunView<O: Output> {
     calls: Vec<(usize, String, bool)>,
     /// Calls held back until their outcome is known (rejections hidden), by id.
     held: HashMap<String, ToolCallPart>,
+    /// Whether the agents this run delegates to are shown.
+    nested: bool,
+    /// The delegated agents seen so far, at any depth, in the order they started.
+    agents: Vec<Delegated<O>>,
+}
+
+/// A delegated agent: where it runs, its own view, and whether it ended.
+struct Delegated<O: Output> {
+    path: Vec<AgentCall>,
+    view: RunView<O>,
+    ended: bool,
 }
 
 impl<O: Output> std::fmt::Debug for RunView<O> {
@@ -138,6 +171,7 @@ impl<O: Output> RunView<O> {
     pub(crate) fn new() -> Self {
         RunView {
             rejections: Rejections::Shown,
+            reasoning: true,
             output_tool: golem::DEFAULT_OUTPUT_TOOL_NAME.to_owned(),
             partial: None,
             output: None,
@@ -146,11 +180,34 @@ impl<O: Output> RunView<O> {
             open: Vec::new(),
             calls: Vec::new(),
             held: HashMap::new(),
+            nested: true,
+            agents: Vec::new(),
         }
+    }
+
+    /// The view of an agent this one delegates to: shown as this one is.
+    fn child(&self) -> Self {
+        let mut view = RunView::new();
+        view.rejections = self.rejections;
+        view.reasoning = self.reasoning;
+        view
+    }
+
+    pub(crate) fn hide_nested(&mut self) {
+        self.nested = false;
+    }
+
+    /// Whether the UI sees the call `id` while it runs: not while it is held back.
+    fn shows_call(&self, id: &str) -> bool {
+        !self.held.contains_key(id)
     }
 
     pub(crate) fn set_rejections(&mut self, rejections: Rejections) {
         self.rejections = rejections;
+    }
+
+    pub(crate) fn hide_reasoning(&mut self) {
+        self.reasoning = false;
     }
 
     pub(crate) fn set_output_tool(&mut self, name: String) {
@@ -165,15 +222,40 @@ impl<O: Output> RunView<O> {
         self.output = Some(render);
     }
 
+    fn shows(&self, kind: TextKind) -> bool {
+        kind == TextKind::Text || self.reasoning
+    }
+
     fn hidden(&self) -> bool {
         self.rejections == Rejections::Hidden
     }
 
     /// Closes the step that is open, if one is.
     pub(crate) fn end_step(&mut self, show: &mut impl FnMut(Show<'_>)) {
+        self.close_agents(show);
         self.close_parts(show);
         if let Some(turn) = self.step.take() {
             show(Show::StepEnd { turn });
+        }
+    }
+
+    /// Ends the delegated agents still running, as not finished. Not generic over `show`,
+    /// which each level of delegation wraps: a generic one would be instantiated without end.
+    fn close_agents(&mut self, show: &mut dyn FnMut(Show<'_>)) {
+        for Delegated { path, view, ended } in &mut self.agents {
+            if !*ended {
+                *ended = true;
+                view.end_step(&mut |item| {
+                    show(Show::Nested {
+                        path,
+                        item: Box::new(item),
+                    })
+                });
+                show(Show::AgentFailed {
+                    path,
+                    error: AGENT_UNFINISHED,
+                });
+            }
         }
     }
 
@@ -187,29 +269,9 @@ impl<O: Output> RunView<O> {
     /// What `event` shows, passed to `show` in order.
     pub(crate) fn event(&mut self, event: &RunEvent<O>, show: &mut impl FnMut(Show<'_>)) {
         match event {
-            RunEvent::RequestSent { turn } => {
-                self.end_step(show);
-                self.step = Some(*turn);
-                self.streamed = false;
-                self.calls.clear();
-                show(Show::StepStart { turn: *turn });
-            }
+            RunEvent::RequestSent { turn } => self.request_sent(*turn, show),
             RunEvent::Delta { turn, delta } => self.delta(*turn, delta, show),
-            RunEvent::ResponseReceived { turn, response } => {
-                self.close_parts(show);
-                for (index, part) in response.parts.iter().enumerate() {
-                    match part {
-                        ResponsePart::Text(text) if !self.streamed => {
-                            self.whole(TextKind::Text, *turn, index, &text.content, show);
-                        }
-                        ResponsePart::Thinking(thinking) if !self.streamed => {
-                            self.whole(TextKind::Reasoning, *turn, index, &thinking.content, show);
-                        }
-                        ResponsePart::ToolCall(call) => self.response_call(*turn, call, show),
-                        _ => {}
-                    }
-                }
-            }
+            RunEvent::ResponseReceived { turn, response } => self.response(*turn, response, show),
             RunEvent::ApprovalRequired { calls, .. } => {
                 for call in calls {
                     if let Some(held) = self.held.remove(&call.tool_call_id) {
@@ -219,8 +281,12 @@ impl<O: Output> RunView<O> {
                 }
                 self.end_step(show);
             }
-            RunEvent::ToolCallFinished { call, outcome, .. } => self.outcome(call, outcome, show),
+            RunEvent::ToolCallFinished { call, outcome, .. } => {
+                self.agent_outcome(&[], call, outcome, show);
+                self.outcome(call, outcome, show);
+            }
             RunEvent::Rejected(rejection) if !self.hidden() => show(Show::Rejected(rejection)),
+            RunEvent::Agent(agent) if self.nested => self.agent(&agent.path, &agent.event, show),
             RunEvent::PartialOutput { turn, partial } => {
                 if let Some(value) = self.partial.and_then(|render| render(partial)) {
                     show(Show::Partial { turn: *turn, value });
@@ -234,6 +300,137 @@ impl<O: Output> RunView<O> {
             }
             _ => {}
         }
+    }
+
+    fn request_sent(&mut self, turn: u32, show: &mut impl FnMut(Show<'_>)) {
+        self.end_step(show);
+        self.step = Some(turn);
+        self.streamed = false;
+        self.calls.clear();
+        show(Show::StepStart { turn });
+    }
+
+    fn response(&mut self, turn: u32, response: &ModelResponse, show: &mut impl FnMut(Show<'_>)) {
+        self.close_parts(show);
+        for (index, part) in response.parts.iter().enumerate() {
+            match part {
+                ResponsePart::Text(text) if !self.streamed => {
+                    self.whole(TextKind::Text, turn, index, &text.content, show);
+                }
+                ResponsePart::Thinking(thinking) if !self.streamed => {
+                    self.whole(TextKind::Reasoning, turn, index, &thinking.content, show);
+                }
+                ResponsePart::ToolCall(call) => self.response_call(turn, call, show),
+                _ => {}
+            }
+        }
+    }
+
+    /// What a delegated agent's `event` shows in this view, the agent's own.
+    fn nested_event(&mut self, event: &NestedEvent, show: &mut impl FnMut(Show<'_>)) {
+        match event {
+            NestedEvent::RequestSent { turn } => self.request_sent(*turn, show),
+            NestedEvent::Delta { turn, delta } => self.delta(*turn, delta, show),
+            NestedEvent::ResponseReceived { turn, response } => {
+                self.response(*turn, response, show);
+            }
+            NestedEvent::ToolCallFinished { call, outcome, .. } => {
+                self.outcome(call, outcome, show);
+            }
+            NestedEvent::Rejected(rejection) if !self.hidden() => {
+                show(Show::Rejected(rejection));
+            }
+            _ => {}
+        }
+    }
+
+    /// An event of the delegated agent at `path`: shown when its call is, in that agent's
+    /// own view, wrapped as [`Show::Nested`].
+    fn agent(&mut self, path: &[AgentCall], event: &NestedEvent, show: &mut impl FnMut(Show<'_>)) {
+        let Some((last, parent)) = path.split_last() else {
+            return;
+        };
+        let index = match self.agents.iter().position(|agent| agent.path == path) {
+            Some(index) => index,
+            None => {
+                let visible = match parent.is_empty() {
+                    true => self.shows_call(&last.tool_call_id),
+                    false => self.agents.iter().any(|agent| {
+                        agent.path == parent
+                            && !agent.ended
+                            && agent.view.shows_call(&last.tool_call_id)
+                    }),
+                };
+                if !visible {
+                    return;
+                }
+                let view = self.child();
+                self.agents.push(Delegated {
+                    path: path.to_vec(),
+                    view,
+                    ended: false,
+                });
+                show(Show::AgentStart { path });
+                self.agents.len() - 1
+            }
+        };
+        if let NestedEvent::ToolCallFinished { call, outcome, .. } = event {
+            self.agent_outcome(path, call, outcome, show);
+        }
+        let Delegated { view, ended, .. } = &mut self.agents[index];
+        if *ended {
+            return;
+        }
+        let mut nested = |item: Show<'_>| {
+            show(Show::Nested {
+                path,
+                item: Box::new(item),
+            })
+        };
+        match event {
+            NestedEvent::Finished { output } => {
+                *ended = true;
+                view.end_step(&mut nested);
+                show(Show::AgentEnd { path, output });
+            }
+            event => view.nested_event(event, &mut nested),
+        }
+    }
+
+    /// The call `call` of the agent at `parent` (this run, when empty) ended: the agent it
+    /// ran, if one still runs, ends with it.
+    fn agent_outcome(
+        &mut self,
+        parent: &[AgentCall],
+        call: &ToolCallPart,
+        outcome: &ToolOutcome,
+        show: &mut impl FnMut(Show<'_>),
+    ) {
+        let Some(Delegated { path, view, ended }) = self.agents.iter_mut().find(|agent| {
+            !agent.ended
+                && agent.path.len() == parent.len() + 1
+                && agent.path.starts_with(parent)
+                && agent.path[parent.len()].tool_call_id == call.tool_call_id
+        }) else {
+            return;
+        };
+        *ended = true;
+        view.end_step(&mut |item| {
+            show(Show::Nested {
+                path,
+                item: Box::new(item),
+            })
+        });
+        show(match outcome {
+            ToolOutcome::Returned(output) => Show::AgentEnd { path, output },
+            ToolOutcome::Rejected { feedback: error } | ToolOutcome::Denied { reason: error } => {
+                Show::AgentFailed { path, error }
+            }
+            _ => Show::AgentFailed {
+                path,
+                error: TOOL_FAILED,
+            },
+        });
     }
 
     fn delta(&mut self, turn: u32, delta: &ResponseDelta, show: &mut impl FnMut(Show<'_>)) {
@@ -283,7 +480,7 @@ impl<O: Output> RunView<O> {
         delta: &str,
         show: &mut impl FnMut(Show<'_>),
     ) {
-        if delta.is_empty() {
+        if delta.is_empty() || !self.shows(kind) {
             return;
         }
         if !self.open.contains(&(kind, part)) {
@@ -306,7 +503,7 @@ impl<O: Output> RunView<O> {
         text: &str,
         show: &mut impl FnMut(Show<'_>),
     ) {
-        if text.is_empty() {
+        if text.is_empty() || !self.shows(kind) {
             return;
         }
         show(Show::TextStart { kind, turn, part });
@@ -374,6 +571,9 @@ impl<O: Output> RunView<O> {
 /// What the UI sees of a call that failed with an error (not a rejection): the error itself
 /// stays on the server, where the run's error carries it.
 pub(crate) const TOOL_FAILED: &str = "the tool failed";
+
+/// What the UI sees of a delegated agent still running when the stream ended.
+pub(crate) const AGENT_UNFINISHED: &str = "the agent did not finish";
 
 fn show_input(turn: u32, call: &ToolCallPart, show: &mut impl FnMut(Show<'_>)) {
     show(Show::ToolInput {

@@ -5,7 +5,7 @@ use golem::output::Output;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::event::{AgUiEvent, Interrupt, Outcome, Role};
+use super::event::{AgUiEvent, Attributed, Interrupt, Outcome, Role};
 use crate::view::{RunView, Show, TextKind, call_input};
 use crate::{Rejections, rejection_json};
 
@@ -23,7 +23,13 @@ use crate::{Rejections, rejection_json};
 /// feedback); see [`Rejections`]. With [`with_partial_output`](Self::with_partial_output),
 /// a structured answer fills in the shared state under `output`: a `STATE_SNAPSHOT`, then
 /// `STATE_DELTA` patches. With [`with_output`](Self::with_output), the output is the
-/// `result` of `RUN_FINISHED`. Reasoning is not sent.
+/// `result` of `RUN_FINISHED`. The model's reasoning is sent as reasoning messages, one
+/// span each (`REASONING_START`, `REASONING_MESSAGE_START` / `_CONTENT` / `_END`,
+/// `REASONING_END`, ids `"<run>-<turn>-<part>"`), unless
+/// [`without_reasoning`](Self::without_reasoning). An agent the run delegates to (an agent
+/// called as a tool) is shown while its call runs as AG-UI's subagent: `SUBAGENT_STARTED`,
+/// its events with `subagentRunId`, then `SUBAGENT_FINISHED` or `SUBAGENT_ERROR` (see
+/// [`without_nested_agents`](Self::without_nested_agents)).
 ///
 /// ```
 /// use golem::model::ModelResponse;
@@ -64,6 +70,8 @@ struct Ids {
     shared: Option<Value>,
     interrupts: Vec<Interrupt>,
     output: Option<Value>,
+    /// The delegated agents' runs: their ids and what each remembers.
+    agents: Vec<(String, Ids)>,
 }
 
 impl<O: Output> Encoder<O> {
@@ -89,6 +97,49 @@ impl<O: Output> Encoder<O> {
     #[must_use]
     pub fn output_tool_name(mut self, name: impl Into<String>) -> Self {
         self.view.set_output_tool(name.into());
+        self
+    }
+
+    /// Leaves out what the agents this run delegates to (agents called as tools) do while
+    /// their calls run; it is shown by default, as `SUBAGENT_STARTED`, its events
+    /// attributed to it (`subagentRunId`), and `SUBAGENT_FINISHED` or `SUBAGENT_ERROR`.
+    /// Their calls and results are shown either way.
+    ///
+    /// ```
+    /// use golem_ui::ag_ui::Encoder;
+    ///
+    /// // A server whose research agents write long reports shows the calls, not the reports.
+    /// let encoder = Encoder::<String>::new("thread-1", "run-1").without_nested_agents();
+    /// # drop(encoder);
+    /// ```
+    #[must_use]
+    pub fn without_nested_agents(mut self) -> Self {
+        self.view.hide_nested();
+        self
+    }
+
+    /// Leaves the model's reasoning out; it is sent by default.
+    ///
+    /// ```
+    /// use golem::model::{ModelResponse, ResponsePart, ThinkingPart};
+    /// use golem::RunEvent;
+    /// use golem_ui::ag_ui::Encoder;
+    ///
+    /// let response = ModelResponse::new(vec![
+    ///     ResponsePart::Thinking(ThinkingPart::new("Easy.")),
+    ///     ResponsePart::text("Hi!"),
+    /// ]);
+    /// let mut encoder = Encoder::<String>::new("thread-1", "run-1").without_reasoning();
+    /// let mut out = Vec::new();
+    /// encoder.event(&RunEvent::RequestSent { turn: 1 }, &mut out);
+    /// encoder.event(&RunEvent::ResponseReceived { turn: 1, response }, &mut out);
+    /// let json = serde_json::to_string(&out)?;
+    /// assert!(json.contains("Hi!") && !json.contains("Easy."));
+    /// # Ok::<_, serde_json::Error>(())
+    /// ```
+    #[must_use]
+    pub fn without_reasoning(mut self) -> Self {
+        self.view.hide_reasoning();
         self
     }
 
@@ -202,6 +253,40 @@ fn push(run_id: &str, state: &mut Ids, show: Show<'_>, out: &mut Vec<AgUiEvent>)
         } => out.push(AgUiEvent::TextMessageEnd {
             message_id: format!("{run_id}-{turn}-{part}"),
         }),
+        Show::TextStart {
+            kind: TextKind::Reasoning,
+            turn,
+            part,
+        } => {
+            let message_id = format!("{run_id}-{turn}-{part}");
+            out.push(AgUiEvent::ReasoningStart {
+                message_id: message_id.clone(),
+            });
+            out.push(AgUiEvent::ReasoningMessageStart {
+                message_id,
+                role: Role::Reasoning,
+            });
+        }
+        Show::TextDelta {
+            kind: TextKind::Reasoning,
+            turn,
+            part,
+            delta,
+        } => out.push(AgUiEvent::ReasoningMessageContent {
+            message_id: format!("{run_id}-{turn}-{part}"),
+            delta: delta.to_owned(),
+        }),
+        Show::TextEnd {
+            kind: TextKind::Reasoning,
+            turn,
+            part,
+        } => {
+            let message_id = format!("{run_id}-{turn}-{part}");
+            out.push(AgUiEvent::ReasoningMessageEnd {
+                message_id: message_id.clone(),
+            });
+            out.push(AgUiEvent::ReasoningEnd { message_id });
+        }
         Show::ToolStart {
             turn,
             call_id,
@@ -276,8 +361,54 @@ fn push(run_id: &str, state: &mut Ids, show: Show<'_>, out: &mut Vec<AgUiEvent>)
             state.shared = Some(next);
         }
         Show::Output(value) => state.output = Some(value),
-        Show::TextStart { .. } | Show::TextDelta { .. } | Show::TextEnd { .. } => {}
+        Show::AgentStart { path } => {
+            let Some((last, parent)) = path.split_last() else {
+                return;
+            };
+            let id = subagent_run_id(run_id, path);
+            out.push(AgUiEvent::SubagentStarted {
+                subagent_run_id: id.clone(),
+                name: last.agent.clone(),
+                parent_tool_call_id: last.tool_call_id.clone(),
+                parent_subagent_run_id: match parent.is_empty() {
+                    true => None,
+                    false => Some(subagent_run_id(run_id, parent)),
+                },
+            });
+            state.agents.push((id, Ids::default()));
+        }
+        Show::Nested { path, item } => {
+            let id = subagent_run_id(run_id, path);
+            let Some((id, lane)) = state.agents.iter_mut().find(|(lane, _)| *lane == id) else {
+                return;
+            };
+            let mut events = Vec::new();
+            push(id, lane, *item, &mut events);
+            out.extend(
+                events
+                    .into_iter()
+                    .map(|event| AgUiEvent::Subagent(Attributed::new(id.clone(), event))),
+            );
+        }
+        Show::AgentEnd { path, output } => out.push(AgUiEvent::SubagentFinished {
+            subagent_run_id: subagent_run_id(run_id, path),
+            result: output.clone(),
+        }),
+        Show::AgentFailed { path, error } => out.push(AgUiEvent::SubagentError {
+            subagent_run_id: subagent_run_id(run_id, path),
+            message: error.to_owned(),
+        }),
     }
+}
+
+/// The id of the delegated run at `path`: `<run>-agent-<call>[-<call>...]`.
+fn subagent_run_id(run_id: &str, path: &[golem::run::AgentCall]) -> String {
+    let mut id = format!("{run_id}-agent");
+    for call in path {
+        id.push('-');
+        id.push_str(&call.tool_call_id);
+    }
+    id
 }
 
 /// The id of the assistant message of `turn`: its first text part's, or `<run>-<turn>`.

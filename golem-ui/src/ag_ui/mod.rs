@@ -9,7 +9,7 @@ mod event;
 mod request;
 
 pub use encoder::Encoder;
-pub use event::{AgUiEvent, Interrupt, Outcome, Role};
+pub use event::{AgUiEvent, Attributed, Interrupt, Outcome, Role};
 pub use request::{AgUiMessage, ResumeEntry, RunAgentInput};
 
 /// `event` as one SSE event: `data: <json>` and a blank line.

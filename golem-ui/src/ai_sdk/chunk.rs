@@ -97,12 +97,16 @@ pub enum UiChunk {
         /// The call's id.
         tool_call_id: String,
     },
-    /// The call returned.
+    /// The call returned; or, `preliminary`, what it shows while it runs (for an agent
+    /// called as a tool: its UI message so far), replaced by later outputs of the call.
     ToolOutputAvailable {
         /// The call's id.
         tool_call_id: String,
-        /// What it returned.
+        /// What it returned, or shows so far.
         output: Value,
+        /// Whether a later output replaces this one.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        preliminary: bool,
     },
     /// The call was rejected (the feedback the model got) or failed.
     ToolOutputError {

@@ -5,6 +5,7 @@ use golem::output::Output;
 use serde::Serialize;
 
 use super::chunk::{DataChunk, UiChunk};
+use super::trace::Traces;
 use crate::view::{RunView, Show, TextKind, call_input};
 use crate::{Rejections, rejection_json};
 
@@ -21,7 +22,9 @@ use crate::{Rejections, rejection_json};
 /// feedback (see [`Rejections`]). With [`with_partial_output`](Self::with_partial_output), a
 /// structured answer fills in as a `data-partial-output` part (one per turn, replaced as it
 /// grows); with [`with_output`](Self::with_output), the output ends the message as a
-/// `data-output` part.
+/// `data-output` part. An agent the run delegates to (an agent called as a tool) is shown
+/// while its call runs as preliminary outputs of the call, each the agent's UI message so
+/// far (see [`without_nested_agents`](Self::without_nested_agents)).
 ///
 /// ```
 /// use golem::model::ModelResponse;
@@ -43,6 +46,7 @@ use crate::{Rejections, rejection_json};
 pub struct Encoder<O: Output> {
     message_id: String,
     view: RunView<O>,
+    traces: Traces,
 }
 
 impl<O: Output> Encoder<O> {
@@ -51,6 +55,7 @@ impl<O: Output> Encoder<O> {
         Encoder {
             message_id: message_id.into(),
             view: RunView::new(),
+            traces: Traces::default(),
         }
     }
 
@@ -66,6 +71,49 @@ impl<O: Output> Encoder<O> {
     #[must_use]
     pub fn output_tool_name(mut self, name: impl Into<String>) -> Self {
         self.view.set_output_tool(name.into());
+        self
+    }
+
+    /// Leaves out what the agents this run delegates to (agents called as tools) do while
+    /// their calls run; it is shown by default, as preliminary outputs of its call
+    /// (`tool-output-available` with `preliminary: true`), each the agent's UI message so
+    /// far. Their calls and results are shown either way.
+    ///
+    /// ```
+    /// use golem_ui::ai_sdk::Encoder;
+    ///
+    /// // A server whose research agents write long reports shows the calls, not the reports.
+    /// let encoder = Encoder::<String>::new("msg-1").without_nested_agents();
+    /// # drop(encoder);
+    /// ```
+    #[must_use]
+    pub fn without_nested_agents(mut self) -> Self {
+        self.view.hide_nested();
+        self
+    }
+
+    /// Leaves the model's reasoning out; it is sent by default, as `reasoning-*` chunks.
+    ///
+    /// ```
+    /// use golem::model::{ModelResponse, ResponsePart, ThinkingPart};
+    /// use golem::RunEvent;
+    /// use golem_ui::ai_sdk::Encoder;
+    ///
+    /// let response = ModelResponse::new(vec![
+    ///     ResponsePart::Thinking(ThinkingPart::new("Easy.")),
+    ///     ResponsePart::text("Hi!"),
+    /// ]);
+    /// let mut encoder = Encoder::<String>::new("msg-1").without_reasoning();
+    /// let mut out = Vec::new();
+    /// encoder.event(&RunEvent::RequestSent { turn: 1 }, &mut out);
+    /// encoder.event(&RunEvent::ResponseReceived { turn: 1, response }, &mut out);
+    /// let json = serde_json::to_string(&out)?;
+    /// assert!(json.contains("Hi!") && !json.contains("Easy."));
+    /// # Ok::<_, serde_json::Error>(())
+    /// ```
+    #[must_use]
+    pub fn without_reasoning(mut self) -> Self {
+        self.view.hide_reasoning();
         self
     }
 
@@ -106,12 +154,15 @@ impl<O: Output> Encoder<O> {
 
     /// The chunks `event` adds to the message.
     pub fn event(&mut self, event: &RunEvent<O>, out: &mut Vec<UiChunk>) {
-        self.view.event(event, &mut |show| out.push_show(show));
+        let traces = &mut self.traces;
+        self.view
+            .event(event, &mut |show| out.push_show(traces, show));
     }
 
     /// The stream ended in a failure: the open step closes and the UI shows `error_text`.
     pub fn error(&mut self, error_text: impl Into<String>, out: &mut Vec<UiChunk>) {
-        self.view.end_step(&mut |show| out.push_show(show));
+        let traces = &mut self.traces;
+        self.view.end_step(&mut |show| out.push_show(traces, show));
         out.push(UiChunk::Error {
             error_text: error_text.into(),
         });
@@ -119,17 +170,32 @@ impl<O: Output> Encoder<O> {
 
     /// The message is complete: the run finished, paused for approval or failed.
     pub fn finish(&mut self, out: &mut Vec<UiChunk>) {
-        self.view.end_step(&mut |show| out.push_show(show));
+        let traces = &mut self.traces;
+        self.view.end_step(&mut |show| out.push_show(traces, show));
         out.push(UiChunk::Finish);
     }
 }
 
 trait PushShow {
-    fn push_show(&mut self, show: Show<'_>);
+    fn push_show(&mut self, traces: &mut Traces, show: Show<'_>);
 }
 
 impl PushShow for Vec<UiChunk> {
-    fn push_show(&mut self, show: Show<'_>) {
+    fn push_show(&mut self, traces: &mut Traces, show: Show<'_>) {
+        if let Show::AgentStart { .. }
+        | Show::Nested { .. }
+        | Show::AgentEnd { .. }
+        | Show::AgentFailed { .. } = show
+        {
+            if let Some((tool_call_id, output)) = traces.show(&show) {
+                self.push(UiChunk::ToolOutputAvailable {
+                    tool_call_id,
+                    output,
+                    preliminary: true,
+                });
+            }
+            return;
+        }
         let part_id = |turn: u32, part: usize| format!("{turn}-{part}");
         self.push(match show {
             Show::StepStart { .. } => UiChunk::StartStep,
@@ -183,6 +249,7 @@ impl PushShow for Vec<UiChunk> {
             Show::ToolOutput { call_id, output } => UiChunk::ToolOutputAvailable {
                 tool_call_id: call_id.to_owned(),
                 output: output.clone(),
+                preliminary: false,
             },
             Show::ToolError { call_id, error } => UiChunk::ToolOutputError {
                 tool_call_id: call_id.to_owned(),
@@ -206,6 +273,10 @@ impl PushShow for Vec<UiChunk> {
             Show::Output(value) => {
                 UiChunk::Data(DataChunk::new("output", Some("output".into()), value))
             }
+            Show::AgentStart { .. }
+            | Show::Nested { .. }
+            | Show::AgentEnd { .. }
+            | Show::AgentFailed { .. } => return,
         });
     }
 }

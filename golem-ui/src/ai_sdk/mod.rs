@@ -8,6 +8,7 @@
 mod chunk;
 mod encoder;
 mod request;
+mod trace;
 
 pub use chunk::{DataChunk, UiChunk};
 pub use encoder::Encoder;

@@ -79,6 +79,8 @@ pub struct ChatServer<Deps, O: Output, S> {
     store: S,
     body_limit: usize,
     rejections: Rejections,
+    reasoning: bool,
+    nested: bool,
     output_tool: Option<String>,
     partial: Option<Render<O::Partial>>,
     output: Option<Render<O>>,
@@ -107,6 +109,8 @@ where
             store,
             body_limit: DEFAULT_BODY_LIMIT,
             rejections: Rejections::Shown,
+            reasoning: true,
+            nested: true,
             output_tool: None,
             partial: None,
             output: None,
@@ -124,6 +128,43 @@ where
     #[must_use]
     pub fn rejections(mut self, rejections: Rejections) -> Self {
         self.rejections = rejections;
+        self
+    }
+
+    /// Leaves the model's reasoning out of both protocols; it is sent by default.
+    ///
+    /// ```
+    /// use golem::Agent;
+    /// use golem_ui::server::ChatServer;
+    /// use golem_ui::thread::ThreadStore;
+    ///
+    /// // A server that keeps the model's reasoning to itself.
+    /// fn routes<S: ThreadStore>(agent: Agent<(), String>, store: S) -> axum::Router {
+    ///     ChatServer::new(agent, (), store).without_reasoning().router()
+    /// }
+    /// ```
+    #[must_use]
+    pub fn without_reasoning(mut self) -> Self {
+        self.reasoning = false;
+        self
+    }
+
+    /// Leaves out what delegated agents do while their calls run, in both protocols (see
+    /// the encoders' `without_nested_agents`); it is shown by default.
+    ///
+    /// ```
+    /// use golem::Agent;
+    /// use golem_ui::server::ChatServer;
+    /// use golem_ui::thread::ThreadStore;
+    ///
+    /// // A server that shows delegated agents' calls and results, not their work.
+    /// fn routes<S: ThreadStore>(agent: Agent<(), String>, store: S) -> axum::Router {
+    ///     ChatServer::new(agent, (), store).without_nested_agents().router()
+    /// }
+    /// ```
+    #[must_use]
+    pub fn without_nested_agents(mut self) -> Self {
+        self.nested = false;
         self
     }
 
@@ -286,6 +327,12 @@ where
     }
 
     fn configure(&self, view: &mut crate::view::RunView<O>) {
+        if !self.reasoning {
+            view.hide_reasoning();
+        }
+        if !self.nested {
+            view.hide_nested();
+        }
         if let Some(name) = &self.output_tool {
             view.set_output_tool(name.clone());
         }

@@ -3,7 +3,9 @@
 #![allow(dead_code, unreachable_pub)]
 
 use golem::model::function::FunctionModel;
-use golem::model::{Message, ModelResponse, ResponseDelta, StreamEvent};
+use golem::model::{
+    Message, ModelResponse, ResponseDelta, ResponsePart, StreamEvent, ThinkingPart,
+};
 use golem::tool::FunctionTool;
 use golem::{Agent, ModelRetry, RunContext};
 
@@ -150,6 +152,152 @@ pub fn waiter() -> Agent<(), String> {
     });
     Agent::builder(model)
         .tool(wait)
+        .build()
+        .expect("the agent builds")
+}
+
+/// An agent whose model thinks before it answers: streamed ("Two", " dice."), then the
+/// text "Six."; asked again (a second message), it answers with a whole, unstreamed
+/// thinking part and text.
+pub fn thinker() -> Agent<(), String> {
+    let model = FunctionModel::new_stream(|messages: &[Message], _| {
+        let answer = ModelResponse::new(vec![
+            ResponsePart::Thinking(ThinkingPart::new("Two dice.")),
+            ResponsePart::text("Six."),
+        ]);
+        if messages.len() > 1 {
+            return vec![StreamEvent::Done(ModelResponse::new(vec![
+                ResponsePart::Thinking(ThinkingPart::new("Again.")),
+                ResponsePart::text("Five."),
+            ]))];
+        }
+        let thinking = |text: &str| {
+            StreamEvent::Delta(ResponseDelta::Thinking {
+                part: 0,
+                text: text.into(),
+            })
+        };
+        vec![
+            thinking("Two"),
+            thinking(" dice."),
+            StreamEvent::Delta(ResponseDelta::Text {
+                part: 1,
+                text: "Six.".into(),
+            }),
+            StreamEvent::Done(answer),
+        ]
+    });
+    Agent::builder(model).build().expect("the agent builds")
+}
+
+#[golem::args]
+pub struct Task {
+    pub task: String,
+}
+
+/// An agent that delegates to `research`, an agent called as a tool (call `p1`), and then
+/// answers "It is 5.". The researcher calls `add` (call `k1`, unstreamed), then streams
+/// "Sum: " and "5." and answers "Sum: 5.".
+pub fn delegator() -> Agent<(), String> {
+    let researcher = FunctionModel::new_stream(|messages: &[Message], _| {
+        if messages.len() == 1 {
+            return vec![StreamEvent::Done(ModelResponse::tool_call(
+                "add",
+                r#"{"a":2,"b":3}"#,
+                "k1",
+            ))];
+        }
+        let text = |text: &str| {
+            StreamEvent::Delta(ResponseDelta::Text {
+                part: 0,
+                text: text.into(),
+            })
+        };
+        vec![
+            text("Sum: "),
+            text("5."),
+            StreamEvent::Done(ModelResponse::text("Sum: 5.")),
+        ]
+    });
+    let researcher = Agent::<(), String>::builder(researcher)
+        .tool(add())
+        .build()
+        .expect("the agent builds");
+    let model = FunctionModel::new(|messages: &[Message], _| match messages.len() {
+        1 => ModelResponse::tool_call("research", r#"{"task":"2 + 3"}"#, "p1"),
+        _ => ModelResponse::text("It is 5."),
+    });
+    Agent::builder(model)
+        .tool(researcher.as_tool(
+            "research",
+            "Researches a question.",
+            |_ctx: &RunContext<()>, task: Task| (task.task, ()),
+        ))
+        .build()
+        .expect("the agent builds")
+}
+
+/// [`delegator`], whose researcher calls `add` with a negative `a` and has no retries left:
+/// it fails, and the call is rejected with its error (`OnAgentError::Retry`).
+pub fn failing_delegator() -> Agent<(), String> {
+    let researcher = FunctionModel::new(|_: &[Message], _| {
+        ModelResponse::tool_call("add", r#"{"a":-1,"b":3}"#, "k1")
+    });
+    let researcher = Agent::<(), String>::builder(researcher)
+        .tool(add())
+        .tool_retries(0)
+        .build()
+        .expect("the agent builds");
+    let model = FunctionModel::new(|messages: &[Message], _| match messages.len() {
+        1 => ModelResponse::tool_call("research", r#"{"task":"2 + 3"}"#, "p1"),
+        _ => ModelResponse::text("No answer."),
+    });
+    Agent::builder(model)
+        .tool(
+            researcher
+                .as_tool(
+                    "research",
+                    "Researches a question.",
+                    |_ctx: &RunContext<()>, task: Task| (task.task, ()),
+                )
+                .on_error(golem::tool::OnAgentError::Retry),
+        )
+        .tool_retries(1)
+        .build()
+        .expect("the agent builds")
+}
+
+/// An agent that delegates to `research` (call `p1`), which delegates to `dice` (call
+/// `g1`), which answers "6"; then `research` answers "Rolled 6." and the run "Done.".
+/// None of it streamed.
+pub fn grand_delegator() -> Agent<(), String> {
+    let dice = Agent::<(), String>::builder(FunctionModel::new(|_: &[Message], _| {
+        ModelResponse::text("6")
+    }))
+    .build()
+    .expect("the agent builds");
+    let research = FunctionModel::new(|messages: &[Message], _| match messages.len() {
+        1 => ModelResponse::tool_call("dice", r#"{"task":"roll"}"#, "g1"),
+        _ => ModelResponse::text("Rolled 6."),
+    });
+    let research = Agent::<(), String>::builder(research)
+        .tool(
+            dice.as_tool("dice", "Rolls.", |_ctx: &RunContext<()>, task: Task| {
+                (task.task, ())
+            }),
+        )
+        .build()
+        .expect("the agent builds");
+    let model = FunctionModel::new(|messages: &[Message], _| match messages.len() {
+        1 => ModelResponse::tool_call("research", r#"{"task":"roll"}"#, "p1"),
+        _ => ModelResponse::text("Done."),
+    });
+    Agent::builder(model)
+        .tool(research.as_tool(
+            "research",
+            "Researches a question.",
+            |_ctx: &RunContext<()>, task: Task| (task.task, ()),
+        ))
         .build()
         .expect("the agent builds")
 }

@@ -209,3 +209,83 @@ async fn partial_output_fills_in_for_both_clients() {
         })
     );
 }
+
+#[tokio::test]
+async fn ag_ui_http_agent_reads_reasoning() {
+    let (url, _dir) = serve(common::thinker()).await;
+    let messages = node("ag_ui.mjs", &url, "reasoning").await;
+    assert_eq!(
+        messages,
+        json!({"messages": [
+            {"id": "u1", "role": "user", "content": "Roll?"},
+            {"id": "r1-1-0", "role": "reasoning", "content": "Two dice."},
+            {"id": "r1-1-1", "role": "assistant", "content": "Six."},
+            {"id": "u2", "role": "user", "content": "Again?"},
+            {"id": "r2-1-0", "role": "reasoning", "content": "Again."},
+            {"id": "r2-1-1", "role": "assistant", "content": "Five."},
+        ]})
+    );
+}
+
+#[tokio::test]
+async fn both_clients_read_a_delegated_agent() {
+    let (url, _dir) = serve(common::delegator()).await;
+    let run = node("ai_sdk.mjs", &url, "agent").await;
+    let research = |state: &str, output: Value| {
+        json!({"type": "tool-research", "toolCallId": "p1", "state": state,
+               "input": {"task": "2 + 3"}, "output": output})
+    };
+    assert_eq!(
+        run["message"],
+        json!({"id": "agent-0", "role": "assistant", "parts": [
+            {"type": "step-start"},
+            research("output-available", json!("Sum: 5.")),
+            {"type": "step-start"},
+            {"type": "text", "text": "It is 5.", "state": "done"},
+        ]})
+    );
+    // Six preliminary outputs: the agent started, its call of `add` and its result, its
+    // text as it streams, then done.
+    let preliminary = run["preliminary"].as_array().expect("a list");
+    assert_eq!(preliminary.len(), 6, "{preliminary:#?}");
+    let mut last = research(
+        "output-available",
+        json!({"role": "assistant", "parts": [
+            {"type": "step-start"},
+            {"type": "tool-add", "toolCallId": "k1", "state": "output-available",
+             "input": {"a": 2, "b": 3}, "output": 5},
+            {"type": "step-start"},
+            {"type": "text", "text": "Sum: 5.", "state": "done"},
+        ]}),
+    );
+    last["preliminary"] = json!(true);
+    assert_eq!(preliminary[5], last);
+
+    let (url, _dir) = serve(common::delegator()).await;
+    let run = node("ag_ui.mjs", &url, "agent").await;
+    let call = |id: &str, name: &str, args: &str| json!([{"id": id, "type": "function", "function": {"name": name, "arguments": args}}]);
+    let child = "r1-agent-p1";
+    assert_eq!(
+        run,
+        json!({
+            "subagents": [
+                {"type": "SUBAGENT_STARTED", "subagentRunId": child, "name": "research",
+                 "parentToolCallId": "p1"},
+                {"type": "SUBAGENT_FINISHED", "subagentRunId": child, "result": "Sum: 5."},
+            ],
+            "messages": [
+                {"id": "u1", "role": "user", "content": "2 + 3?"},
+                {"id": "r1-1", "role": "assistant",
+                 "toolCalls": call("p1", "research", r#"{"task":"2 + 3"}"#)},
+                {"id": "r1-result-p1", "toolCallId": "p1", "role": "tool", "content": "Sum: 5."},
+                {"id": "r1-agent-p1-1", "role": "assistant",
+                 "toolCalls": call("k1", "add", r#"{"a":2,"b":3}"#), "subagentRunId": child},
+                {"id": "r1-agent-p1-result-k1", "toolCallId": "k1", "role": "tool",
+                 "content": "5", "subagentRunId": child},
+                {"id": "r1-agent-p1-2-0", "role": "assistant", "content": "Sum: 5.",
+                 "subagentRunId": child},
+                {"id": "r1-2-0", "role": "assistant", "content": "It is 5."},
+            ],
+        })
+    );
+}

@@ -3,6 +3,7 @@
 use crate::common;
 
 use futures_util::StreamExt;
+use golem::model::{ModelResponse, ResponsePart, ThinkingPart};
 use golem::output::Output;
 use golem::{AgentRun, RunEvent};
 use golem_ui::{Rejections, ag_ui, ai_sdk};
@@ -340,4 +341,251 @@ fn sse_framing_and_the_stream_header() {
         ai_sdk::sse(&ai_sdk::UiChunk::Finish),
         "data: {\"type\":\"finish\"}\n\n"
     );
+}
+
+#[tokio::test]
+async fn reasoning_streams_as_reasoning_parts_and_messages() {
+    let mut run = common::thinker().start("Roll?", ());
+    let (events, error) = drive(&mut run).await;
+    assert_eq!(error, None);
+    assert_eq!(
+        ai_sdk_lines(ai_sdk::Encoder::new("m1"), &events),
+        [
+            r#"{"type":"start","messageId":"m1"}"#,
+            r#"{"type":"start-step"}"#,
+            r#"{"type":"reasoning-start","id":"1-0"}"#,
+            r#"{"type":"reasoning-delta","id":"1-0","delta":"Two"}"#,
+            r#"{"type":"reasoning-delta","id":"1-0","delta":" dice."}"#,
+            r#"{"type":"text-start","id":"1-1"}"#,
+            r#"{"type":"text-delta","id":"1-1","delta":"Six."}"#,
+            r#"{"type":"reasoning-end","id":"1-0"}"#,
+            r#"{"type":"text-end","id":"1-1"}"#,
+            r#"{"type":"finish-step"}"#,
+            r#"{"type":"finish"}"#,
+        ]
+    );
+    assert_eq!(
+        ag_ui_lines(ag_ui::Encoder::new("t1", "r1"), &events),
+        [
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}"#,
+            r#"{"type":"STEP_STARTED","stepName":"turn-1"}"#,
+            r#"{"type":"REASONING_START","messageId":"r1-1-0"}"#,
+            r#"{"type":"REASONING_MESSAGE_START","messageId":"r1-1-0","role":"reasoning"}"#,
+            r#"{"type":"REASONING_MESSAGE_CONTENT","messageId":"r1-1-0","delta":"Two"}"#,
+            r#"{"type":"REASONING_MESSAGE_CONTENT","messageId":"r1-1-0","delta":" dice."}"#,
+            r#"{"type":"TEXT_MESSAGE_START","messageId":"r1-1-1","role":"assistant"}"#,
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"r1-1-1","delta":"Six."}"#,
+            r#"{"type":"REASONING_MESSAGE_END","messageId":"r1-1-0"}"#,
+            r#"{"type":"REASONING_END","messageId":"r1-1-0"}"#,
+            r#"{"type":"TEXT_MESSAGE_END","messageId":"r1-1-1"}"#,
+            r#"{"type":"STEP_FINISHED","stepName":"turn-1"}"#,
+            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","outcome":{"type":"success"}}"#,
+        ]
+    );
+    let without = ag_ui_lines(ag_ui::Encoder::new("t1", "r1").without_reasoning(), &events);
+    assert!(
+        !without.iter().any(|line| line.contains("REASONING")),
+        "{without:#?}"
+    );
+    assert_eq!(without.len(), 7, "{without:#?}");
+    let without = ai_sdk_lines(ai_sdk::Encoder::new("m1").without_reasoning(), &events);
+    assert!(
+        !without.iter().any(|line| line.contains("reasoning")),
+        "{without:#?}"
+    );
+    assert_eq!(without.len(), 7, "{without:#?}");
+}
+
+#[test]
+fn a_whole_thinking_part_is_one_reasoning_message() {
+    let response = ModelResponse::new(vec![
+        ResponsePart::Thinking(ThinkingPart::new("Again.")),
+        ResponsePart::text("Five."),
+    ]);
+    let events = [
+        RunEvent::<String>::RequestSent { turn: 2 },
+        RunEvent::ResponseReceived { turn: 2, response },
+    ];
+    assert_eq!(
+        ag_ui_lines(ag_ui::Encoder::new("t1", "r2"), &events)[2..9],
+        [
+            r#"{"type":"REASONING_START","messageId":"r2-2-0"}"#,
+            r#"{"type":"REASONING_MESSAGE_START","messageId":"r2-2-0","role":"reasoning"}"#,
+            r#"{"type":"REASONING_MESSAGE_CONTENT","messageId":"r2-2-0","delta":"Again."}"#,
+            r#"{"type":"REASONING_MESSAGE_END","messageId":"r2-2-0"}"#,
+            r#"{"type":"REASONING_END","messageId":"r2-2-0"}"#,
+            r#"{"type":"TEXT_MESSAGE_START","messageId":"r2-2-1","role":"assistant"}"#,
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"r2-2-1","delta":"Five."}"#,
+        ]
+    );
+    assert_eq!(
+        ai_sdk_lines(ai_sdk::Encoder::new("m2"), &events)[2..5],
+        [
+            r#"{"type":"reasoning-start","id":"2-0"}"#,
+            r#"{"type":"reasoning-delta","id":"2-0","delta":"Again."}"#,
+            r#"{"type":"reasoning-end","id":"2-0"}"#,
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_delegated_agent_shows_while_its_call_runs() {
+    let mut run = common::delegator().start("2 + 3?", ());
+    let (events, error) = drive(&mut run).await;
+    assert_eq!(error, None);
+    let preliminary = |parts: &str| {
+        format!(
+            r#"{{"type":"tool-output-available","toolCallId":"p1","output":{{"role":"assistant","parts":[{parts}]}},"preliminary":true}}"#
+        )
+    };
+    let add = r#"{"type":"step-start"},{"type":"tool-add","toolCallId":"k1","state":"output-available","input":{"a":2,"b":3},"output":5},{"type":"step-start"}"#;
+    assert_eq!(
+        ai_sdk_lines(ai_sdk::Encoder::new("m1"), &events),
+        [
+            r#"{"type":"start","messageId":"m1"}"#,
+            r#"{"type":"start-step"}"#,
+            r#"{"type":"tool-input-available","toolCallId":"p1","toolName":"research","input":{"task":"2 + 3"}}"#,
+            &preliminary(""),
+            &preliminary(
+                r#"{"type":"step-start"},{"type":"tool-add","toolCallId":"k1","state":"input-available","input":{"a":2,"b":3}}"#
+            ),
+            &preliminary(
+                r#"{"type":"step-start"},{"type":"tool-add","toolCallId":"k1","state":"output-available","input":{"a":2,"b":3},"output":5}"#
+            ),
+            &preliminary(&format!(
+                r#"{add},{{"type":"text","text":"Sum: ","state":"streaming"}}"#
+            )),
+            &preliminary(&format!(
+                r#"{add},{{"type":"text","text":"Sum: 5.","state":"streaming"}}"#
+            )),
+            &preliminary(&format!(
+                r#"{add},{{"type":"text","text":"Sum: 5.","state":"done"}}"#
+            )),
+            r#"{"type":"tool-output-available","toolCallId":"p1","output":"Sum: 5."}"#,
+            r#"{"type":"finish-step"}"#,
+            r#"{"type":"start-step"}"#,
+            r#"{"type":"text-start","id":"2-0"}"#,
+            r#"{"type":"text-delta","id":"2-0","delta":"It is 5."}"#,
+            r#"{"type":"text-end","id":"2-0"}"#,
+            r#"{"type":"finish-step"}"#,
+            r#"{"type":"finish"}"#,
+        ]
+    );
+    assert_eq!(
+        ag_ui_lines(ag_ui::Encoder::new("t1", "r1"), &events),
+        [
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}"#,
+            r#"{"type":"STEP_STARTED","stepName":"turn-1"}"#,
+            r#"{"type":"TOOL_CALL_START","toolCallId":"p1","toolCallName":"research","parentMessageId":"r1-1"}"#,
+            r#"{"type":"TOOL_CALL_ARGS","toolCallId":"p1","delta":"{\"task\":\"2 + 3\"}"}"#,
+            r#"{"type":"TOOL_CALL_END","toolCallId":"p1"}"#,
+            r#"{"type":"SUBAGENT_STARTED","subagentRunId":"r1-agent-p1","name":"research","parentToolCallId":"p1"}"#,
+            r#"{"type":"STEP_STARTED","stepName":"turn-1","subagentRunId":"r1-agent-p1"}"#,
+            r#"{"type":"TOOL_CALL_START","toolCallId":"k1","toolCallName":"add","parentMessageId":"r1-agent-p1-1","subagentRunId":"r1-agent-p1"}"#,
+            r#"{"type":"TOOL_CALL_ARGS","toolCallId":"k1","delta":"{\"a\":2,\"b\":3}","subagentRunId":"r1-agent-p1"}"#,
+            r#"{"type":"TOOL_CALL_END","toolCallId":"k1","subagentRunId":"r1-agent-p1"}"#,
+            r#"{"type":"TOOL_CALL_RESULT","messageId":"r1-agent-p1-result-k1","toolCallId":"k1","content":"5","subagentRunId":"r1-agent-p1"}"#,
+            r#"{"type":"STEP_FINISHED","stepName":"turn-1","subagentRunId":"r1-agent-p1"}"#,
+            r#"{"type":"STEP_STARTED","stepName":"turn-2","subagentRunId":"r1-agent-p1"}"#,
+            r#"{"type":"TEXT_MESSAGE_START","messageId":"r1-agent-p1-2-0","role":"assistant","subagentRunId":"r1-agent-p1"}"#,
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"r1-agent-p1-2-0","delta":"Sum: ","subagentRunId":"r1-agent-p1"}"#,
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"r1-agent-p1-2-0","delta":"5.","subagentRunId":"r1-agent-p1"}"#,
+            r#"{"type":"TEXT_MESSAGE_END","messageId":"r1-agent-p1-2-0","subagentRunId":"r1-agent-p1"}"#,
+            r#"{"type":"STEP_FINISHED","stepName":"turn-2","subagentRunId":"r1-agent-p1"}"#,
+            r#"{"type":"SUBAGENT_FINISHED","subagentRunId":"r1-agent-p1","result":"Sum: 5."}"#,
+            r#"{"type":"TOOL_CALL_RESULT","messageId":"r1-result-p1","toolCallId":"p1","content":"Sum: 5."}"#,
+            r#"{"type":"STEP_FINISHED","stepName":"turn-1"}"#,
+            r#"{"type":"STEP_STARTED","stepName":"turn-2"}"#,
+            r#"{"type":"TEXT_MESSAGE_START","messageId":"r1-2-0","role":"assistant"}"#,
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"r1-2-0","delta":"It is 5."}"#,
+            r#"{"type":"TEXT_MESSAGE_END","messageId":"r1-2-0"}"#,
+            r#"{"type":"STEP_FINISHED","stepName":"turn-2"}"#,
+            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","outcome":{"type":"success"}}"#,
+        ]
+    );
+    // Hidden: the call and its result only.
+    let hidden = ai_sdk_lines(ai_sdk::Encoder::new("m1").without_nested_agents(), &events);
+    assert!(
+        !hidden.iter().any(|line| line.contains("preliminary")),
+        "{hidden:#?}"
+    );
+    assert_eq!(hidden.len(), 11, "{hidden:#?}");
+    let hidden = ag_ui_lines(
+        ag_ui::Encoder::new("t1", "r1").without_nested_agents(),
+        &events,
+    );
+    assert!(
+        !hidden.iter().any(|line| line.contains("subagent")),
+        "{hidden:#?}"
+    );
+    assert_eq!(hidden.len(), 13, "{hidden:#?}");
+    // While rejections are hidden a call is shown once it ran, so its agent is not.
+    let held = ag_ui_lines(
+        ag_ui::Encoder::new("t1", "r1").rejections(Rejections::Hidden),
+        &events,
+    );
+    assert!(
+        !held.iter().any(|line| line.contains("subagent")),
+        "{held:#?}"
+    );
+}
+
+#[tokio::test]
+async fn a_delegated_agent_that_fails_ends_in_an_error() {
+    let mut run = common::failing_delegator().start("2 + 3?", ());
+    let (events, error) = drive(&mut run).await;
+    assert_eq!(error, None);
+    let lines = ag_ui_lines(ag_ui::Encoder::new("t1", "r1"), &events);
+    let failed = lines
+        .iter()
+        .position(|line| line.contains("SUBAGENT_ERROR"))
+        .expect("the agent's error");
+    let feedback = "The `research` agent failed: tool `add` was rejected and its retries are off. Change the request, or do without it.";
+    assert_eq!(
+        lines[failed - 1..failed + 2],
+        [
+            r#"{"type":"STEP_FINISHED","stepName":"turn-1","subagentRunId":"r1-agent-p1"}"#
+                .to_owned(),
+            format!(
+                r#"{{"type":"SUBAGENT_ERROR","subagentRunId":"r1-agent-p1","message":"{feedback}"}}"#
+            ),
+            format!(
+                r#"{{"type":"TOOL_CALL_RESULT","messageId":"r1-result-p1","toolCallId":"p1","content":"{feedback}"}}"#
+            ),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn an_agents_agent_is_nested_in_both_protocols() {
+    let mut run = common::grand_delegator().start("Roll?", ());
+    let (events, error) = drive(&mut run).await;
+    assert_eq!(error, None);
+    let lines = ag_ui_lines(ag_ui::Encoder::new("t1", "r1"), &events);
+    let at = |line: &str| {
+        lines
+            .iter()
+            .position(|l| l == line)
+            .unwrap_or_else(|| panic!("{line} in {lines:#?}"))
+    };
+    let started = at(
+        r#"{"type":"SUBAGENT_STARTED","subagentRunId":"r1-agent-p1-g1","name":"dice","parentToolCallId":"g1","parentSubagentRunId":"r1-agent-p1"}"#,
+    );
+    let text = at(
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"r1-agent-p1-g1-1-0","delta":"6","subagentRunId":"r1-agent-p1-g1"}"#,
+    );
+    let finished =
+        at(r#"{"type":"SUBAGENT_FINISHED","subagentRunId":"r1-agent-p1-g1","result":"6"}"#);
+    let result = at(
+        r#"{"type":"TOOL_CALL_RESULT","messageId":"r1-agent-p1-result-g1","toolCallId":"g1","content":"6","subagentRunId":"r1-agent-p1"}"#,
+    );
+    let outer =
+        at(r#"{"type":"SUBAGENT_FINISHED","subagentRunId":"r1-agent-p1","result":"Rolled 6."}"#);
+    assert!(started < text && text < finished && finished < result && result < outer);
+
+    let lines = ai_sdk_lines(ai_sdk::Encoder::new("m1"), &events);
+    let nested = r#"{"type":"tool-output-available","toolCallId":"p1","output":{"role":"assistant","parts":[{"type":"step-start"},{"type":"tool-dice","toolCallId":"g1","state":"output-available","input":{"task":"roll"},"output":{"role":"assistant","parts":[{"type":"step-start"},{"type":"text","text":"6","state":"done"}]},"preliminary":true}]},"preliminary":true}"#;
+    assert!(lines.iter().any(|line| line == nested), "{lines:#?}");
+    let done = r#"{"type":"tool-output-available","toolCallId":"p1","output":{"role":"assistant","parts":[{"type":"step-start"},{"type":"tool-dice","toolCallId":"g1","state":"output-available","input":{"task":"roll"},"output":"6"},{"type":"step-start"},{"type":"text","text":"Rolled 6.","state":"done"}]},"preliminary":true}"#;
+    assert!(lines.iter().any(|line| line == done), "{lines:#?}");
 }

@@ -2,7 +2,7 @@
 // rejects streams out of order. Prints the agent's messages (and the interrupt, for the
 // approval, the shared state for partial output) as JSON; exits non-zero on any protocol error.
 //
-//   node ag_ui.mjs <base-url> tools|approval|partial
+//   node ag_ui.mjs <base-url> tools|approval|partial|reasoning|agent
 import { HttpAgent } from '@ag-ui/client';
 
 const [base, scenario] = process.argv.slice(2);
@@ -45,6 +45,29 @@ if (scenario === 'tools') {
   const forecaster = agent('partial', 'Weather in Paris?');
   await run(forecaster, { runId: 'r1' });
   console.log(JSON.stringify({ state: forecaster.state, messages: forecaster.messages }));
+} else if (scenario === 'reasoning') {
+  // Streamed reasoning in the first run, a whole thinking part in the second.
+  const thinker = agent('reasoning', 'Roll?');
+  await run(thinker, { runId: 'r1' });
+  thinker.addMessage({ id: 'u2', role: 'user', content: 'Again?' });
+  await run(thinker, { runId: 'r2' });
+  console.log(JSON.stringify({ messages: thinker.messages }));
+} else if (scenario === 'agent') {
+  // The delegated agent's events, attributed to it, pass the verifier's subagent checks.
+  const delegator = agent('agent', '2 + 3?');
+  const subagents = [];
+  await delegator.runAgent(
+    { runId: 'r1' },
+    {
+      onSubagentStartedEvent({ event }) {
+        subagents.push(event);
+      },
+      onSubagentFinishedEvent({ event }) {
+        subagents.push(event);
+      },
+    },
+  );
+  console.log(JSON.stringify({ subagents, messages: delegator.messages }));
 } else {
   throw new Error(`unknown scenario ${scenario}`);
 }

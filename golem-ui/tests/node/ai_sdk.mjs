@@ -3,7 +3,7 @@
 // `useChat` validates with) and rebuilt into a UI message by `readUIMessageStream`.
 // Prints the rebuilt assistant messages as JSON; exits non-zero on any protocol error.
 //
-//   node ai_sdk.mjs <base-url> tools|approval|partial
+//   node ai_sdk.mjs <base-url> tools|approval|partial|agent
 import { parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema } from 'ai';
 
 const [base, scenario] = process.argv.slice(2);
@@ -33,6 +33,7 @@ async function send(body, message) {
     }),
   );
   let last;
+  preliminary = [];
   for await (const rebuilt of readUIMessageStream({
     message: message === undefined ? undefined : structuredClone(message),
     stream: chunks,
@@ -42,9 +43,15 @@ async function send(body, message) {
     },
   })) {
     last = rebuilt;
+    for (const part of rebuilt.parts) {
+      if (part.preliminary === true) preliminary.push(structuredClone(part));
+    }
   }
   return last;
 }
+
+/** The tool parts with a preliminary output, as the reader rebuilt them, in order. */
+let preliminary = [];
 
 const user = (text) => ({ id: 'u1', role: 'user', parts: [{ type: 'text', text }] });
 
@@ -66,6 +73,10 @@ if (scenario === 'tools') {
 } else if (scenario === 'partial') {
   const message = await send({ id: 'partial', messages: [user('Weather in Paris?')] });
   console.log(JSON.stringify([message]));
+} else if (scenario === 'agent') {
+  // A delegated agent's work arrives as preliminary outputs of its call, then its result.
+  const message = await send({ id: 'agent', messages: [user('2 + 3?')] });
+  console.log(JSON.stringify({ message, preliminary }));
 } else {
   throw new Error(`unknown scenario ${scenario}`);
 }
