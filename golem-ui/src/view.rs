@@ -245,18 +245,24 @@ impl<O: Output> RunView<O> {
         for Delegated { path, view, ended } in &mut self.agents {
             if !*ended {
                 *ended = true;
-                view.end_step(&mut |item| {
-                    show(Show::Nested {
-                        path,
-                        item: Box::new(item),
-                    })
-                });
+                view.end_nested(path, show);
                 show(Show::AgentFailed {
                     path,
                     error: AGENT_UNFINISHED,
                 });
             }
         }
+    }
+
+    /// Closes this view of the delegated agent at `path`, what it shows wrapped as
+    /// [`Show::Nested`].
+    fn end_nested(&mut self, path: &[AgentCall], show: &mut dyn FnMut(Show<'_>)) {
+        self.end_step(&mut |item| {
+            show(Show::Nested {
+                path,
+                item: Box::new(item),
+            })
+        });
     }
 
     fn close_parts(&mut self, show: &mut impl FnMut(Show<'_>)) {
@@ -415,12 +421,7 @@ impl<O: Output> RunView<O> {
             return;
         };
         *ended = true;
-        view.end_step(&mut |item| {
-            show(Show::Nested {
-                path,
-                item: Box::new(item),
-            })
-        });
+        view.end_nested(path, show);
         show(match outcome {
             ToolOutcome::Returned(output) => Show::AgentEnd { path, output },
             ToolOutcome::Rejected { feedback: error } | ToolOutcome::Denied { reason: error } => {

@@ -227,7 +227,7 @@ fn push(run_id: &str, state: &mut Ids, show: Show<'_>, out: &mut Vec<AgUiEvent>)
             turn,
             part,
         } => {
-            let message_id = format!("{run_id}-{turn}-{part}");
+            let message_id = part_id(run_id, turn, part);
             if state.turn != turn || state.message.is_none() {
                 state.turn = turn;
                 state.message = Some(message_id.clone());
@@ -243,7 +243,7 @@ fn push(run_id: &str, state: &mut Ids, show: Show<'_>, out: &mut Vec<AgUiEvent>)
             part,
             delta,
         } => out.push(AgUiEvent::TextMessageContent {
-            message_id: format!("{run_id}-{turn}-{part}"),
+            message_id: part_id(run_id, turn, part),
             delta: delta.to_owned(),
         }),
         Show::TextEnd {
@@ -251,14 +251,14 @@ fn push(run_id: &str, state: &mut Ids, show: Show<'_>, out: &mut Vec<AgUiEvent>)
             turn,
             part,
         } => out.push(AgUiEvent::TextMessageEnd {
-            message_id: format!("{run_id}-{turn}-{part}"),
+            message_id: part_id(run_id, turn, part),
         }),
         Show::TextStart {
             kind: TextKind::Reasoning,
             turn,
             part,
         } => {
-            let message_id = format!("{run_id}-{turn}-{part}");
+            let message_id = part_id(run_id, turn, part);
             out.push(AgUiEvent::ReasoningStart {
                 message_id: message_id.clone(),
             });
@@ -273,7 +273,7 @@ fn push(run_id: &str, state: &mut Ids, show: Show<'_>, out: &mut Vec<AgUiEvent>)
             part,
             delta,
         } => out.push(AgUiEvent::ReasoningMessageContent {
-            message_id: format!("{run_id}-{turn}-{part}"),
+            message_id: part_id(run_id, turn, part),
             delta: delta.to_owned(),
         }),
         Show::TextEnd {
@@ -281,7 +281,7 @@ fn push(run_id: &str, state: &mut Ids, show: Show<'_>, out: &mut Vec<AgUiEvent>)
             turn,
             part,
         } => {
-            let message_id = format!("{run_id}-{turn}-{part}");
+            let message_id = part_id(run_id, turn, part);
             out.push(AgUiEvent::ReasoningMessageEnd {
                 message_id: message_id.clone(),
             });
@@ -399,6 +399,11 @@ fn push(run_id: &str, state: &mut Ids, show: Show<'_>, out: &mut Vec<AgUiEvent>)
             message: error.to_owned(),
         }),
     }
+}
+
+/// The id of the message of a text or reasoning part: `<run>-<turn>-<part>`.
+fn part_id(run_id: &str, turn: u32, part: usize) -> String {
+    format!("{run_id}-{turn}-{part}")
 }
 
 /// The id of the delegated run at `path`: `<run>-agent-<call>[-<call>...]`.
