@@ -123,6 +123,16 @@ fn main() {
     criterion.final_summary();
 
     if golem_benches::is_bench_run() {
+        // `HTTP_PROFILE=golem|floor` runs that client alone, 2,000 runs, e.g. under callgrind
+        // with `--bench none`.
+        if let Ok(only) = std::env::var("HTTP_PROFILE") {
+            for client in [Client::Golem, Client::Floor] {
+                if only == client.name() {
+                    clients.run(client, 2_000);
+                }
+            }
+            return;
+        }
         summary(&clients);
     }
 }

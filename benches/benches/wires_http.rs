@@ -370,6 +370,18 @@ fn main() {
     criterion.final_summary();
 
     if golem_benches::is_bench_run() {
+        // `WIRES_PROFILE=<wire>/<golem|floor>` runs that client alone, 2,000 runs, e.g. under
+        // callgrind with `--bench none`.
+        if let Ok(only) = std::env::var("WIRES_PROFILE") {
+            for (wire, clients) in &all {
+                for (name, golem) in [("golem", true), ("floor", false)] {
+                    if only == format!("{}/{name}", wire.name) {
+                        clients.run(golem, 2_000);
+                    }
+                }
+            }
+            return;
+        }
         for (wire, clients) in &all {
             summary(wire.name, clients);
         }

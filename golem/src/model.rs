@@ -35,6 +35,7 @@ pub mod test;
 pub(crate) mod retry;
 mod settings;
 mod stream;
+mod tool_forms;
 
 pub use infer::{ProviderError, infer};
 pub use retry::ModelRetry;

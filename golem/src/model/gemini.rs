@@ -50,17 +50,14 @@
 //!   generation config golem sends.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex};
 
 use reqwest::header::{HeaderMap, HeaderName};
-use serde_json::value::RawValue;
 
 use super::http::{ApiKey, HttpBuilder, HttpModel, Wire};
 use super::provider::header_value;
+use super::tool_forms::ToolForms;
 use super::{Message, ModelError, ModelResponse, ModelSettings, ProviderError, RequestParams};
-use crate::tool::ToolDefinition;
 
 mod stream;
 mod wire;
@@ -89,60 +86,12 @@ pub type GeminiBuilder = HttpBuilder<GenerateContent>;
 pub struct GenerateContent {
     /// Each tool's function declaration in Gemini's dialect, serialized: converted once per
     /// tool definition, not per request.
-    declarations: Mutex<HashMap<String, Declaration>>,
+    declarations: ToolForms,
 }
 
 impl fmt::Debug for GenerateContent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("GenerateContent").finish_non_exhaustive()
-    }
-}
-
-struct Declaration {
-    definition: ToolDefinition,
-    json: Arc<RawValue>,
-}
-
-/// How many tools' declarations the cache keeps before it starts over.
-const DECLARATION_CACHE_LIMIT: usize = 512;
-
-impl GenerateContent {
-    /// The function declaration of each tool, serialized: from the cache, or built once.
-    fn declarations<'a>(
-        &self,
-        tools: impl Iterator<Item = &'a ToolDefinition>,
-    ) -> Result<Vec<Arc<RawValue>>, ModelError> {
-        // A poisoned lock only means another request panicked mid-insert: the map is
-        // still a valid cache.
-        let mut cache = self
-            .declarations
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut out = Vec::new();
-        for tool in tools {
-            if let Some(cached) = cache.get(&tool.name)
-                && cached.definition == *tool
-            {
-                out.push(Arc::clone(&cached.json));
-                continue;
-            }
-            let json: Arc<RawValue> =
-                serde_json::value::to_raw_value(&wire::FunctionDeclaration::new(tool))
-                    .map_err(ModelError::other)?
-                    .into();
-            if cache.len() >= DECLARATION_CACHE_LIMIT {
-                cache.clear();
-            }
-            cache.insert(
-                tool.name.clone(),
-                Declaration {
-                    definition: tool.clone(),
-                    json: Arc::clone(&json),
-                },
-            );
-            out.push(json);
-        }
-        Ok(out)
     }
 }
 
@@ -206,7 +155,9 @@ impl Wire for GenerateContent {
         _stream: bool,
         capacity: usize,
     ) -> Result<Vec<u8>, ModelError> {
-        let declarations = self.declarations(params.all_tools())?;
+        let declarations = self.declarations.get(params.all_tools(), |tool| {
+            serde_json::value::to_raw_value(&wire::FunctionDeclaration::new(tool))
+        })?;
         wire::body(settings, messages, params, &declarations, capacity)
     }
 
@@ -225,7 +176,9 @@ impl Wire for GenerateContent {
         messages: &[Message],
         params: &RequestParams,
     ) -> Result<Vec<u8>, ModelError> {
-        let declarations = self.declarations(params.all_tools())?;
+        let declarations = self.declarations.get(params.all_tools(), |tool| {
+            serde_json::value::to_raw_value(&wire::FunctionDeclaration::new(tool))
+        })?;
         wire::count_body(model_id(model), settings, messages, params, &declarations)
     }
 

@@ -24,15 +24,15 @@
 //!
 //! OpenAI's Responses API, which its reasoning models want, is [`responses`].
 
-use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName};
 use serde_json::value::RawValue;
 
 use super::http::{ApiKey, HttpBuilder, HttpModel, Wire};
 use super::provider::header_value;
+use super::tool_forms::ToolForms;
 use super::{Message, ModelError, ModelResponse, ModelSettings, ProviderError, RequestParams};
 use crate::tool::ToolDefinition;
 
@@ -128,7 +128,7 @@ pub struct ChatCompletions {
     /// Whether streamed requests go without `stream_options.include_usage`.
     no_stream_usage: bool,
     /// Each tool as sent in strict mode, built once per tool definition.
-    strict_cache: Mutex<HashMap<String, StrictTool>>,
+    strict_forms: ToolForms,
 }
 
 impl fmt::Debug for ChatCompletions {
@@ -143,15 +143,6 @@ impl fmt::Debug for ChatCompletions {
     }
 }
 
-/// A tool's strict form, serialized, and the definition it was built from.
-struct StrictTool {
-    definition: ToolDefinition,
-    json: Arc<RawValue>,
-}
-
-/// Strict forms kept at most; past this the cache starts again.
-const STRICT_CACHE_LIMIT: usize = 512;
-
 impl ChatCompletions {
     fn profile(&self) -> ServerProfile {
         self.profile.unwrap_or(ServerProfile::Compatible)
@@ -162,39 +153,12 @@ impl ChatCompletions {
         &self,
         tools: impl Iterator<Item = &'a ToolDefinition>,
     ) -> Result<Vec<Arc<RawValue>>, ModelError> {
-        // A poisoned lock only means another request panicked mid-insert: the map is
-        // still a valid cache.
-        let mut cache = self
-            .strict_cache
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut out = Vec::new();
-        for tool in tools {
-            if let Some(cached) = cache.get(&tool.name)
-                && cached.definition == *tool
-            {
-                out.push(Arc::clone(&cached.json));
-                continue;
-            }
-            let json: Arc<RawValue> = serde_json::value::to_raw_value(&wire::ChatTool::strict(
+        self.strict_forms.get(tools, |tool| {
+            serde_json::value::to_raw_value(&wire::ChatTool::strict(
                 tool,
                 &to_strict_schema(&tool.parameters),
             ))
-            .map_err(ModelError::other)?
-            .into();
-            if cache.len() >= STRICT_CACHE_LIMIT {
-                cache.clear();
-            }
-            cache.insert(
-                tool.name.clone(),
-                StrictTool {
-                    definition: tool.clone(),
-                    json: Arc::clone(&json),
-                },
-            );
-            out.push(json);
-        }
-        Ok(out)
+        })
     }
 }
 

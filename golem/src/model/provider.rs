@@ -145,6 +145,17 @@ pub(crate) fn decode<T: serde::de::DeserializeOwned>(body: &[u8], what: &str) ->
     serde_json::from_slice(body).map_err(|error| format!("the body is not {what}: {error}"))
 }
 
+/// serde's message, without the position: for a piece read out of a larger body, where
+/// the position in the piece would mislead.
+pub(crate) fn without_position(error: &serde_json::Error) -> String {
+    let message = error.to_string();
+    let position = format!(" at line {} column {}", error.line(), error.column());
+    match message.strip_suffix(&position) {
+        Some(message) => message.to_owned(),
+        None => message,
+    }
+}
+
 /// The settings of one request: the provider's, with the request's own over them.
 pub(crate) fn request_settings<'a>(
     provider: &'a ModelSettings,

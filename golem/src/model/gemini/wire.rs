@@ -9,7 +9,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::super::media::{Accepts, At, MB, split_data_url};
-use super::super::provider::{ToolUse, decode, request_settings, tool_use};
+use super::super::provider::{ToolUse, decode, request_settings, tool_use, without_position};
 use super::super::{
     FinishReason, Message, ModelError, ModelResponse, ModelSettings, ProviderPart, RequestParams,
     RequestPart, ResponsePart, ThinkingPart,
@@ -129,14 +129,26 @@ fn merge(fields: &mut Map<String, Value>, extra: &Map<String, Value>) {
     }
 }
 
-fn tool_config(choice: ToolUse<'_>) -> Value {
-    let config = match choice {
-        ToolUse::Auto => serde_json::json!({"mode": "AUTO"}),
-        ToolUse::Required => serde_json::json!({"mode": "ANY"}),
-        ToolUse::None => serde_json::json!({"mode": "NONE"}),
-        ToolUse::Tool(name) => serde_json::json!({"mode": "ANY", "allowedFunctionNames": [name]}),
+/// `{}`, for arguments that cannot be sent as they are.
+fn empty_object() -> &'static RawValue {
+    static EMPTY: std::sync::LazyLock<Box<RawValue>> =
+        std::sync::LazyLock::new(|| RawValue::from_string("{}".to_owned()).expect("`{}` is JSON"));
+    &EMPTY
+}
+
+fn tool_config(choice: ToolUse<'_>) -> ToolConfig<'_> {
+    let (mode, allowed_function_names) = match choice {
+        ToolUse::Auto => ("AUTO", None),
+        ToolUse::Required => ("ANY", None),
+        ToolUse::None => ("NONE", None),
+        ToolUse::Tool(name) => ("ANY", Some([name])),
     };
-    serde_json::json!({ "functionCallingConfig": config })
+    ToolConfig {
+        function_calling_config: FunctionCallingConfig {
+            mode,
+            allowed_function_names,
+        },
+    }
 }
 
 /// The system instruction (the instructions, then the history's system prompts) and the
@@ -190,8 +202,8 @@ fn contents<'a>(
                         }
                         RequestPart::ToolReturn(p) => {
                             let response = match &p.content {
-                                Value::Object(_) => p.content.clone(),
-                                other => serde_json::json!({ "result": other }),
+                                Value::Object(_) => Cow::Borrowed(&p.content),
+                                other => Cow::Owned(serde_json::json!({ "result": other })),
                             };
                             let mut part =
                                 Part::function_response(&p.tool_name, &p.tool_call_id, response);
@@ -213,7 +225,7 @@ fn contents<'a>(
                                 Part::function_response(
                                     name,
                                     id,
-                                    serde_json::json!({ "error": p.model_text() }),
+                                    Cow::Owned(serde_json::json!({ "error": p.model_text() })),
                                 ),
                             )),
                             _ => parts.push(Part::text(Cow::Owned(p.model_text()))),
@@ -374,10 +386,12 @@ fn model_parts(parts: &[ResponsePart]) -> Vec<Part<'_>> {
             ResponsePart::ToolCall(call) => out.push(Part {
                 function_call: Some(FunctionCall {
                     name: &call.tool_name,
-                    // Arguments another provider sent as invalid JSON go as `{}`.
-                    args: serde_json::from_str::<Map<String, Value>>(&call.args)
-                        .map(Value::Object)
-                        .unwrap_or_else(|_| Value::Object(Map::new())),
+                    // Arguments another provider sent as invalid JSON, or as JSON that is
+                    // not an object, go as `{}`.
+                    args: serde_json::from_str::<&RawValue>(&call.args)
+                        .ok()
+                        .filter(|args| args.get().starts_with('{'))
+                        .unwrap_or(empty_object()),
                     id: (!call.tool_call_id.is_empty()).then_some(&call.tool_call_id),
                 }),
                 ..Part::default()
@@ -439,7 +453,7 @@ pub(super) fn parse(body: &[u8]) -> Result<ModelResponse, String> {
             .map(|content| content.parts)
             .unwrap_or_default()
         {
-            read_part(part, &mut parts)?;
+            read_part(&part, &mut parts)?;
         }
         let calls = parts
             .iter()
@@ -463,9 +477,12 @@ pub(super) fn parse(body: &[u8]) -> Result<ModelResponse, String> {
                 _ => FinishReason::Error,
             });
         if finish_reason == Some(FinishReason::ContentFilter) {
-            for key in ["finishMessage", "safetyRatings"] {
-                if let Some(value) = candidate.rest.get(key) {
-                    verdict.insert(key.to_owned(), value.clone());
+            for (key, value) in [
+                ("finishMessage", candidate.finish_message),
+                ("safetyRatings", candidate.safety_ratings),
+            ] {
+                if let Some(value) = value {
+                    verdict.insert(key.to_owned(), value);
                 }
             }
             if let Some(reason) = candidate.finish_reason {
@@ -501,34 +518,41 @@ pub(super) fn parse(body: &[u8]) -> Result<ModelResponse, String> {
 
 /// Reads one part into golem's parts: a signature on a text or a call follows it as an
 /// empty [`ThinkingPart`].
-fn read_part(mut part: Map<String, Value>, parts: &mut Vec<ResponsePart>) -> Result<(), String> {
-    let known = part.contains_key("functionCall") || part.contains_key("text");
-    if !known {
-        // Code execution, inline data, whatever comes next: kept to be echoed.
+fn read_part(raw: &RawValue, parts: &mut Vec<ResponsePart>) -> Result<(), String> {
+    let part: PartIn = serde_json::from_str(raw.get())
+        .map_err(|error| format!("a part cannot be read: {}", without_position(&error)))?;
+    if part.function_call.is_none() && part.text.is_none() {
+        // Code execution, inline data, whatever comes next: kept whole, to be echoed.
+        let whole: Map<String, Value> = serde_json::from_str(raw.get())
+            .map_err(|error| format!("a part cannot be read: {}", without_position(&error)))?;
         parts.push(ResponsePart::Provider(ProviderPart::new(
             PROVIDER,
-            Value::Object(part),
+            Value::Object(whole),
         )));
         return Ok(());
     }
-    let signature = match part.remove("thoughtSignature") {
+    let signature = match part.thought_signature {
         Some(Value::String(signature)) => Some(signature),
         Some(_) => return Err("a `thoughtSignature` is not a string".to_owned()),
         None => None,
     };
-    if let Some(call) = part.remove("functionCall") {
-        let call: FunctionCallIn = serde_json::from_value(call)
-            .map_err(|error| format!("a `functionCall` part cannot be read: {error}"))?;
+    if let Some(call) = part.function_call {
+        let call: FunctionCallIn = serde_json::from_str(call.get()).map_err(|error| {
+            format!(
+                "a `functionCall` part cannot be read: {}",
+                without_position(&error)
+            )
+        })?;
         parts.push(ResponsePart::tool_call(
             call.name,
             call.args.unwrap_or_else(|| Value::Object(Map::new())),
             call.id.unwrap_or_default(),
         ));
     } else {
-        let Some(Value::String(text)) = part.remove("text") else {
+        let Some(Value::String(text)) = part.text else {
             return Err("a `text` part's text is not a string".to_owned());
         };
-        if part.get("thought").and_then(Value::as_bool) == Some(true) {
+        if part.thought.as_ref().and_then(Value::as_bool) == Some(true) {
             let mut thinking = ThinkingPart::new(text).with_provider(PROVIDER);
             thinking.signature = signature;
             parts.push(ResponsePart::Thinking(thinking));
@@ -555,9 +579,23 @@ struct GenerateContentRequest<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<Tools<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    tool_config: Option<Value>,
+    tool_config: Option<ToolConfig<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     generation_config: Option<GenerationConfig<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolConfig<'a> {
+    function_calling_config: FunctionCallingConfig<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FunctionCallingConfig<'a> {
+    mode: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    allowed_function_names: Option<[&'a str; 1]>,
 }
 
 #[derive(Serialize)]
@@ -606,7 +644,7 @@ impl<'a> Part<'a> {
         }
     }
 
-    fn function_response(name: &'a str, id: &'a str, response: Value) -> Self {
+    fn function_response(name: &'a str, id: &'a str, response: Cow<'a, Value>) -> Self {
         Part {
             function_response: Some(FunctionResponse {
                 name,
@@ -622,7 +660,7 @@ impl<'a> Part<'a> {
 #[derive(Serialize)]
 struct FunctionCall<'a> {
     name: &'a str,
-    args: Value,
+    args: &'a RawValue,
     #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<&'a str>,
 }
@@ -632,7 +670,7 @@ struct FunctionResponse<'a> {
     name: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<&'a str>,
-    response: Value,
+    response: Cow<'a, Value>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     parts: Vec<FunctionResponsePart<'a>>,
 }
@@ -717,16 +755,26 @@ struct GenerateContentResponse {
 struct Candidate {
     content: Option<CandidateContent>,
     finish_reason: Option<String>,
-    /// Safety ratings, the finish message, citations: kept for a safety verdict.
-    #[serde(flatten)]
-    rest: Map<String, Value>,
+    /// Kept for a safety verdict, with the safety ratings.
+    finish_message: Option<Value>,
+    safety_ratings: Option<Value>,
 }
 
 #[derive(Deserialize)]
 struct CandidateContent {
     /// Read part by part, so unknown kinds are kept whole.
     #[serde(default)]
-    parts: Vec<Map<String, Value>>,
+    parts: Vec<Box<RawValue>>,
+}
+
+/// The kinds of part golem reads; any other is kept whole.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PartIn {
+    text: Option<Value>,
+    thought: Option<Value>,
+    thought_signature: Option<Value>,
+    function_call: Option<Box<RawValue>>,
 }
 
 #[derive(Deserialize)]

@@ -39,6 +39,7 @@ use std::fmt;
 use reqwest::header::HeaderMap;
 
 use super::super::http::{ApiKey, HttpBuilder, HttpModel, Wire};
+use super::super::tool_forms::ToolForms;
 use super::super::{
     Message, ModelError, ModelResponse, ModelSettings, ProviderError, RequestParams,
 };
@@ -66,6 +67,8 @@ pub struct Responses {
     strict_tools: bool,
     reasoning_effort: Option<String>,
     reasoning_summary: Option<String>,
+    /// Each tool as sent, serialized once per tool definition.
+    tool_forms: ToolForms,
 }
 
 impl fmt::Debug for Responses {

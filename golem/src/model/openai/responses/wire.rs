@@ -4,10 +4,13 @@
 use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::super::super::media::{Accepts, At, MB};
-use super::super::super::provider::{ToolUse, decode, request_settings, tool_use};
+use super::super::super::provider::{
+    ToolUse, decode, request_settings, tool_use, without_position,
+};
 use super::super::super::{
     FinishReason, MediaKind, Message, ModelError, ModelResponse, ModelSettings, ProviderPart,
     RequestParams, RequestPart, ResponsePart, ThinkingPart, UserContent,
@@ -53,19 +56,13 @@ pub(super) fn body(
             "the OpenAI Responses API takes no seed: unset ModelSettings::seed",
         ));
     }
-    let strict_schemas: Vec<Value> = if wire.strict_tools {
-        params
-            .all_tools()
-            .map(|tool| to_strict_schema(&tool.parameters))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let tools: Vec<FunctionTool<'_>> = params
-        .all_tools()
-        .enumerate()
-        .map(|(index, tool)| FunctionTool::new(tool, strict_schemas.get(index)))
-        .collect();
+    let forms = wire.tool_forms.get(params.all_tools(), |tool| {
+        let strict = wire
+            .strict_tools
+            .then(|| to_strict_schema(&tool.parameters));
+        serde_json::value::to_raw_value(&FunctionTool::new(tool, strict.as_ref()))
+    })?;
+    let tools: Vec<&RawValue> = forms.iter().map(|form| &**form).collect();
     let has_tools = !tools.is_empty();
     let tool_choice = tool_use(messages, params, settings.tool_choice.as_ref()).map(tool_choice);
     let text = match (&params.output_mode, &params.output_schema) {
@@ -108,13 +105,28 @@ pub(super) fn body(
 }
 
 /// The `tool_choice` for `choice`.
-fn tool_choice(choice: ToolUse<'_>) -> Value {
+fn tool_choice(choice: ToolUse<'_>) -> ToolChoice<'_> {
     match choice {
-        ToolUse::Auto => Value::from("auto"),
-        ToolUse::None => Value::from("none"),
-        ToolUse::Required => Value::from("required"),
-        ToolUse::Tool(name) => serde_json::json!({"type": "function", "name": name}),
+        ToolUse::Auto => ToolChoice::Mode("auto"),
+        ToolUse::None => ToolChoice::Mode("none"),
+        ToolUse::Required => ToolChoice::Mode("required"),
+        ToolUse::Tool(name) => ToolChoice::Function {
+            kind: "function",
+            name,
+        },
     }
+}
+
+/// A `tool_choice`: a mode, or the one function the model must call.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ToolChoice<'a> {
+    Mode(&'static str),
+    Function {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        name: &'a str,
+    },
 }
 
 /// The history as input items. A call and its result are paired by `call_id`; reasoning
@@ -258,18 +270,27 @@ pub(in crate::model) fn parse(
     let mut parts = Vec::with_capacity(response.output.len());
     let mut refused = false;
     let mut called = false;
-    for item in response.output {
-        let Some(kind) = item.get("type").and_then(Value::as_str) else {
+    for item in &response.output {
+        let Ok(Typed { kind: Some(kind) }) = serde_json::from_str::<Typed<'_>>(item.get()) else {
             return Err("an output item has no type".to_owned());
         };
-        if !matches!(kind, "message" | "function_call" | "reasoning") {
+        if !matches!(&*kind, "message" | "function_call" | "reasoning") {
             // Built-in tools' items and whatever comes next: kept to be sent back.
+            let item: Value = serde_json::from_str(item.get()).map_err(|error| {
+                format!(
+                    "a `{kind}` output item cannot be read: {}",
+                    without_position(&error)
+                )
+            })?;
             parts.push(ResponsePart::Provider(ProviderPart::new(PROVIDER, item)));
             continue;
         }
-        let kind = kind.to_owned();
-        let item: OutputItem = serde_json::from_value(item)
-            .map_err(|error| format!("a `{kind}` output item cannot be read: {error}"))?;
+        let item: OutputItem = serde_json::from_str(item.get()).map_err(|error| {
+            format!(
+                "a `{kind}` output item cannot be read: {}",
+                without_position(&error)
+            )
+        })?;
         match item {
             OutputItem::Message { content } => {
                 let mut text: Option<String> = None;
@@ -374,10 +395,11 @@ struct ResponsesRequest<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     instructions: Option<&'a str>,
     input: Vec<Input<'a>>,
+    /// Each tool's serialized form, built once per tool definition.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<FunctionTool<'a>>,
+    tools: Vec<&'a RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    tool_choice: Option<Value>,
+    tool_choice: Option<ToolChoice<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     parallel_tool_calls: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -581,8 +603,9 @@ struct ResponseBody {
     error: Option<ResponseError>,
     #[serde(default, deserialize_with = "null_default")]
     incomplete_details: Option<IncompleteDetails>,
+    /// Read item by item, so unknown kinds are kept whole.
     #[serde(default, deserialize_with = "null_default")]
-    output: Vec<Value>,
+    output: Vec<Box<RawValue>>,
     #[serde(default, deserialize_with = "null_default")]
     usage: Option<ResponseUsage>,
 }
@@ -599,6 +622,13 @@ struct ResponseError {
 struct IncompleteDetails {
     #[serde(default)]
     reason: Option<String>,
+}
+
+/// An output item's kind, read before the item itself.
+#[derive(Deserialize)]
+struct Typed<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
