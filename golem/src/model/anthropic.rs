@@ -22,6 +22,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use super::http::{ApiKey, HttpBuilder, HttpModel, Wire};
 use super::provider::header_value;
+use super::tool_forms::ToolForms;
 use super::{Message, ModelError, ModelResponse, ModelSettings, ProviderError, RequestParams};
 
 mod stream;
@@ -50,7 +51,10 @@ pub type AnthropicBuilder = HttpBuilder<Messages>;
 /// The Messages API wire format.
 #[derive(Debug, Default)]
 #[non_exhaustive]
-pub struct Messages {}
+pub struct Messages {
+    /// Each tool as sent, serialized once per tool definition.
+    tool_forms: ToolForms,
+}
 
 impl Wire for Messages {
     const PROVIDER: &'static str = PROVIDER;
@@ -95,7 +99,15 @@ impl Wire for Messages {
         stream: bool,
         capacity: usize,
     ) -> Result<Vec<u8>, ModelError> {
-        wire::body(model, settings, messages, params, stream, capacity)
+        wire::body(
+            &self.tool_forms,
+            model,
+            settings,
+            messages,
+            params,
+            stream,
+            capacity,
+        )
     }
 
     fn assembler(&self, _params: &RequestParams) -> stream::Events {
@@ -113,7 +125,7 @@ impl Wire for Messages {
         messages: &[Message],
         params: &RequestParams,
     ) -> Result<Vec<u8>, ModelError> {
-        wire::count_body(model, settings, messages, params)
+        wire::count_body(&self.tool_forms, model, settings, messages, params)
     }
 
     fn parse_count(&self, body: &[u8]) -> Result<u64, String> {

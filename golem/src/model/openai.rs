@@ -127,8 +127,8 @@ pub struct ChatCompletions {
     strict_tools: bool,
     /// Whether streamed requests go without `stream_options.include_usage`.
     no_stream_usage: bool,
-    /// Each tool as sent in strict mode, built once per tool definition.
-    strict_forms: ToolForms,
+    /// Each tool as sent, built once per tool definition.
+    tool_forms: ToolForms,
 }
 
 impl fmt::Debug for ChatCompletions {
@@ -148,16 +148,21 @@ impl ChatCompletions {
         self.profile.unwrap_or(ServerProfile::Compatible)
     }
 
-    /// The strict form of each tool, serialized: from the cache, or built once.
-    fn strict_forms<'a>(
+    /// Each tool as sent, serialized (its strict form in strict mode): from the cache, or
+    /// built once.
+    fn tool_forms<'a>(
         &self,
         tools: impl Iterator<Item = &'a ToolDefinition>,
     ) -> Result<Vec<Arc<RawValue>>, ModelError> {
-        self.strict_forms.get(tools, |tool| {
-            serde_json::value::to_raw_value(&wire::ChatTool::strict(
-                tool,
-                &to_strict_schema(&tool.parameters),
-            ))
+        self.tool_forms.get(tools, |tool| {
+            if self.strict_tools {
+                serde_json::value::to_raw_value(&wire::ChatTool::strict(
+                    tool,
+                    &to_strict_schema(&tool.parameters),
+                ))
+            } else {
+                serde_json::value::to_raw_value(&wire::ChatTool::plain(tool))
+            }
         })
     }
 }
@@ -298,7 +303,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn strict_forms_are_built_once_per_tool_definition() {
+    fn tool_forms_are_built_once_per_tool_definition() {
         let model = OpenAiModel::builder("m")
             .base_url("http://127.0.0.1:1/v1")
             .strict_tools(true)
@@ -315,11 +320,11 @@ mod tests {
         };
         let first = model
             .wire()
-            .strict_forms([&tool].into_iter())
+            .tool_forms([&tool].into_iter())
             .expect("strict");
         let again = model
             .wire()
-            .strict_forms([&tool].into_iter())
+            .tool_forms([&tool].into_iter())
             .expect("strict");
         assert!(Arc::ptr_eq(&first[0], &again[0]));
         let sent: serde_json::Value = serde_json::from_str(first[0].get()).expect("JSON");
@@ -332,7 +337,7 @@ mod tests {
         changed.description = Some("Days ahead.".into());
         let rebuilt = model
             .wire()
-            .strict_forms([&changed].into_iter())
+            .tool_forms([&changed].into_iter())
             .expect("strict");
         assert!(!Arc::ptr_eq(&first[0], &rebuilt[0]));
         assert!(rebuilt[0].get().contains("Days ahead."));

@@ -1,5 +1,6 @@
 //! Each tool as a wire sends it, serialized once per tool definition instead of once per
-//! request: the strict forms of Chat Completions, Gemini's function declarations.
+//! request: Chat Completions' tools (strict or not), Gemini's function declarations, the
+//! Responses API's and Anthropic's tools.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -18,6 +19,12 @@ const LIMIT: usize = 512;
 #[derive(Default)]
 pub(crate) struct ToolForms {
     forms: Mutex<BTreeMap<String, Form>>,
+}
+
+impl std::fmt::Debug for ToolForms {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolForms").finish_non_exhaustive()
+    }
 }
 
 struct Form {

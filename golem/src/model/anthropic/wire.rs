@@ -4,10 +4,12 @@
 use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::super::media::{Accepts, At, MB, split_data_url};
 use super::super::provider::{ToolUse, decode, request_settings, tool_use};
+use super::super::tool_forms::ToolForms;
 use super::super::{
     FinishReason, Message, ModelError, ModelResponse, ModelSettings, RequestParams, RequestPart,
     ResponsePart,
@@ -19,6 +21,7 @@ use crate::usage::Usage;
 
 /// The request body for `messages` and `params`.
 pub(super) fn body(
+    tool_forms: &ToolForms,
     model: &str,
     provider_settings: &ModelSettings,
     messages: &[Message],
@@ -36,14 +39,14 @@ pub(super) fn body(
         _ => None,
     };
     let settings = request_settings(provider_settings, params);
-    let tools: Vec<AnthropicTool<'_>> = params
-        .all_tools()
-        .map(|tool| AnthropicTool {
+    let forms = tool_forms.get(params.all_tools(), |tool| {
+        serde_json::value::to_raw_value(&AnthropicTool {
             name: &tool.name,
             description: tool.description.as_deref(),
             input_schema: &tool.parameters,
         })
-        .collect();
+    })?;
+    let tools: Vec<&RawValue> = forms.iter().map(|form| &**form).collect();
     let has_tools = !tools.is_empty();
     // With extended thinking on, the API refuses a forced tool (`any`, a named tool): the
     // model decides, and the run's feedback asks for the output tool if it answers in text.
@@ -97,12 +100,21 @@ const COUNTED_FIELDS: [&str; 6] = [
 /// The body of a `/v1/messages/count_tokens` request for `messages` and `params`: what
 /// [`body`] would send, without the fields the endpoint refuses.
 pub(super) fn count_body(
+    tool_forms: &ToolForms,
     model: &str,
     provider_settings: &ModelSettings,
     messages: &[Message],
     params: &RequestParams,
 ) -> Result<Vec<u8>, ModelError> {
-    let full = body(model, provider_settings, messages, params, false, 0)?;
+    let full = body(
+        tool_forms,
+        model,
+        provider_settings,
+        messages,
+        params,
+        false,
+        0,
+    )?;
     let Value::Object(mut fields) = serde_json::from_slice(&full).map_err(ModelError::other)?
     else {
         return Err(ModelError::other(
@@ -412,7 +424,8 @@ struct MessagesRequest<'a> {
     system: Option<String>,
     messages: Vec<AnthropicMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<AnthropicTool<'a>>,
+    /// Each tool's serialized form, built once per tool definition.
+    tools: Vec<&'a RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]

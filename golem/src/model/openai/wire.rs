@@ -31,13 +31,8 @@ pub(super) fn body(
 ) -> Result<Vec<u8>, ModelError> {
     let settings = request_settings(provider_settings, params);
     let profile = wire.profile();
-    let strict_json;
-    let tools = if wire.strict_tools {
-        strict_json = wire.strict_forms(params.all_tools())?;
-        Tools::Strict(strict_json.iter().map(|json| &**json).collect())
-    } else {
-        Tools::Plain(params.all_tools().map(ChatTool::plain).collect())
-    };
+    let forms = wire.tool_forms(params.all_tools())?;
+    let tools: Vec<&RawValue> = forms.iter().map(|form| &**form).collect();
     let has_tools = !tools.is_empty();
     let tool_choice = tool_use(messages, params, settings.tool_choice.as_ref())
         .and_then(|choice| tool_choice(choice, profile, params));
@@ -399,8 +394,9 @@ fn chat_messages<'a>(
 struct ChatRequest<'a> {
     model: &'a str,
     messages: Vec<ChatMessage<'a>>,
-    #[serde(skip_serializing_if = "Tools::is_empty")]
-    tools: Tools<'a>,
+    /// Each tool's serialized form, built once per tool definition.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<&'a RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -430,23 +426,6 @@ struct ChatRequest<'a> {
 #[derive(Serialize)]
 struct StreamOptions {
     include_usage: bool,
-}
-
-/// The tools as sent: borrowed as they are, or their strict forms from the cache.
-#[derive(Serialize)]
-#[serde(untagged)]
-enum Tools<'a> {
-    Plain(Vec<ChatTool<'a>>),
-    Strict(Vec<&'a RawValue>),
-}
-
-impl Tools<'_> {
-    fn is_empty(&self) -> bool {
-        match self {
-            Tools::Plain(tools) => tools.is_empty(),
-            Tools::Strict(tools) => tools.is_empty(),
-        }
-    }
 }
 
 #[derive(Serialize)]
@@ -536,7 +515,7 @@ struct ChatFunction<'a> {
 
 impl<'a> ChatTool<'a> {
     /// The tool as it is.
-    fn plain(tool: &'a ToolDefinition) -> Self {
+    pub(super) fn plain(tool: &'a ToolDefinition) -> Self {
         ChatTool {
             kind: "function",
             function: ChatFunction {
