@@ -35,6 +35,7 @@ pub mod test;
 pub(crate) mod retry;
 mod settings;
 mod stream;
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 mod tool_forms;
 
 pub use infer::{ProviderError, infer};

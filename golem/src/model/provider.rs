@@ -147,6 +147,7 @@ pub(crate) fn decode<T: serde::de::DeserializeOwned>(body: &[u8], what: &str) ->
 
 /// serde's message, without the position: for a piece read out of a larger body, where
 /// the position in the piece would mislead.
+#[cfg(any(feature = "openai", feature = "gemini"))]
 pub(crate) fn without_position(error: &serde_json::Error) -> String {
     let message = error.to_string();
     let position = format!(" at line {} column {}", error.line(), error.column());
