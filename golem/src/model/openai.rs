@@ -117,7 +117,7 @@ pub type OpenAiModel = HttpModel<ChatCompletions>;
 pub type OpenAiBuilder = HttpBuilder<ChatCompletions>;
 
 /// The Chat Completions wire format, and what an [`OpenAiModel`] keeps for it: the server
-/// profile, strict mode and the strict forms of the tools.
+/// profile, strict mode and each tool's form as sent.
 #[derive(Default)]
 pub struct ChatCompletions {
     organization: Option<String>,
