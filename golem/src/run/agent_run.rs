@@ -24,6 +24,18 @@ use crate::toolbox::Toolbox;
 use crate::toolset::Toolset;
 use crate::usage::UsageLimits;
 
+/// Awaits `future` in `span`, entered while it is polled and dropped; a span no subscriber
+/// wants is not entered at all.
+macro_rules! in_span {
+    ($span:expr, $future:expr) => {
+        if $span.is_disabled() {
+            $future.await
+        } else {
+            $future.instrument($span.clone()).await
+        }
+    };
+}
+
 /// A run of an [`Agent`], owned and driven by the caller.
 ///
 /// Make one with [`Agent::start`], [`Agent::start_with_history`] or [`Agent::restore`].
@@ -402,7 +414,8 @@ where
     ) -> Result<Step<O>, RunError> {
         let mut refused = None;
         if journal.records() && !self.deadline_journaled {
-            refused = self.journal_deadline(journal).await.err();
+            // Boxed, as every rare branch of a step: the common step's future stays small.
+            refused = Box::pin(self.journal_deadline(journal)).await.err();
         }
         let outcome = if let Some(refused) = refused {
             // A deadline the journal cannot keep: the run cannot be run under it.
@@ -412,8 +425,61 @@ where
         } else if let Err(stopped) = self.stop.check() {
             Err(Failure::stopped(stopped))
         } else {
-            let span = self.span.clone();
-            self.advance(events, journal).instrument(span).await
+            // The step itself, written out here rather than awaited as a future of its own:
+            // each layer of futures is one more copy of the step's state as it is built.
+            'advance: {
+                let tools = match &self.tools {
+                    Some(tools) => Arc::clone(tools),
+                    None => {
+                        let listed = if self.agent.inner.toolsets.is_empty()
+                            && self.overrides.toolsets.is_empty()
+                        {
+                            Ok(Arc::clone(&self.agent.inner.toolbox))
+                        } else {
+                            // Boxed: once per run, and larger than the step it comes before.
+                            let listing = Box::pin(listing::list(
+                                &self.agent.inner,
+                                &self.deps,
+                                &self.overrides,
+                                &self.state,
+                                &self.stop,
+                                journal,
+                            ));
+                            in_span!(self.span, listing)
+                        };
+                        match listed {
+                            Ok(tools) => {
+                                self.tools = Some(Arc::clone(&tools));
+                                tools
+                            }
+                            Err(failure) => break 'advance Err(failure),
+                        }
+                    }
+                };
+                let step = StepScope {
+                    agent: &self.agent.inner,
+                    deps: &self.deps,
+                    overrides: &self.overrides,
+                    tools: &tools,
+                    stop: &self.stop,
+                    events,
+                    journal,
+                };
+                match self.state.transcript.next() {
+                    Next::Send => in_span!(self.span, request::request(&step, &mut self.state)),
+                    Next::Handle => {
+                        let handled = in_span!(self.span, handle::handle(&step, &mut self.state));
+                        if matches!(handled, Ok(Step::Finished(_))) {
+                            self.ended = true;
+                        }
+                        handled
+                    }
+                    Next::Nothing => Err(Failure::new(
+                        Stage::Input,
+                        "the run has nothing to send: its history is empty",
+                    )),
+                }
+            }
         };
         match outcome {
             Ok(step) => {
@@ -487,51 +553,5 @@ where
         self.state.deadline = Some(deadline);
         self.stop.set_deadline(deadline);
         Ok(())
-    }
-
-    async fn advance<J: Journal>(
-        &mut self,
-        events: Option<&EventSink<O>>,
-        journal: &J,
-    ) -> Result<Step<O>, Failure> {
-        let tools = match &self.tools {
-            Some(tools) => Arc::clone(tools),
-            None => {
-                let tools = listing::list(
-                    &self.agent.inner,
-                    &self.deps,
-                    &self.overrides,
-                    &self.state,
-                    &self.stop,
-                    journal,
-                )
-                .await?;
-                self.tools = Some(Arc::clone(&tools));
-                tools
-            }
-        };
-        let step = StepScope {
-            agent: &self.agent.inner,
-            deps: &self.deps,
-            overrides: &self.overrides,
-            tools: &tools,
-            stop: &self.stop,
-            events,
-            journal,
-        };
-        match self.state.transcript.next() {
-            Next::Send => request::request(&step, &mut self.state).await,
-            Next::Handle => {
-                let step = handle::handle(&step, &mut self.state).await?;
-                if matches!(step, Step::Finished(_)) {
-                    self.ended = true;
-                }
-                Ok(step)
-            }
-            Next::Nothing => Err(Failure::new(
-                Stage::Input,
-                "the run has nothing to send: its history is empty",
-            )),
-        }
     }
 }

@@ -76,9 +76,28 @@ where
         *awaiting_approval = awaiting;
         return Ok(Step::Paused);
     }
-    let (output_calls, function_calls): (Vec<&ToolCallPart>, Vec<&ToolCallPart>) = response
-        .tool_calls()
-        .partition(|call| is_output_call(&step.agent.output, call));
+    // The calls, output calls first, each kind in call order: without an allocation for a
+    // response with one call.
+    let is_output = |call: &ToolCallPart| is_output_call(&step.agent.output, call);
+    let one: [&ToolCallPart; 1];
+    let mut many: Vec<&ToolCallPart> = Vec::new();
+    let calls: &[&ToolCallPart] = {
+        let mut calls = response.tool_calls();
+        match (calls.next(), calls.next()) {
+            (None, _) => &[],
+            (Some(call), None) => {
+                one = [call];
+                &one
+            }
+            (Some(_), Some(_)) => {
+                many.extend(response.tool_calls());
+                many.sort_by_key(|call| !is_output(call));
+                &many
+            }
+        }
+    };
+    let (output_calls, function_calls) =
+        calls.split_at(calls.iter().take_while(|call| is_output(call)).count());
     let not_run = || -> Vec<_> {
         output_calls
             .iter()
@@ -88,13 +107,13 @@ where
 
     let mut live = tools::LiveErrors::new();
     if !function_calls.is_empty() {
-        let calls = tools::to_run(&scope, &function_calls, &handling);
+        let calls = tools::to_run(&scope, function_calls, &handling);
         if let Err(limit) = step.usage_limits().check_tool_calls(usage, calls) {
             handling.close(Vec::new(), NOT_RUN);
             approvals.clear();
             return Err(Failure::limit(limit));
         }
-        match tools::settle(&scope, &function_calls, &mut handling, retries, usage).await {
+        match tools::settle(&scope, function_calls, &mut handling, retries, usage).await {
             Ok(errors) => live = errors,
             Err((stopped, interrupted)) => {
                 // Keep what finished; nothing is booked for a round the caller stopped.
@@ -104,7 +123,7 @@ where
             }
         }
     }
-    let verdict = ToolsVerdict::of(&function_calls, &handling);
+    let verdict = ToolsVerdict::of(function_calls, &handling);
     let answer = if verdict.failed {
         Answer::None
     } else {
@@ -132,7 +151,7 @@ where
         let evaluated = output::evaluate(
             &output_scope,
             response,
-            &output_calls,
+            output_calls,
             !function_calls.is_empty(),
             verdict,
             retries,
@@ -160,7 +179,7 @@ where
     let mut parts = Vec::new();
     let result = match tools::book(
         &scope,
-        &function_calls,
+        function_calls,
         &handling,
         retries,
         &mut culprits,
@@ -170,7 +189,7 @@ where
             // Answer the output calls too, so the history can be resumed: providers
             // require every call to be answered.
             if failure.exhausted.is_some() {
-                output::decline(&output_calls, verdict, &mut parts);
+                output::decline(output_calls, verdict, &mut parts);
             } else {
                 parts.extend(not_run());
             }
@@ -179,7 +198,7 @@ where
         None => output::book(
             &scope,
             answer,
-            &output_calls,
+            output_calls,
             retries,
             &mut culprits,
             &mut parts,

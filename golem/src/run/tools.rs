@@ -191,7 +191,8 @@ where
     O: Output,
     J: Journal,
 {
-    let mut started = Vec::new();
+    // Each call that does not start settles here; so the calls still unsettled after this
+    // loop are those that start, with no list of them kept.
     for &call in calls {
         if handling.settled(&call.tool_call_id).is_some() {
             continue;
@@ -212,9 +213,18 @@ where
             turn: turn.turn,
             call: call.clone(),
         });
-        started.push(call);
     }
-    let mut running_known = started.iter().filter(|call| is_known(turn, call)).count() as u64;
+    let unsettled = |handling: &Handling<'_>, call: &ToolCallPart| {
+        handling.settled(&call.tool_call_id).is_none()
+    };
+    let mut running_known = calls
+        .iter()
+        .filter(|call| unsettled(handling, call) && is_known(turn, call))
+        .count() as u64;
+    let started = calls
+        .iter()
+        .filter(|call| unsettled(handling, call))
+        .count();
     let mut settled = Settling {
         handling,
         live: LiveErrors::new(),
@@ -222,10 +232,12 @@ where
     // One call, or a journal that needs its steps in order, runs without the set of futures.
     let calls_token = turn.ctx.cancellation();
     let mut interrupted = Vec::new();
-    let stopped = if turn.step.journal.concurrent() && started.len() > 1 {
+    let stopped = if turn.step.journal.concurrent() && started > 1 {
         let mut running = FuturesUnordered::new();
-        for call in started {
-            running.push(run_call(call, turn, retries));
+        for &call in calls {
+            if unsettled(settled.handling, call) {
+                running.push(run_call(call, turn, retries));
+            }
         }
         loop {
             let ended = match turn.step.stop.race(running.next()).await {
@@ -262,7 +274,11 @@ where
     } else {
         // One at a time, in call order.
         let mut stopped = None;
-        for call in started {
+        for &call in calls {
+            // Only a call that started is unsettled: each one run settles as it ends.
+            if !unsettled(settled.handling, call) {
+                continue;
+            }
             let mut running = std::pin::pin!(run_call(call, turn, retries));
             match turn
                 .step
@@ -560,7 +576,28 @@ where
             delegated: ctx.take_delegated(&call.tool_call_id).map(Box::new),
         };
     }
-    let name = journal::tool_step(turn.turn, &call.tool_call_id);
+    // Boxed: a journaled call's future is large, and the common one stays small without it.
+    Box::pin(call_journaled(
+        entry, ctx, call, turn.turn, capture, journal,
+    ))
+    .await
+}
+
+/// Calls the tool of `entry` for `call` through `journal`, as the journal step of the call
+/// in `turn`.
+async fn call_journaled<Deps, J>(
+    entry: &crate::toolbox::ToolEntry<Deps>,
+    ctx: RunContext<Deps>,
+    call: &ToolCallPart,
+    turn: u32,
+    capture: bool,
+    journal: &J,
+) -> Called
+where
+    Deps: Send + Sync + 'static,
+    J: Journal,
+{
+    let name = journal::tool_step(turn, &call.tool_call_id);
     // A call that is a run of its own (an agent as a tool) runs outside a step, its steps
     // recorded under this call's name; how it ended is recorded once it has.
     if let Some(called) = call_nested(entry, &ctx, call, capture, journal, &name).await {
