@@ -48,34 +48,6 @@ where
         .expect("handle runs only when the history ends in a response");
     let response = handling.response;
 
-    let mut ctx = RunContext::from_parts(Arc::clone(step.deps), usage.clone(), turn)
-        .with_limits(*step.usage_limits())
-        .with_events(step.events.map(EventSink::forward));
-    if let Some(token) = step.stop.calls_token() {
-        ctx = ctx.with_cancellation(token);
-    }
-    let cost = response.usage.cost();
-    let scope = Turn {
-        step,
-        ctx: &ctx,
-        approvals,
-        turn,
-        cost,
-    };
-
-    // A call refused as a repeat does not run, so it waits for no one's approval.
-    let awaiting = step.tools.awaiting_approval(response, |call| {
-        scope.approvals.contains_key(&call.tool_call_id)
-            || tools::repetition(&scope, call, &handling).is_some()
-    });
-    if !awaiting.is_empty() {
-        emit(step.events, || RunEvent::ApprovalRequired {
-            turn,
-            calls: awaiting.clone(),
-        });
-        *awaiting_approval = awaiting;
-        return Ok(Step::Paused);
-    }
     // The calls, output calls first, each kind in call order: without an allocation for a
     // response with one call.
     let is_output = |call: &ToolCallPart| is_output_call(&step.agent.output, call);
@@ -98,6 +70,45 @@ where
     };
     let (output_calls, function_calls) =
         calls.split_at(calls.iter().take_while(|call| is_output(call)).count());
+    // The context the tools, the output function and the validators see, as of the
+    // response: made only when one of them is there to see it.
+    let output = &step.agent.output;
+    let function_call = output_calls
+        .first()
+        .filter(|call| output.function(&call.tool_name).is_some());
+    let ctx =
+        (!function_calls.is_empty() || function_call.is_some() || !output.validators.is_empty())
+            .then(|| {
+                let ctx = RunContext::from_parts(Arc::clone(step.deps), usage.clone(), turn)
+                    .with_limits(*step.usage_limits())
+                    .with_events(step.events.map(EventSink::forward));
+                match step.stop.calls_token() {
+                    Some(token) => ctx.with_cancellation(token),
+                    None => ctx,
+                }
+            });
+    let cost = response.usage.cost();
+    let scope = Turn {
+        step,
+        ctx: ctx.as_ref(),
+        approvals,
+        turn,
+        cost,
+    };
+
+    // A call refused as a repeat does not run, so it waits for no one's approval.
+    let awaiting = step.tools.awaiting_approval(response, |call| {
+        scope.approvals.contains_key(&call.tool_call_id)
+            || tools::repetition(&scope, call, &handling).is_some()
+    });
+    if !awaiting.is_empty() {
+        emit(step.events, || RunEvent::ApprovalRequired {
+            turn,
+            calls: awaiting.clone(),
+        });
+        *awaiting_approval = awaiting;
+        return Ok(Step::Paused);
+    }
     let not_run = || -> Vec<_> {
         output_calls
             .iter()
@@ -128,10 +139,7 @@ where
         Answer::None
     } else {
         // An output function sees the conversation so far, its call answered as accepted.
-        let function_call = output_calls
-            .first()
-            .filter(|call| step.agent.output.function(&call.tool_name).is_some());
-        let output_ctx = function_call.map(|call| {
+        let output_ctx = function_call.zip(ctx.as_ref()).map(|(call, ctx)| {
             let messages = handling.conversation(call, output::FINAL_RESULT_PROCESSED, |other| {
                 if is_output_call(&step.agent.output, other) {
                     other.answer(output::OUTPUT_NOT_USED)
@@ -143,7 +151,7 @@ where
         });
         let output_scope = Turn {
             step,
-            ctx: output_ctx.as_ref().unwrap_or(&ctx),
+            ctx: output_ctx.as_ref().or(ctx.as_ref()),
             approvals: scope.approvals,
             turn,
             cost,
@@ -158,7 +166,10 @@ where
         )
         .await;
         // What an output function spent through other agents.
-        if let Some(spent) = function_call.and_then(|call| ctx.take_delegated(&call.tool_call_id)) {
+        let delegated = function_call
+            .zip(ctx.as_ref())
+            .and_then(|(call, ctx)| ctx.take_delegated(&call.tool_call_id));
+        if let Some(spent) = delegated {
             *usage += &spent;
         }
         match evaluated {

@@ -171,7 +171,7 @@ where
     J: Journal,
 {
     let output = &turn.step.agent.output;
-    let ctx = turn.ctx.for_attempt(
+    let ctx = turn.ctx().for_attempt(
         call.map(|call| Arc::from(call.tool_name.as_str())),
         call.map(|call| Arc::from(call.tool_call_id.as_str())),
         retries.output(),
@@ -188,7 +188,7 @@ where
     let (stopped, ended) = match turn
         .step
         .stop
-        .race_graceful(&mut decoding, turn.ctx.cancellation())
+        .race_graceful(&mut decoding, turn.ctx().cancellation())
         .await
     {
         // An error when the run is stopped is that of an agent the function ran, which

@@ -230,7 +230,7 @@ where
         live: LiveErrors::new(),
     };
     // One call, or a journal that needs its steps in order, runs without the set of futures.
-    let calls_token = turn.ctx.cancellation();
+    let calls_token = turn.ctx().cancellation();
     let mut interrupted = Vec::new();
     let stopped = if turn.step.journal.concurrent() && started > 1 {
         let mut running = FuturesUnordered::new();
@@ -561,7 +561,7 @@ where
         .into();
     };
     let entry = &tools.entries[index];
-    let ctx = turn.ctx.for_attempt(
+    let ctx = turn.ctx().for_attempt(
         Some(Arc::clone(&entry.name)),
         Some(Arc::from(call.tool_call_id.as_str())),
         retries.tool_rejections(ToolKey::Known(index), &entry.name),
