@@ -183,11 +183,6 @@ impl Model for FunctionModel {
         messages: &'a [Message],
         params: &'a RequestParams,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        // Each response counts as one request.
-        let counted = |mut response: ModelResponse| {
-            response.usage.requests = 1;
-            response
-        };
         match (self.respond)(messages, params) {
             Answer::Ready(result) => futures_util::future::ready(result.map(counted)).boxed(),
             Answer::Later(future) => async move { future.await.map(counted) }.boxed(),
@@ -200,10 +195,17 @@ impl Model for FunctionModel {
         params: &'a RequestParams,
     ) -> ModelStream<'a> {
         let Some(stream) = &self.stream else {
-            let request = self.request(messages, params);
-            return Box::pin(futures_util::stream::once(async move {
-                request.await.map(StreamEvent::Done)
-            }));
+            // The whole response as the one item, boxed once.
+            return match (self.respond)(messages, params) {
+                Answer::Ready(result) => Box::pin(futures_util::stream::iter(Some(
+                    result.map(|response| StreamEvent::Done(counted(response))),
+                ))),
+                Answer::Later(future) => Box::pin(futures_util::stream::once(async move {
+                    future
+                        .await
+                        .map(|response| StreamEvent::Done(counted(response)))
+                })),
+            };
         };
         let items = stream(messages, params).into_iter().map(|item| {
             item.map(|event| match event {
@@ -224,6 +226,12 @@ impl Model for FunctionModel {
     fn system(&self) -> &str {
         "function"
     }
+}
+
+/// `response`, counted as one request.
+fn counted(mut response: ModelResponse) -> ModelResponse {
+    response.usage.requests = 1;
+    response
 }
 
 const INCOMPLETE: &str = "the scripted stream has no `StreamEvent::Done`";

@@ -3,7 +3,6 @@
 //! once every call has settled, graceful stops honoured.
 
 use std::any::Any;
-use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -51,8 +50,27 @@ impl CallOutcome {
 
 /// The errors of the calls that were rejected or failed in this step, by call id: the
 /// causes of the run's failure. A call settled in an earlier, dropped step has only its
-/// message.
-pub(crate) type LiveErrors = HashMap<String, BoxError>;
+/// message. A response has few calls, so a list beats a map.
+#[derive(Default)]
+pub(crate) struct LiveErrors(Vec<(String, BoxError)>);
+
+impl LiveErrors {
+    pub(crate) fn new() -> Self {
+        LiveErrors::default()
+    }
+
+    fn insert(&mut self, tool_call_id: String, error: BoxError) {
+        match self.0.iter_mut().find(|(id, _)| *id == tool_call_id) {
+            Some((_, live)) => *live = error,
+            None => self.0.push((tool_call_id, error)),
+        }
+    }
+
+    fn remove(&mut self, tool_call_id: &str) -> Option<BoxError> {
+        let index = self.0.iter().position(|(id, _)| id == tool_call_id)?;
+        Some(self.0.swap_remove(index).1)
+    }
+}
 
 /// How a response's function-tool calls went, for the output handling after them.
 #[derive(Debug, Clone, Copy, Default)]
