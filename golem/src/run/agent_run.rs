@@ -455,8 +455,9 @@ where
     /// # Errors
     /// As for [`Agent::run`]; a run that pauses for approval fails at the
     /// [`Stage::Approval`] stage, with a state to decide on and [`resume`](Agent::resume).
-    pub async fn finish(self) -> Result<RunResult<O>, RunError> {
-        self.finish_in(&Direct).await
+    // `finish_in`'s own future, not an async fn's around it, which would hold the run twice.
+    pub fn finish(self) -> impl Future<Output = Result<RunResult<O>, RunError>> {
+        self.finish_in(&Direct)
     }
 
     /// Drives the run to its end through `journal`, which records each model request and

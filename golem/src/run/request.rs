@@ -104,12 +104,13 @@ where
             received: collect.then_some(&mut received),
             answer: answer.as_ref(),
         });
-        let requested = step
-            .stop
-            .race(request_model(
+        let requested = {
+            // Pinned here, so the race holds a pointer to it rather than a copy of its own.
+            let requesting = std::pin::pin!(request_model(
                 &**model, &messages, &params, streaming, &telemetry,
-            ))
-            .await;
+            ));
+            step.stop.race(requesting).await
+        };
         match requested {
             Ok(response) => response.map_err(|error| Failure::new(Stage::Model, error))?,
             Err(stopped) => {
@@ -404,12 +405,17 @@ async fn request_model<O: Output>(
         }
         span.record("gen_ai.input.messages", telemetry::input_messages(messages));
     }
+    // A span no subscriber wants is not entered: entering it would change nothing.
     let result = match streaming {
+        None if span.is_disabled() => model.request(messages, params).await,
         None => {
             model
                 .request(messages, params)
                 .instrument(span.clone())
                 .await
+        }
+        Some(streaming) if span.is_disabled() => {
+            stream_response(model, messages, params, streaming).await
         }
         Some(streaming) => {
             stream_response(model, messages, params, streaming)
