@@ -348,7 +348,7 @@ pub(crate) fn book<Deps, O: Output, J>(
     answer: Answer<'_, O>,
     output_calls: &[&ToolCallPart],
     retries: &mut Retries,
-    culprits: &mut Culprits,
+    culprits: &mut Culprits<'_>,
     parts: &mut Vec<RequestPart>,
 ) -> Result<Option<O>, Failure> {
     let rest = output_calls.get(1..).unwrap_or_default();
@@ -413,7 +413,7 @@ fn reject<Deps, O: Output, J>(
     reason: String,
     error: Option<BoxError>,
     retries: &mut Retries,
-    culprits: &mut Culprits,
+    culprits: &mut Culprits<'_>,
     parts: &mut Vec<RequestPart>,
 ) -> Result<Option<O>, Failure> {
     let rejections = retries.charge_output();

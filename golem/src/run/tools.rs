@@ -52,14 +52,14 @@ impl CallOutcome {
 /// causes of the run's failure. A call settled in an earlier, dropped step has only its
 /// message. A response has few calls, so a list beats a map.
 #[derive(Default)]
-pub(crate) struct LiveErrors(Vec<(String, BoxError)>);
+pub(crate) struct LiveErrors<'c>(Vec<(&'c str, BoxError)>);
 
-impl LiveErrors {
+impl<'c> LiveErrors<'c> {
     pub(crate) fn new() -> Self {
         LiveErrors::default()
     }
 
-    fn insert(&mut self, tool_call_id: String, error: BoxError) {
+    fn insert(&mut self, tool_call_id: &'c str, error: BoxError) {
         match self.0.iter_mut().find(|(id, _)| *id == tool_call_id) {
             Some((_, live)) => *live = error,
             None => self.0.push((tool_call_id, error)),
@@ -67,7 +67,7 @@ impl LiveErrors {
     }
 
     fn remove(&mut self, tool_call_id: &str) -> Option<BoxError> {
-        let index = self.0.iter().position(|(id, _)| id == tool_call_id)?;
+        let index = self.0.iter().position(|(id, _)| *id == tool_call_id)?;
         Some(self.0.swap_remove(index).1)
     }
 }
@@ -197,13 +197,13 @@ fn shown(result: &Value) -> String {
 /// [`Stopped`] when the run is stopped first, with the calls that ended with the stop in an
 /// error (agents the calls run stop gracefully with the run); the calls still running are
 /// dropped.
-pub(crate) async fn settle<Deps, O, J>(
+pub(crate) async fn settle<'c, Deps, O, J>(
     turn: &Turn<'_, Deps, O, J>,
-    calls: &[&ToolCallPart],
+    calls: &[&'c ToolCallPart],
     handling: &mut Handling<'_>,
     retries: &Retries,
     usage: &mut Usage,
-) -> Result<LiveErrors, (Stopped, Vec<InterruptedCall>)>
+) -> Result<LiveErrors<'c>, (Stopped, Vec<InterruptedCall>)>
 where
     Deps: Send + Sync + 'static,
     O: Output,
@@ -349,18 +349,18 @@ fn stopped_with<Deps: 'static, O: Output, J>(
 }
 
 /// Where the calls of one step settle.
-struct Settling<'h, 'a> {
+struct Settling<'h, 'a, 'c> {
     handling: &'h mut Handling<'a>,
-    live: LiveErrors,
+    live: LiveErrors<'c>,
 }
 
-impl Settling<'_, '_> {
+impl<'c> Settling<'_, '_, 'c> {
     /// Settles `call` as `called` ended it, booking what it spent through other agents;
     /// returns 1 when it was a call to a known tool, counted in the usage.
     fn record<Deps: 'static, O: Output, J>(
         &mut self,
         turn: &Turn<'_, Deps, O, J>,
-        call: &ToolCallPart,
+        call: &'c ToolCallPart,
         called: Called,
         usage: &mut Usage,
     ) -> u64 {
@@ -371,7 +371,7 @@ impl Settling<'_, '_> {
         emit_finished(turn, call, &settled);
         self.handling.settle(&call.tool_call_id, settled);
         if let Some(error) = error {
-            self.live.insert(call.tool_call_id.clone(), error);
+            self.live.insert(&call.tool_call_id, error);
         }
         if is_known(turn, call) {
             usage.tool_calls += 1;
@@ -382,7 +382,7 @@ impl Settling<'_, '_> {
     }
 }
 
-impl Settling<'_, '_> {
+impl<'c> Settling<'_, '_, 'c> {
     /// Books `call`, which ended as the run was stopped: what it spent through other
     /// agents, and its result if it returned; an error (a stopped agent's) is kept in
     /// `interrupted` and the call left unsettled, answered as not finished. Returns 1 when
@@ -390,7 +390,7 @@ impl Settling<'_, '_> {
     fn record_stopped<Deps: 'static, O: Output, J>(
         &mut self,
         turn: &Turn<'_, Deps, O, J>,
-        call: &ToolCallPart,
+        call: &'c ToolCallPart,
         called: Called,
         usage: &mut Usage,
         interrupted: &mut Vec<InterruptedCall>,
@@ -456,25 +456,18 @@ impl From<CallOutcome> for Called {
 /// many of its calls were rejected) and reports them; returns the run's failure, if a call
 /// failed or a budget ran out. Rejections are booked even when another call failed, so every
 /// one is counted and traced.
-pub(crate) fn book<Deps: 'static, O: Output, J>(
+pub(crate) fn book<'c, Deps: 'static, O: Output, J>(
     turn: &Turn<'_, Deps, O, J>,
-    calls: &[&ToolCallPart],
+    calls: &[&'c ToolCallPart],
     handling: &Handling<'_>,
     retries: &mut Retries,
-    culprits: &mut Culprits,
-    mut live: LiveErrors,
+    culprits: &mut Culprits<'c>,
+    mut live: LiveErrors<'_>,
 ) -> Option<Failure> {
     let tools = turn.step.tools;
     let mut terminal = None;
-    let mut rejected: Vec<(ToolKey, &ToolCallPart, &str)> = Vec::new();
     for &call in calls {
         match handling.settled(&call.tool_call_id) {
-            Some(Settled::Rejected(reason) | Settled::Repeated(reason)) => {
-                let key = tools.key(&call.tool_name);
-                if !rejected.iter().any(|(seen, ..)| *seen == key) {
-                    rejected.push((key, call, reason));
-                }
-            }
             Some(Settled::Failed(message)) if terminal.is_none() => {
                 let source = live.remove(&call.tool_call_id).unwrap_or_else(|| {
                     Box::new(RecordedFailure {
@@ -492,12 +485,27 @@ pub(crate) fn book<Deps: 'static, O: Output, J>(
             _ => {}
         }
     }
+    let rejection = |call: &ToolCallPart| match handling.settled(&call.tool_call_id) {
+        Some(Settled::Rejected(reason) | Settled::Repeated(reason)) => Some(reason.as_str()),
+        _ => None,
+    };
     let mut exhausted = None;
-    for (key, call, reason) in rejected {
+    // The first rejected call of each tool, in call order.
+    for (index, &call) in calls.iter().enumerate() {
+        let Some(reason) = rejection(call) else {
+            continue;
+        };
+        let key = tools.key(&call.tool_name);
+        let charged = calls[..index]
+            .iter()
+            .any(|earlier| rejection(earlier).is_some() && tools.key(&earlier.tool_name) == key);
+        if charged {
+            continue;
+        }
         let rejections = retries.charge_tool(key, &call.tool_name);
         let limit = tools.limit(key);
         match key {
-            ToolKey::Known(_) => culprits.tools.push(call.tool_name.clone()),
+            ToolKey::Known(_) => culprits.tools.push(&call.tool_name),
             ToolKey::Unknown => culprits.unknown_tools = true,
         }
         tracing::warn!(
