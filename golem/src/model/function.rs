@@ -12,9 +12,17 @@ use futures_util::future::BoxFuture;
 
 use super::{Message, Model, ModelError, ModelResponse, ModelStream, RequestParams, StreamEvent};
 
-type Respond = dyn Fn(&[Message], &RequestParams) -> BoxFuture<'static, Result<ModelResponse, ModelError>>
-    + Send
-    + Sync;
+type Respond = dyn Fn(&[Message], &RequestParams) -> Answer + Send + Sync;
+
+/// What a [`FunctionModel`]'s closure gives: the response at once, or a future of it.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "returned and matched at once, never stored: boxing the response would cost the allocation this saves"
+)]
+enum Answer {
+    Ready(Result<ModelResponse, ModelError>),
+    Later(BoxFuture<'static, Result<ModelResponse, ModelError>>),
+}
 
 /// A model whose answers come from a closure.
 ///
@@ -60,7 +68,7 @@ impl FunctionModel {
     {
         FunctionModel {
             respond: Arc::new(move |messages, params| {
-                futures_util::future::ready(respond(messages, params).into_model_result()).boxed()
+                Answer::Ready(respond(messages, params).into_model_result())
             }),
             stream: None,
             name: "function".to_owned(),
@@ -89,7 +97,7 @@ impl FunctionModel {
         FunctionModel {
             respond: Arc::new(move |messages, params| {
                 let future = respond(messages.to_vec(), params.clone());
-                async move { future.await.into_model_result() }.boxed()
+                Answer::Later(async move { future.await.into_model_result() }.boxed())
             }),
             stream: None,
             name: "function".to_owned(),
@@ -146,7 +154,7 @@ impl FunctionModel {
                         Ok(_) => None,
                     })
                     .unwrap_or_else(|| Err(ModelError::other(INCOMPLETE)));
-                futures_util::future::ready(done).boxed()
+                Answer::Ready(done)
             }),
             stream: Some(respond),
             name: "function".to_owned(),
@@ -175,13 +183,10 @@ impl Model for FunctionModel {
         messages: &'a [Message],
         params: &'a RequestParams,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        let future = (self.respond)(messages, params);
-        async move {
-            let mut response = future.await?;
-            response.usage.requests = 1;
-            Ok(response)
+        match (self.respond)(messages, params) {
+            Answer::Ready(result) => futures_util::future::ready(result.map(counted)).boxed(),
+            Answer::Later(future) => async move { future.await.map(counted) }.boxed(),
         }
-        .boxed()
     }
 
     fn request_stream<'a>(
@@ -190,10 +195,17 @@ impl Model for FunctionModel {
         params: &'a RequestParams,
     ) -> ModelStream<'a> {
         let Some(stream) = &self.stream else {
-            let request = self.request(messages, params);
-            return Box::pin(futures_util::stream::once(async move {
-                request.await.map(StreamEvent::Done)
-            }));
+            // The whole response as the one item, boxed once.
+            return match (self.respond)(messages, params) {
+                Answer::Ready(result) => Box::pin(futures_util::stream::iter(Some(
+                    result.map(|response| StreamEvent::Done(counted(response))),
+                ))),
+                Answer::Later(future) => Box::pin(futures_util::stream::once(async move {
+                    future
+                        .await
+                        .map(|response| StreamEvent::Done(counted(response)))
+                })),
+            };
         };
         let items = stream(messages, params).into_iter().map(|item| {
             item.map(|event| match event {
@@ -214,6 +226,12 @@ impl Model for FunctionModel {
     fn system(&self) -> &str {
         "function"
     }
+}
+
+/// `response`, counted as one request.
+fn counted(mut response: ModelResponse) -> ModelResponse {
+    response.usage.requests = 1;
+    response
 }
 
 const INCOMPLETE: &str = "the scripted stream has no `StreamEvent::Done`";

@@ -24,6 +24,109 @@ use crate::toolbox::Toolbox;
 use crate::toolset::Toolset;
 use crate::usage::UsageLimits;
 
+/// Awaits `future` in `span`, entered while it is polled and dropped; a span no subscriber
+/// wants is not entered at all.
+macro_rules! in_span {
+    ($span:expr, $future:expr) => {
+        if $span.is_disabled() {
+            $future.await
+        } else {
+            $future.instrument($span.clone()).await
+        }
+    };
+}
+
+/// One step of `$run` (an `AgentRun`) through `$journal`, its events to `$events`: a
+/// `Result<Step<O>, RunError>`. Written out where it is awaited, in `step_with` and in
+/// `finish_in`'s loop, rather than awaited as a future of its own: each layer of futures is
+/// one more copy of the step's state as it is built.
+macro_rules! run_step {
+    ($run:ident, $events:expr, $journal:expr) => {{
+        let mut refused = None;
+        if $journal.records() && !$run.deadline_journaled {
+            // Boxed, as every rare branch of a step: the common step's future stays small.
+            refused = Box::pin($run.journal_deadline($journal)).await.err();
+        }
+        let outcome = if let Some(refused) = refused {
+            // A deadline the journal cannot keep: the run cannot be run under it.
+            Err(Failure::new(Stage::Input, refused))
+        } else if $run.ended {
+            Err(Failure::new(Stage::Input, "the run has ended"))
+        } else if let Err(stopped) = $run.stop.check() {
+            Err(Failure::stopped(stopped))
+        } else {
+            'advance: {
+                let tools = match &$run.tools {
+                    Some(tools) => Arc::clone(tools),
+                    None => {
+                        let listed = if $run.agent.inner.toolsets.is_empty()
+                            && $run.overrides.toolsets.is_empty()
+                        {
+                            Ok(Arc::clone(&$run.agent.inner.toolbox))
+                        } else {
+                            // Boxed: once per run, and larger than the step it comes before.
+                            let listing = Box::pin(listing::list(
+                                &$run.agent.inner,
+                                &$run.deps,
+                                &$run.overrides,
+                                &$run.state,
+                                &$run.stop,
+                                $journal,
+                            ));
+                            in_span!($run.span, listing)
+                        };
+                        match listed {
+                            Ok(tools) => {
+                                $run.tools = Some(Arc::clone(&tools));
+                                tools
+                            }
+                            Err(failure) => break 'advance Err(failure),
+                        }
+                    }
+                };
+                let step = StepScope {
+                    agent: &$run.agent.inner,
+                    deps: &$run.deps,
+                    overrides: &$run.overrides,
+                    tools: &tools,
+                    stop: &$run.stop,
+                    events: $events,
+                    journal: $journal,
+                };
+                match $run.state.transcript.next() {
+                    Next::Send => in_span!($run.span, request::request(&step, &mut $run.state)),
+                    Next::Handle => {
+                        let handled = in_span!($run.span, handle::handle(&step, &mut $run.state));
+                        if matches!(handled, Ok(Step::Finished(_))) {
+                            $run.ended = true;
+                        }
+                        handled
+                    }
+                    Next::Nothing => Err(Failure::new(
+                        Stage::Input,
+                        "the run has nothing to send: its history is empty",
+                    )),
+                }
+            }
+        };
+        match outcome {
+            Ok(step) => {
+                if let Step::Finished(result) = &step {
+                    $run.record_usage(&result.usage);
+                }
+                Ok(step)
+            }
+            Err(failure) => {
+                $run.ended = true;
+                $run.record_usage(&$run.state.usage);
+                $run.span.record("otel.status_code", "error");
+                $run.span.record("error.type", failure.stage.to_string());
+                Err($run.error(failure))
+            }
+        }
+    }};
+}
+
 /// A run of an [`Agent`], owned and driven by the caller.
 ///
 /// Make one with [`Agent::start`], [`Agent::start_with_history`] or [`Agent::restore`].
@@ -352,8 +455,9 @@ where
     /// # Errors
     /// As for [`Agent::run`]; a run that pauses for approval fails at the
     /// [`Stage::Approval`] stage, with a state to decide on and [`resume`](Agent::resume).
-    pub async fn finish(self) -> Result<RunResult<O>, RunError> {
-        self.finish_in(&Direct).await
+    // `finish_in`'s own future, not an async fn's around it, which would hold the run twice.
+    pub fn finish(self) -> impl Future<Output = Result<RunResult<O>, RunError>> {
+        self.finish_in(&Direct)
     }
 
     /// Drives the run to its end through `journal`, which records each model request and
@@ -363,7 +467,7 @@ where
     /// As for [`finish`](Self::finish).
     pub async fn finish_in<J: Journal>(mut self, journal: &J) -> Result<RunResult<O>, RunError> {
         loop {
-            match self.step_with(None, journal).await? {
+            match run_step!(self, None, journal)? {
                 Step::Finished(result) => return Ok(result),
                 Step::Paused => {
                     self.ended = true;
@@ -400,36 +504,7 @@ where
         events: Option<&EventSink<O>>,
         journal: &J,
     ) -> Result<Step<O>, RunError> {
-        let mut refused = None;
-        if journal.records() && !self.deadline_journaled {
-            refused = self.journal_deadline(journal).await.err();
-        }
-        let outcome = if let Some(refused) = refused {
-            // A deadline the journal cannot keep: the run cannot be run under it.
-            Err(Failure::new(Stage::Input, refused))
-        } else if self.ended {
-            Err(Failure::new(Stage::Input, "the run has ended"))
-        } else if let Err(stopped) = self.stop.check() {
-            Err(Failure::stopped(stopped))
-        } else {
-            let span = self.span.clone();
-            self.advance(events, journal).instrument(span).await
-        };
-        match outcome {
-            Ok(step) => {
-                if let Step::Finished(result) = &step {
-                    self.record_usage(&result.usage);
-                }
-                Ok(step)
-            }
-            Err(failure) => {
-                self.ended = true;
-                self.record_usage(&self.state.usage);
-                self.span.record("otel.status_code", "error");
-                self.span.record("error.type", failure.stage.to_string());
-                Err(self.error(failure))
-            }
-        }
+        run_step!(self, events, journal)
     }
 
     fn record_usage(&self, usage: &crate::Usage) {
@@ -487,51 +562,5 @@ where
         self.state.deadline = Some(deadline);
         self.stop.set_deadline(deadline);
         Ok(())
-    }
-
-    async fn advance<J: Journal>(
-        &mut self,
-        events: Option<&EventSink<O>>,
-        journal: &J,
-    ) -> Result<Step<O>, Failure> {
-        let tools = match &self.tools {
-            Some(tools) => Arc::clone(tools),
-            None => {
-                let tools = listing::list(
-                    &self.agent.inner,
-                    &self.deps,
-                    &self.overrides,
-                    &self.state,
-                    &self.stop,
-                    journal,
-                )
-                .await?;
-                self.tools = Some(Arc::clone(&tools));
-                tools
-            }
-        };
-        let step = StepScope {
-            agent: &self.agent.inner,
-            deps: &self.deps,
-            overrides: &self.overrides,
-            tools: &tools,
-            stop: &self.stop,
-            events,
-            journal,
-        };
-        match self.state.transcript.next() {
-            Next::Send => request::request(&step, &mut self.state).await,
-            Next::Handle => {
-                let step = handle::handle(&step, &mut self.state).await?;
-                if matches!(step, Step::Finished(_)) {
-                    self.ended = true;
-                }
-                Ok(step)
-            }
-            Next::Nothing => Err(Failure::new(
-                Stage::Input,
-                "the run has nothing to send: its history is empty",
-            )),
-        }
     }
 }

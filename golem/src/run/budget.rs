@@ -35,13 +35,14 @@ impl Retries {
 
 /// What was rejected in one round, so that round's cost can be booked against it.
 #[derive(Debug, Default)]
-pub(crate) struct Culprits {
-    pub(crate) tools: Vec<String>,
+pub(crate) struct Culprits<'a> {
+    /// The rejected tools, by name: a name is copied only when its tool is booked first.
+    pub(crate) tools: Vec<&'a str>,
     pub(crate) unknown_tools: bool,
     pub(crate) output: bool,
 }
 
-impl Culprits {
+impl Culprits<'_> {
     /// Books `cost` once in the total and once per culprit.
     pub(crate) fn book(self, cost: RoundCost, usage: &mut Usage) {
         if self.tools.is_empty() && !self.unknown_tools && !self.output {
@@ -50,7 +51,12 @@ impl Culprits {
         let rejected = &mut usage.rejected;
         rejected.total += cost;
         for tool in self.tools {
-            *rejected.tools.entry(tool).or_default() += cost;
+            match rejected.tools.get_mut(tool) {
+                Some(booked) => *booked += cost,
+                None => {
+                    rejected.tools.insert(tool.to_owned(), cost);
+                }
+            }
         }
         if self.unknown_tools {
             rejected.unknown_tools += cost;

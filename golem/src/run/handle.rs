@@ -48,16 +48,49 @@ where
         .expect("handle runs only when the history ends in a response");
     let response = handling.response;
 
-    let mut ctx = RunContext::from_parts(Arc::clone(step.deps), usage.clone(), turn)
-        .with_limits(*step.usage_limits())
-        .with_events(step.events.map(EventSink::forward));
-    if let Some(token) = step.stop.calls_token() {
-        ctx = ctx.with_cancellation(token);
-    }
+    // The calls, output calls first, each kind in call order: without an allocation for a
+    // response with one call.
+    let is_output = |call: &ToolCallPart| is_output_call(&step.agent.output, call);
+    let one: [&ToolCallPart; 1];
+    let mut many: Vec<&ToolCallPart> = Vec::new();
+    let calls: &[&ToolCallPart] = {
+        let mut calls = response.tool_calls();
+        match (calls.next(), calls.next()) {
+            (None, _) => &[],
+            (Some(call), None) => {
+                one = [call];
+                &one
+            }
+            (Some(_), Some(_)) => {
+                many.extend(response.tool_calls());
+                many.sort_by_key(|call| !is_output(call));
+                &many
+            }
+        }
+    };
+    let (output_calls, function_calls) =
+        calls.split_at(calls.iter().take_while(|call| is_output(call)).count());
+    // The context the tools, the output function and the validators see, as of the
+    // response: made only when one of them is there to see it.
+    let output = &step.agent.output;
+    let function_call = output_calls
+        .first()
+        .filter(|call| output.function(&call.tool_name).is_some());
+    let ctx =
+        (!function_calls.is_empty() || function_call.is_some() || !output.validators.is_empty())
+            .then(|| {
+                let ctx = RunContext::from_parts(Arc::clone(step.deps), usage.clone(), turn)
+                    .with_limits(*step.usage_limits())
+                    .with_events(step.events.map(EventSink::forward));
+                match step.stop.calls_token() {
+                    Some(token) => ctx.with_cancellation(token),
+                    None => ctx,
+                }
+            });
     let cost = response.usage.cost();
     let scope = Turn {
         step,
-        ctx: &ctx,
+        ctx: ctx.as_ref(),
         approvals,
         turn,
         cost,
@@ -76,9 +109,6 @@ where
         *awaiting_approval = awaiting;
         return Ok(Step::Paused);
     }
-    let (output_calls, function_calls): (Vec<&ToolCallPart>, Vec<&ToolCallPart>) = response
-        .tool_calls()
-        .partition(|call| is_output_call(&step.agent.output, call));
     let not_run = || -> Vec<_> {
         output_calls
             .iter()
@@ -88,13 +118,13 @@ where
 
     let mut live = tools::LiveErrors::new();
     if !function_calls.is_empty() {
-        let calls = tools::to_run(&scope, &function_calls, &handling);
+        let calls = tools::to_run(&scope, function_calls, &handling);
         if let Err(limit) = step.usage_limits().check_tool_calls(usage, calls) {
             handling.close(Vec::new(), NOT_RUN);
             approvals.clear();
             return Err(Failure::limit(limit));
         }
-        match tools::settle(&scope, &function_calls, &mut handling, retries, usage).await {
+        match tools::settle(&scope, function_calls, &mut handling, retries, usage).await {
             Ok(errors) => live = errors,
             Err((stopped, interrupted)) => {
                 // Keep what finished; nothing is booked for a round the caller stopped.
@@ -104,15 +134,12 @@ where
             }
         }
     }
-    let verdict = ToolsVerdict::of(&function_calls, &handling);
+    let verdict = ToolsVerdict::of(function_calls, &handling);
     let answer = if verdict.failed {
         Answer::None
     } else {
         // An output function sees the conversation so far, its call answered as accepted.
-        let function_call = output_calls
-            .first()
-            .filter(|call| step.agent.output.function(&call.tool_name).is_some());
-        let output_ctx = function_call.map(|call| {
+        let output_ctx = function_call.zip(ctx.as_ref()).map(|(call, ctx)| {
             let messages = handling.conversation(call, output::FINAL_RESULT_PROCESSED, |other| {
                 if is_output_call(&step.agent.output, other) {
                     other.answer(output::OUTPUT_NOT_USED)
@@ -124,7 +151,7 @@ where
         });
         let output_scope = Turn {
             step,
-            ctx: output_ctx.as_ref().unwrap_or(&ctx),
+            ctx: output_ctx.as_ref().or(ctx.as_ref()),
             approvals: scope.approvals,
             turn,
             cost,
@@ -132,14 +159,17 @@ where
         let evaluated = output::evaluate(
             &output_scope,
             response,
-            &output_calls,
+            output_calls,
             !function_calls.is_empty(),
             verdict,
             retries,
         )
         .await;
         // What an output function spent through other agents.
-        if let Some(spent) = function_call.and_then(|call| ctx.take_delegated(&call.tool_call_id)) {
+        let delegated = function_call
+            .zip(ctx.as_ref())
+            .and_then(|(call, ctx)| ctx.take_delegated(&call.tool_call_id));
+        if let Some(spent) = delegated {
             *usage += &spent;
         }
         match evaluated {
@@ -160,7 +190,7 @@ where
     let mut parts = Vec::new();
     let result = match tools::book(
         &scope,
-        &function_calls,
+        function_calls,
         &handling,
         retries,
         &mut culprits,
@@ -170,7 +200,7 @@ where
             // Answer the output calls too, so the history can be resumed: providers
             // require every call to be answered.
             if failure.exhausted.is_some() {
-                output::decline(&output_calls, verdict, &mut parts);
+                output::decline(output_calls, verdict, &mut parts);
             } else {
                 parts.extend(not_run());
             }
@@ -179,7 +209,7 @@ where
         None => output::book(
             &scope,
             answer,
-            &output_calls,
+            output_calls,
             retries,
             &mut culprits,
             &mut parts,

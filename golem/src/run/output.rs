@@ -2,10 +2,11 @@
 //! stop signals, panics caught), then accept it or reject it with feedback the model can act
 //! on.
 
+use std::any::Any;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures_util::FutureExt;
@@ -143,15 +144,41 @@ where
     J: Journal,
 {
     let output = &turn.step.agent.output;
-    let ctx = turn.ctx.for_attempt(
+    let function = call.and_then(|call| output.function(&call.tool_name));
+    if function.is_none() && output.validators.is_empty() {
+        // Nothing to await, so nothing to race: the answer is decoded at once, as a race
+        // against the stop signals (which polls the work first) would have it.
+        let decoded = catch_unwind(AssertUnwindSafe(|| decode_raw(output, raw)));
+        return Ok(decoded.unwrap_or_else(|panic| Err(output_panicked(&*panic))));
+    }
+    // Boxed: the output's function and validators are rare, and a step's future stays small
+    // without them.
+    Box::pin(run_validators(turn, call, function, raw, retries)).await
+}
+
+/// Runs the output function `function` (for `call`) or decodes `raw`, then the validators,
+/// in a context of their own, unless the run is stopped first.
+async fn run_validators<Deps, O, J>(
+    turn: &Turn<'_, Deps, O, J>,
+    call: Option<&ToolCallPart>,
+    function: Option<&OutputFn<Deps, O>>,
+    raw: &str,
+    retries: &Retries,
+) -> Result<Result<O, BoxError>, (Stopped, Option<InterruptedCall>)>
+where
+    Deps: Send + Sync + 'static,
+    O: Output,
+    J: Journal,
+{
+    let output = &turn.step.agent.output;
+    let ctx = turn.ctx().for_attempt(
         call.map(|call| Arc::from(call.tool_name.as_str())),
         call.map(|call| Arc::from(call.tool_call_id.as_str())),
         retries.output(),
         turn.step.agent.output_retries,
     );
-    let function = call.and_then(|call| output.function(&call.tool_name));
     let decoding = async {
-        if turn.step.journal.records() && (function.is_some() || !output.validators.is_empty()) {
+        if turn.step.journal.records() {
             validate_in(turn, function, raw, ctx).await
         } else {
             caught(decode_and_validate(output, function, raw, ctx)).await
@@ -161,7 +188,7 @@ where
     let (stopped, ended) = match turn
         .step
         .stop
-        .race_graceful(&mut decoding, turn.ctx.cancellation())
+        .race_graceful(&mut decoding, turn.ctx().cancellation())
         .await
     {
         // An error when the run is stopped is that of an agent the function ran, which
@@ -272,11 +299,14 @@ async fn caught<O>(decoding: impl Future<Output = Result<O, BoxError>>) -> Resul
     AssertUnwindSafe(decoding)
         .catch_unwind()
         .await
-        .unwrap_or_else(|panic| {
-            Err(Box::new(OutputPanicked {
-                message: panic_message(&*panic),
-            }))
-        })
+        .unwrap_or_else(|panic| Err(output_panicked(&*panic)))
+}
+
+/// The error of a decoder, output function or validator that panicked with `panic`.
+fn output_panicked(panic: &(dyn Any + Send)) -> BoxError {
+    Box::new(OutputPanicked {
+        message: panic_message(panic),
+    })
 }
 
 async fn decode_and_validate<Deps: 'static, O: 'static>(
@@ -285,25 +315,29 @@ async fn decode_and_validate<Deps: 'static, O: 'static>(
     raw: &str,
     ctx: RunContext<Deps>,
 ) -> Result<O, BoxError> {
-    let mut value = if let Some(function) = function {
-        function.call(&ctx, raw).await?
-    } else {
-        match output.structured {
-            Some(true) => {
-                // The schema was wrapped as `{"response": ...}` for the model.
-                let mut fields: HashMap<String, Box<RawValue>> = decode_json(raw)?;
-                let response = fields
-                    .remove("response")
-                    .ok_or_else(|| ModelRetry::new("invalid output: missing field `response`"))?;
-                (output.decoder)(response.get())?
-            }
-            _ => (output.decoder)(raw)?,
-        }
+    let mut value = match function {
+        Some(function) => function.call(&ctx, raw).await?,
+        None => decode_raw(output, raw)?,
     };
     for validator in &output.validators {
         value = validator(ctx.clone(), value).await?;
     }
     Ok(value)
+}
+
+/// `raw` decoded as the output.
+fn decode_raw<Deps, O>(output: &OutputSetup<Deps, O>, raw: &str) -> Result<O, BoxError> {
+    match output.structured {
+        Some(true) => {
+            // The schema was wrapped as `{"response": ...}` for the model.
+            let mut fields: HashMap<String, Box<RawValue>> = decode_json(raw)?;
+            let response = fields
+                .remove("response")
+                .ok_or_else(|| ModelRetry::new("invalid output: missing field `response`"))?;
+            (output.decoder)(response.get())
+        }
+        _ => (output.decoder)(raw),
+    }
 }
 
 /// Books `answer`: the answers and feedback go into `parts`, a rejection is charged to the
@@ -314,7 +348,7 @@ pub(crate) fn book<Deps, O: Output, J>(
     answer: Answer<'_, O>,
     output_calls: &[&ToolCallPart],
     retries: &mut Retries,
-    culprits: &mut Culprits,
+    culprits: &mut Culprits<'_>,
     parts: &mut Vec<RequestPart>,
 ) -> Result<Option<O>, Failure> {
     let rest = output_calls.get(1..).unwrap_or_default();
@@ -379,7 +413,7 @@ fn reject<Deps, O: Output, J>(
     reason: String,
     error: Option<BoxError>,
     retries: &mut Retries,
-    culprits: &mut Culprits,
+    culprits: &mut Culprits<'_>,
     parts: &mut Vec<RequestPart>,
 ) -> Result<Option<O>, Failure> {
     let rejections = retries.charge_output();

@@ -51,7 +51,8 @@ where
         let ctx =
             RunContext::from_parts(Arc::clone(step.deps), state.usage.clone(), state.turns + 1);
         let fixed = params.instructions.clone();
-        let made = instructions(fixed, &step.agent.instructions_fns, ctx);
+        // Boxed, as the other rare branches: the common step's future stays small.
+        let made = Box::pin(instructions(fixed, &step.agent.instructions_fns, ctx));
         params.to_mut().instructions = step.stop.race(made).await.map_err(Failure::stopped)?;
     }
     let shaped = if step.agent.history_processors.is_empty()
@@ -63,7 +64,7 @@ where
         // The pending request goes into the history first, so the summary and the
         // processors read it in place; taken back if the request is not sent after all.
         let staged = state.transcript.stage();
-        match shape(step, state, &params).await {
+        match Box::pin(shape(step, state, &params)).await {
             Ok(shaped) => shaped,
             Err(failure) => {
                 state.transcript.unstage(staged);
@@ -89,31 +90,8 @@ where
         conversation_id: step.overrides.conversation_id.clone(),
     };
     let response = if step.journal.records() {
-        // An owned step, so the journal's engine can run it wherever it runs steps.
-        let model = Arc::clone(model);
-        let messages = messages.into_owned();
-        let params = params.into_owned();
-        let request = async move {
-            let response =
-                request_model::<O>(&*model, &messages, &params, None, &telemetry).await?;
-            Ok(serde_json::to_value(response)?)
-        };
-        let recorded = step
-            .stop
-            .race(
-                step.journal
-                    .step(journal::model_step(turn), Box::pin(request)),
-            )
-            .await;
-        let recorded = match recorded {
-            Ok(recorded) => recorded.map_err(|error| Failure::new(Stage::Model, error))?,
-            Err(stopped) => {
-                usage.requests += 1;
-                return Err(Failure::stopped(stopped));
-            }
-        };
-        serde_json::from_value(recorded)
-            .map_err(|error| Failure::new(Stage::Model, ModelError::other(error)))?
+        let journaled = request_journaled(step, messages, params, turn, telemetry, usage);
+        Box::pin(journaled).await?
     } else {
         let mut received = Received::default();
         let answer = step.events.and_then(|_| step.agent.output.partial_answer());
@@ -126,12 +104,13 @@ where
             received: collect.then_some(&mut received),
             answer: answer.as_ref(),
         });
-        let requested = step
-            .stop
-            .race(request_model(
+        let requested = {
+            // Pinned here, so the race holds a pointer to it rather than a copy of its own.
+            let requesting = std::pin::pin!(request_model(
                 &**model, &messages, &params, streaming, &telemetry,
-            ))
-            .await;
+            ));
+            step.stop.race(requesting).await
+        };
         match requested {
             Ok(response) => response.map_err(|error| Failure::new(Stage::Model, error))?,
             Err(stopped) => {
@@ -177,6 +156,47 @@ where
         Some(failure) => Err(failure),
         None => Ok(Step::Responded),
     }
+}
+
+/// The request of `turn` as the journal step `model:{turn}`: made now and recorded, or the
+/// recorded response on replay. A stop counts the request as made.
+async fn request_journaled<Deps, O, J>(
+    step: &StepScope<'_, Deps, O, J>,
+    messages: Cow<'_, [Message]>,
+    params: Cow<'_, RequestParams>,
+    turn: u32,
+    telemetry: Telemetry,
+    usage: &mut Usage,
+) -> Result<ModelResponse, Failure>
+where
+    Deps: Send + Sync + 'static,
+    O: Output,
+    J: Journal,
+{
+    // An owned step, so the journal's engine can run it wherever it runs steps.
+    let model = Arc::clone(step.model());
+    let messages = messages.into_owned();
+    let params = params.into_owned();
+    let request = async move {
+        let response = request_model::<O>(&*model, &messages, &params, None, &telemetry).await?;
+        Ok(serde_json::to_value(response)?)
+    };
+    let recorded = step
+        .stop
+        .race(
+            step.journal
+                .step(journal::model_step(turn), Box::pin(request)),
+        )
+        .await;
+    let recorded = match recorded {
+        Ok(recorded) => recorded.map_err(|error| Failure::new(Stage::Model, error))?,
+        Err(stopped) => {
+            usage.requests += 1;
+            return Err(Failure::stopped(stopped));
+        }
+    };
+    serde_json::from_value(recorded)
+        .map_err(|error| Failure::new(Stage::Model, ModelError::other(error)))
 }
 
 /// What the request sends of the history (the pending request staged in it): summarised,
@@ -385,12 +405,17 @@ async fn request_model<O: Output>(
         }
         span.record("gen_ai.input.messages", telemetry::input_messages(messages));
     }
+    // A span no subscriber wants is not entered: entering it would change nothing.
     let result = match streaming {
+        None if span.is_disabled() => model.request(messages, params).await,
         None => {
             model
                 .request(messages, params)
                 .instrument(span.clone())
                 .await
+        }
+        Some(streaming) if span.is_disabled() => {
+            stream_response(model, messages, params, streaming).await
         }
         Some(streaming) => {
             stream_response(model, messages, params, streaming)

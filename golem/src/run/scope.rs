@@ -109,8 +109,21 @@ impl<'a, Deps, O: Output, J> StepScope<'a, Deps, O, J> {
 /// the turn's request and response cost.
 pub(crate) struct Turn<'a, Deps, O: Output, J> {
     pub(crate) step: &'a StepScope<'a, Deps, O, J>,
-    pub(crate) ctx: &'a RunContext<Deps>,
+    /// `None` when no tool call, output function or validator is there to see it.
+    pub(crate) ctx: Option<&'a RunContext<Deps>>,
     pub(crate) approvals: &'a BTreeMap<String, Approval>,
     pub(crate) turn: u32,
     pub(crate) cost: RoundCost,
+}
+
+impl<'a, Deps, O: Output, J> Turn<'a, Deps, O, J> {
+    /// The context the tools, the output function and the validators see.
+    ///
+    /// # Panics
+    /// When the handling made none: it makes one whenever a call, an output function or a
+    /// validator is there to see it, and only those ask for it.
+    pub(crate) fn ctx(&self) -> &'a RunContext<Deps> {
+        self.ctx
+            .expect("a context is made for the calls, output function and validators")
+    }
 }

@@ -3,7 +3,6 @@
 //! once every call has settled, graceful stops honoured.
 
 use std::any::Any;
-use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -51,8 +50,27 @@ impl CallOutcome {
 
 /// The errors of the calls that were rejected or failed in this step, by call id: the
 /// causes of the run's failure. A call settled in an earlier, dropped step has only its
-/// message.
-pub(crate) type LiveErrors = HashMap<String, BoxError>;
+/// message. A response has few calls, so a list beats a map.
+#[derive(Default)]
+pub(crate) struct LiveErrors<'c>(Vec<(&'c str, BoxError)>);
+
+impl<'c> LiveErrors<'c> {
+    pub(crate) fn new() -> Self {
+        LiveErrors::default()
+    }
+
+    fn insert(&mut self, tool_call_id: &'c str, error: BoxError) {
+        match self.0.iter_mut().find(|(id, _)| *id == tool_call_id) {
+            Some((_, live)) => *live = error,
+            None => self.0.push((tool_call_id, error)),
+        }
+    }
+
+    fn remove(&mut self, tool_call_id: &str) -> Option<BoxError> {
+        let index = self.0.iter().position(|(id, _)| *id == tool_call_id)?;
+        Some(self.0.swap_remove(index).1)
+    }
+}
 
 /// How a response's function-tool calls went, for the output handling after them.
 #[derive(Debug, Clone, Copy, Default)]
@@ -179,19 +197,20 @@ fn shown(result: &Value) -> String {
 /// [`Stopped`] when the run is stopped first, with the calls that ended with the stop in an
 /// error (agents the calls run stop gracefully with the run); the calls still running are
 /// dropped.
-pub(crate) async fn settle<Deps, O, J>(
+pub(crate) async fn settle<'c, Deps, O, J>(
     turn: &Turn<'_, Deps, O, J>,
-    calls: &[&ToolCallPart],
+    calls: &[&'c ToolCallPart],
     handling: &mut Handling<'_>,
     retries: &Retries,
     usage: &mut Usage,
-) -> Result<LiveErrors, (Stopped, Vec<InterruptedCall>)>
+) -> Result<LiveErrors<'c>, (Stopped, Vec<InterruptedCall>)>
 where
     Deps: Send + Sync + 'static,
     O: Output,
     J: Journal,
 {
-    let mut started = Vec::new();
+    // Each call that does not start settles here; so the calls still unsettled after this
+    // loop are those that start, with no list of them kept.
     for &call in calls {
         if handling.settled(&call.tool_call_id).is_some() {
             continue;
@@ -212,20 +231,31 @@ where
             turn: turn.turn,
             call: call.clone(),
         });
-        started.push(call);
     }
-    let mut running_known = started.iter().filter(|call| is_known(turn, call)).count() as u64;
+    let unsettled = |handling: &Handling<'_>, call: &ToolCallPart| {
+        handling.settled(&call.tool_call_id).is_none()
+    };
+    let mut running_known = calls
+        .iter()
+        .filter(|call| unsettled(handling, call) && is_known(turn, call))
+        .count() as u64;
+    let started = calls
+        .iter()
+        .filter(|call| unsettled(handling, call))
+        .count();
     let mut settled = Settling {
         handling,
         live: LiveErrors::new(),
     };
     // One call, or a journal that needs its steps in order, runs without the set of futures.
-    let calls_token = turn.ctx.cancellation();
+    let calls_token = turn.ctx().cancellation();
     let mut interrupted = Vec::new();
-    let stopped = if turn.step.journal.concurrent() && started.len() > 1 {
+    let stopped = if turn.step.journal.concurrent() && started > 1 {
         let mut running = FuturesUnordered::new();
-        for call in started {
-            running.push(run_call(call, turn, retries));
+        for &call in calls {
+            if unsettled(settled.handling, call) {
+                running.push(run_call(call, turn, retries));
+            }
         }
         loop {
             let ended = match turn.step.stop.race(running.next()).await {
@@ -262,7 +292,11 @@ where
     } else {
         // One at a time, in call order.
         let mut stopped = None;
-        for call in started {
+        for &call in calls {
+            // Only a call that started is unsettled: each one run settles as it ends.
+            if !unsettled(settled.handling, call) {
+                continue;
+            }
             let mut running = std::pin::pin!(run_call(call, turn, retries));
             match turn
                 .step
@@ -315,18 +349,18 @@ fn stopped_with<Deps: 'static, O: Output, J>(
 }
 
 /// Where the calls of one step settle.
-struct Settling<'h, 'a> {
+struct Settling<'h, 'a, 'c> {
     handling: &'h mut Handling<'a>,
-    live: LiveErrors,
+    live: LiveErrors<'c>,
 }
 
-impl Settling<'_, '_> {
+impl<'c> Settling<'_, '_, 'c> {
     /// Settles `call` as `called` ended it, booking what it spent through other agents;
     /// returns 1 when it was a call to a known tool, counted in the usage.
     fn record<Deps: 'static, O: Output, J>(
         &mut self,
         turn: &Turn<'_, Deps, O, J>,
-        call: &ToolCallPart,
+        call: &'c ToolCallPart,
         called: Called,
         usage: &mut Usage,
     ) -> u64 {
@@ -337,7 +371,7 @@ impl Settling<'_, '_> {
         emit_finished(turn, call, &settled);
         self.handling.settle(&call.tool_call_id, settled);
         if let Some(error) = error {
-            self.live.insert(call.tool_call_id.clone(), error);
+            self.live.insert(&call.tool_call_id, error);
         }
         if is_known(turn, call) {
             usage.tool_calls += 1;
@@ -348,7 +382,7 @@ impl Settling<'_, '_> {
     }
 }
 
-impl Settling<'_, '_> {
+impl<'c> Settling<'_, '_, 'c> {
     /// Books `call`, which ended as the run was stopped: what it spent through other
     /// agents, and its result if it returned; an error (a stopped agent's) is kept in
     /// `interrupted` and the call left unsettled, answered as not finished. Returns 1 when
@@ -356,7 +390,7 @@ impl Settling<'_, '_> {
     fn record_stopped<Deps: 'static, O: Output, J>(
         &mut self,
         turn: &Turn<'_, Deps, O, J>,
-        call: &ToolCallPart,
+        call: &'c ToolCallPart,
         called: Called,
         usage: &mut Usage,
         interrupted: &mut Vec<InterruptedCall>,
@@ -422,25 +456,18 @@ impl From<CallOutcome> for Called {
 /// many of its calls were rejected) and reports them; returns the run's failure, if a call
 /// failed or a budget ran out. Rejections are booked even when another call failed, so every
 /// one is counted and traced.
-pub(crate) fn book<Deps: 'static, O: Output, J>(
+pub(crate) fn book<'c, Deps: 'static, O: Output, J>(
     turn: &Turn<'_, Deps, O, J>,
-    calls: &[&ToolCallPart],
+    calls: &[&'c ToolCallPart],
     handling: &Handling<'_>,
     retries: &mut Retries,
-    culprits: &mut Culprits,
-    mut live: LiveErrors,
+    culprits: &mut Culprits<'c>,
+    mut live: LiveErrors<'_>,
 ) -> Option<Failure> {
     let tools = turn.step.tools;
     let mut terminal = None;
-    let mut rejected: Vec<(ToolKey, &ToolCallPart, &str)> = Vec::new();
     for &call in calls {
         match handling.settled(&call.tool_call_id) {
-            Some(Settled::Rejected(reason) | Settled::Repeated(reason)) => {
-                let key = tools.key(&call.tool_name);
-                if !rejected.iter().any(|(seen, ..)| *seen == key) {
-                    rejected.push((key, call, reason));
-                }
-            }
             Some(Settled::Failed(message)) if terminal.is_none() => {
                 let source = live.remove(&call.tool_call_id).unwrap_or_else(|| {
                     Box::new(RecordedFailure {
@@ -458,12 +485,27 @@ pub(crate) fn book<Deps: 'static, O: Output, J>(
             _ => {}
         }
     }
+    let rejection = |call: &ToolCallPart| match handling.settled(&call.tool_call_id) {
+        Some(Settled::Rejected(reason) | Settled::Repeated(reason)) => Some(reason.as_str()),
+        _ => None,
+    };
     let mut exhausted = None;
-    for (key, call, reason) in rejected {
+    // The first rejected call of each tool, in call order.
+    for (index, &call) in calls.iter().enumerate() {
+        let Some(reason) = rejection(call) else {
+            continue;
+        };
+        let key = tools.key(&call.tool_name);
+        let charged = calls[..index]
+            .iter()
+            .any(|earlier| rejection(earlier).is_some() && tools.key(&earlier.tool_name) == key);
+        if charged {
+            continue;
+        }
         let rejections = retries.charge_tool(key, &call.tool_name);
         let limit = tools.limit(key);
         match key {
-            ToolKey::Known(_) => culprits.tools.push(call.tool_name.clone()),
+            ToolKey::Known(_) => culprits.tools.push(&call.tool_name),
             ToolKey::Unknown => culprits.unknown_tools = true,
         }
         tracing::warn!(
@@ -545,7 +587,7 @@ where
         .into();
     };
     let entry = &tools.entries[index];
-    let ctx = turn.ctx.for_attempt(
+    let ctx = turn.ctx().for_attempt(
         Some(Arc::clone(&entry.name)),
         Some(Arc::from(call.tool_call_id.as_str())),
         retries.tool_rejections(ToolKey::Known(index), &entry.name),
@@ -560,7 +602,28 @@ where
             delegated: ctx.take_delegated(&call.tool_call_id).map(Box::new),
         };
     }
-    let name = journal::tool_step(turn.turn, &call.tool_call_id);
+    // Boxed: a journaled call's future is large, and the common one stays small without it.
+    Box::pin(call_journaled(
+        entry, ctx, call, turn.turn, capture, journal,
+    ))
+    .await
+}
+
+/// Calls the tool of `entry` for `call` through `journal`, as the journal step of the call
+/// in `turn`.
+async fn call_journaled<Deps, J>(
+    entry: &crate::toolbox::ToolEntry<Deps>,
+    ctx: RunContext<Deps>,
+    call: &ToolCallPart,
+    turn: u32,
+    capture: bool,
+    journal: &J,
+) -> Called
+where
+    Deps: Send + Sync + 'static,
+    J: Journal,
+{
+    let name = journal::tool_step(turn, &call.tool_call_id);
     // A call that is a run of its own (an agent as a tool) runs outside a step, its steps
     // recorded under this call's name; how it ended is recorded once it has.
     if let Some(called) = call_nested(entry, &ctx, call, capture, journal, &name).await {
@@ -734,6 +797,8 @@ async fn instrumented(
         "error.type" = tracing::field::Empty,
     );
     let result = match started {
+        // A span no subscriber wants is not entered: entering it would change nothing.
+        Ok(future) if span.is_disabled() => AssertUnwindSafe(future).catch_unwind().await,
         Ok(future) => {
             AssertUnwindSafe(future)
                 .catch_unwind()

@@ -613,18 +613,24 @@ fn not_run(response: &ModelResponse) -> Vec<RequestPart> {
 /// Gives every call of `response` an id that is unique in it: one without an id gets one
 /// unique in the history, and a repeated id gets the call's position added.
 fn name_calls(response: &mut ModelResponse, history_len: usize) {
-    let mut seen: Vec<String> = Vec::new();
-    for (index, part) in response.parts.iter_mut().enumerate() {
-        let ResponsePart::ToolCall(call) = part else {
+    let parts = &mut response.parts;
+    for index in 0..parts.len() {
+        // The calls before this one are named already: their ids are the ones to avoid.
+        let (earlier, rest) = parts.split_at_mut(index);
+        let ResponsePart::ToolCall(call) = &mut rest[0] else {
             continue;
         };
         if call.tool_call_id.is_empty() {
             call.tool_call_id = format!("call_{history_len}_{index}");
         }
-        while seen.contains(&call.tool_call_id) {
+        let taken = |id: &str| {
+            earlier.iter().any(
+                |part| matches!(part, ResponsePart::ToolCall(earlier) if earlier.tool_call_id == id),
+            )
+        };
+        while taken(&call.tool_call_id) {
             call.tool_call_id = format!("{}_{index}", call.tool_call_id);
         }
-        seen.push(call.tool_call_id.clone());
     }
 }
 
