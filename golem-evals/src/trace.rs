@@ -69,9 +69,10 @@ impl Trace {
     pub fn record<O: Output>(&mut self, event: RunEvent<O>) {
         let event = match event {
             RunEvent::RequestSent { turn } => TraceEvent::RequestSent { turn },
-            RunEvent::ResponseReceived { turn, response } => {
-                TraceEvent::ResponseReceived { turn, response }
-            }
+            RunEvent::ResponseReceived { turn, response } => TraceEvent::ResponseReceived {
+                turn,
+                response: *response,
+            },
             RunEvent::ToolCallStarted { turn, call } => TraceEvent::ToolCallStarted { turn, call },
             RunEvent::ToolCallFinished {
                 turn,

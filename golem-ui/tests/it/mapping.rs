@@ -404,7 +404,10 @@ fn a_whole_thinking_part_is_one_reasoning_message() {
     ]);
     let events = [
         RunEvent::<String>::RequestSent { turn: 2 },
-        RunEvent::ResponseReceived { turn: 2, response },
+        RunEvent::ResponseReceived {
+            turn: 2,
+            response: Box::new(response),
+        },
     ];
     assert_eq!(
         ag_ui_lines(ag_ui::Encoder::new("t1", "r2"), &events)[2..9],

@@ -1,6 +1,7 @@
 //! [`RunEvent`]: what a run reports as it goes, for a UI or a log.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::Value;
 
@@ -49,8 +50,9 @@ pub enum RunEvent<O: Output> {
     ResponseReceived {
         /// The model turn.
         turn: u32,
-        /// The response, its usage (this request's) included.
-        response: ModelResponse,
+        /// The response, its usage (this request's) included; boxed, so that every event
+        /// stays small as it moves through the stream.
+        response: Box<ModelResponse>,
     },
     /// The model's response has calls that wait for the caller's approval; the run pauses
     /// before running any of them.
@@ -136,7 +138,7 @@ pub enum NestedEvent {
         /// The child's model turn.
         turn: u32,
         /// The response.
-        response: ModelResponse,
+        response: Box<ModelResponse>,
     },
     /// See [`RunEvent::ToolCallStarted`].
     ToolCallStarted {
@@ -254,33 +256,49 @@ impl Rejection {
     }
 }
 
-/// Where a run being streamed puts its events; absent when nobody listens.
-pub(crate) struct EventSink<O: Output>(Arc<Mutex<Vec<RunEvent<O>>>>);
+/// Where a run being streamed puts its events; absent when nobody listens. The stream
+/// takes them from here one by one, oldest first.
+pub(crate) struct EventSink<O: Output>(Arc<Mutex<Queue<O>>>);
+
+struct Queue<O: Output> {
+    events: VecDeque<RunEvent<O>>,
+    /// Set by the stream's future when a step ended and the next waits for the stream.
+    between: bool,
+}
 
 impl<O: Output> EventSink<O> {
     pub(crate) fn new() -> Self {
-        EventSink(Arc::new(Mutex::new(Vec::new())))
+        EventSink(Arc::new(Mutex::new(Queue {
+            events: VecDeque::new(),
+            between: false,
+        })))
     }
 
     pub(crate) fn handle(&self) -> Self {
         EventSink(Arc::clone(&self.0))
     }
 
-    pub(crate) fn push(&self, event: RunEvent<O>) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(event);
+    fn queue(&self) -> MutexGuard<'_, Queue<O>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Takes the events pushed so far, oldest first.
-    pub(crate) fn drain_into(&self, out: &mut std::collections::VecDeque<RunEvent<O>>) {
-        out.extend(
-            self.0
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .drain(..),
-        );
+    pub(crate) fn push(&self, event: RunEvent<O>) {
+        self.queue().events.push_back(event);
+    }
+
+    /// Takes the oldest event pushed and not yet taken.
+    pub(crate) fn pop(&self) -> Option<RunEvent<O>> {
+        self.queue().events.pop_front()
+    }
+
+    /// Marks the end of a step, for [`take_between`](Self::take_between).
+    pub(crate) fn mark_between(&self) {
+        self.queue().between = true;
+    }
+
+    /// Whether a step ended since the last call.
+    pub(crate) fn take_between(&self) -> bool {
+        std::mem::take(&mut self.queue().between)
     }
 }
 

@@ -1,7 +1,7 @@
 //! [`RunEvents`]: a run driven as a `futures::Stream` of its events.
 
-use std::collections::VecDeque;
 use std::fmt;
+use std::future::Future;
 use std::ops::{Deref, DerefMut};
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -40,7 +40,26 @@ impl<Deps, O> DerefMut for Slot<'_, Deps, O> {
     }
 }
 
-type StepFuture<'r, Deps, O> = BoxFuture<'r, (Slot<'r, Deps, O>, Result<Step<O>, RunError>)>;
+/// The future that drives a stream's run step after step, until it finishes, fails or
+/// pauses: one for the stream, not one per step.
+type Driving<'r, Deps, O> = BoxFuture<'r, (Slot<'r, Deps, O>, Result<Step<O>, RunError>)>;
+
+/// Where the driving future waits after a step until the stream has yielded the step's
+/// events: pending once, without a wake-up, since the stream polls it again itself.
+struct Between(bool);
+
+impl Future for Between {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            Poll::Ready(())
+        } else {
+            self.0 = true;
+            Poll::Pending
+        }
+    }
+}
 
 /// A run's [`RunEvent`]s as a [`Stream`], yielded as they happen while the stream drives the
 /// run step by step.
@@ -75,9 +94,8 @@ type StepFuture<'r, Deps, O> = BoxFuture<'r, (Slot<'r, Deps, O>, Result<Step<O>,
 /// ```
 pub struct RunEvents<'r, Deps, O: Output> {
     run: Option<Slot<'r, Deps, O>>,
-    step: Option<StepFuture<'r, Deps, O>>,
+    driving: Option<Driving<'r, Deps, O>>,
     sink: EventSink<O>,
-    queue: VecDeque<RunEvent<O>>,
     error: Option<RunError>,
     done: bool,
 }
@@ -85,14 +103,13 @@ pub struct RunEvents<'r, Deps, O: Output> {
 impl<Deps, O: Output> fmt::Debug for RunEvents<'_, Deps, O> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RunEvents")
-            .field("stepping", &self.step.is_some())
-            .field("queued", &self.queue.len())
+            .field("driving", &self.driving.is_some())
             .field("done", &self.done)
             .finish_non_exhaustive()
     }
 }
 
-// The stream never pins its fields: the step in flight is boxed.
+// The stream never pins its fields: the future that drives the run is boxed.
 impl<Deps, O: Output> Unpin for RunEvents<'_, Deps, O> {}
 
 impl<Deps, O> AgentRun<Deps, O>
@@ -121,22 +138,22 @@ where
     fn new(run: Slot<'r, Deps, O>) -> Self {
         RunEvents {
             run: Some(run),
-            step: None,
+            driving: None,
             sink: EventSink::new(),
-            queue: VecDeque::new(),
             error: None,
             done: false,
         }
     }
 
-    /// The run, between steps (`None` while a step is in flight).
+    /// The run, before the stream drives it and after the stream ended (`None` while it
+    /// drives the run).
     pub fn run(&mut self) -> Option<&mut AgentRun<Deps, O>> {
         self.run.as_deref_mut()
     }
 
     /// The run this stream owns, e.g. to approve calls after
-    /// [`RunEvent::ApprovalRequired`]; `None` if a step was in flight (it is cancelled) or
-    /// the stream borrows its run.
+    /// [`RunEvent::ApprovalRequired`]; `None` if the stream was still driving the run (its
+    /// step in flight is cancelled) or borrows its run.
     pub fn into_run(self) -> Option<AgentRun<Deps, O>> {
         match self.run {
             Some(Slot::Owned(run)) => Some(*run),
@@ -155,7 +172,7 @@ where
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
         loop {
-            if let Some(event) = this.queue.pop_front() {
+            if let Some(event) = this.sink.pop() {
                 return Poll::Ready(Some(Ok(event)));
             }
             if let Some(error) = this.error.take() {
@@ -164,30 +181,38 @@ where
             if this.done {
                 return Poll::Ready(None);
             }
-            let Some(step) = this.step.as_mut() else {
+            let Some(driving) = this.driving.as_mut() else {
                 let Some(mut run) = this.run.take() else {
                     return Poll::Ready(None);
                 };
                 let sink = this.sink.handle();
-                this.step = Some(Box::pin(async move {
-                    let result = run.step_with(Some(&sink), &Direct).await;
-                    (run, result)
+                this.driving = Some(Box::pin(async move {
+                    loop {
+                        let result = run.step_with(Some(&sink), &Direct).await;
+                        if !matches!(result, Ok(Step::Responded | Step::Handled)) {
+                            return (run, result);
+                        }
+                        // The next step starts once the stream has yielded this one's events.
+                        sink.mark_between();
+                        Between(false).await;
+                    }
                 }));
                 continue;
             };
-            let polled = step.as_mut().poll(cx);
-            this.sink.drain_into(&mut this.queue);
-            let Poll::Ready((run, result)) = polled else {
-                return match this.queue.pop_front() {
+            let Poll::Ready((run, result)) = driving.as_mut().poll(cx) else {
+                if this.sink.take_between() {
+                    continue;
+                }
+                return match this.sink.pop() {
                     Some(event) => Poll::Ready(Some(Ok(event))),
                     None => Poll::Pending,
                 };
             };
-            this.step = None;
+            this.driving = None;
             this.run = Some(run);
             match result {
                 Ok(Step::Finished(result)) => {
-                    this.queue.push_back(RunEvent::Finished(Box::new(result)));
+                    this.sink.push(RunEvent::Finished(Box::new(result)));
                     this.done = true;
                 }
                 Ok(Step::Paused) => this.done = true,
