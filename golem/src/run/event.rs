@@ -107,6 +107,26 @@ pub struct AgentEvent {
     pub event: NestedEvent,
 }
 
+impl AgentEvent {
+    /// `event`, of the agent at the end of `path`. golem makes these as a delegated agent
+    /// runs; a test of code that shows them (a UI mapping, a log) makes its own:
+    ///
+    /// ```
+    /// use golem::RunEvent;
+    /// use golem::run::{AgentCall, AgentEvent, NestedEvent};
+    ///
+    /// let event: RunEvent<String> = RunEvent::Agent(AgentEvent::new(
+    ///     vec![AgentCall::new("research", "call_1")],
+    ///     NestedEvent::RequestSent { turn: 1 },
+    /// ));
+    /// let RunEvent::Agent(nested) = &event else { unreachable!() };
+    /// assert_eq!(nested.path[0].agent, "research");
+    /// ```
+    pub fn new(path: Vec<AgentCall>, event: NestedEvent) -> Self {
+        AgentEvent { path, event }
+    }
+}
+
 /// One step down a path of delegations: the tool call that runs an agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -115,6 +135,16 @@ pub struct AgentCall {
     pub agent: String,
     /// The call, in the run one level up.
     pub tool_call_id: String,
+}
+
+impl AgentCall {
+    /// The call `tool_call_id` that runs the agent called as the tool `agent`.
+    pub fn new(agent: impl Into<String>, tool_call_id: impl Into<String>) -> Self {
+        AgentCall {
+            agent: agent.into(),
+            tool_call_id: tool_call_id.into(),
+        }
+    }
 }
 
 /// What happened in a delegated agent's run: its [`RunEvent`]s, with its output as JSON.
