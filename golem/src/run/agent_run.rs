@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tracing::{Instrument, Span};
+use tracing::Span;
 
 use super::event::EventSink;
 use super::failure::Failure;
@@ -13,7 +13,7 @@ use super::journal::{self, Direct, Journal};
 use super::scope::{Overrides, StepScope};
 use super::state::{ApprovalError, Deadline, Retries, RunState};
 use super::stop::StopSignals;
-use super::telemetry::int;
+use super::telemetry::{in_span, int};
 use super::transcript::Next;
 use super::{CancellationToken, RunError, Step, handle, listing, request};
 use crate::agent::{Agent, RunResult};
@@ -23,18 +23,6 @@ use crate::output::Output;
 use crate::toolbox::Toolbox;
 use crate::toolset::Toolset;
 use crate::usage::UsageLimits;
-
-/// Awaits `future` in `span`, entered while it is polled and dropped; a span no subscriber
-/// wants is not entered at all.
-macro_rules! in_span {
-    ($span:expr, $future:expr) => {
-        if $span.is_disabled() {
-            $future.await
-        } else {
-            $future.instrument($span.clone()).await
-        }
-    };
-}
 
 /// One step of `$run` (an `AgentRun`) through `$journal`, its events to `$events`: a
 /// `Result<Step<O>, RunError>`. Written out where it is awaited, in `step_with` and in

@@ -76,17 +76,16 @@ where
     let function_call = output_calls
         .first()
         .filter(|call| output.function(&call.tool_name).is_some());
-    let ctx =
-        (!function_calls.is_empty() || function_call.is_some() || !output.validators.is_empty())
-            .then(|| {
-                let ctx = RunContext::from_parts(Arc::clone(step.deps), usage.clone(), turn)
-                    .with_limits(*step.usage_limits())
-                    .with_events(step.events.map(EventSink::forward));
-                match step.stop.calls_token() {
-                    Some(token) => ctx.with_cancellation(token),
-                    None => ctx,
-                }
-            });
+    let ctx = (!function_calls.is_empty() || output::sees_context(output, function_call.is_some()))
+        .then(|| {
+            let ctx = RunContext::from_parts(Arc::clone(step.deps), usage.clone(), turn)
+                .with_limits(*step.usage_limits())
+                .with_events(step.events.map(EventSink::forward));
+            match step.stop.calls_token() {
+                Some(token) => ctx.with_cancellation(token),
+                None => ctx,
+            }
+        });
     let cost = response.usage.cost();
     let scope = Turn {
         step,

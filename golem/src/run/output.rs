@@ -145,7 +145,7 @@ where
 {
     let output = &turn.step.agent.output;
     let function = call.and_then(|call| output.function(&call.tool_name));
-    if function.is_none() && output.validators.is_empty() {
+    if !sees_context(output, function.is_some()) {
         // Nothing to await, so nothing to race: the answer is decoded at once, as a race
         // against the stop signals (which polls the work first) would have it.
         let decoded = catch_unwind(AssertUnwindSafe(|| decode_raw(output, raw)));
@@ -154,6 +154,13 @@ where
     // Boxed: the output's function and validators are rare, and a step's future stays small
     // without them.
     Box::pin(run_validators(turn, call, function, raw, retries)).await
+}
+
+/// Whether an answer runs code that sees a context: its output function (`function`, when
+/// its call names one) or a validator. The handling makes a context only when this, or a
+/// function-tool call, needs one.
+pub(crate) fn sees_context<Deps, O>(output: &OutputSetup<Deps, O>, function: bool) -> bool {
+    function || !output.validators.is_empty()
 }
 
 /// Runs the output function `function` (for `call`) or decodes `raw`, then the validators,

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use futures_util::StreamExt;
-use tracing::{Instrument, field};
+use tracing::field;
 
 use super::Step;
 use super::event::{EventSink, RunEvent, emit};
@@ -14,7 +14,7 @@ use super::journal::{self, Journal};
 use super::received::{PartialAnswer, Received};
 use super::scope::StepScope;
 use super::state::RunState;
-use super::telemetry;
+use super::telemetry::{self, in_span};
 use super::transcript::{FILTERED, INTERRUPTED, OVER_LIMIT, TRUNCATED};
 use crate::agent::InstructionsFn;
 use crate::context::RunContext;
@@ -405,23 +405,9 @@ async fn request_model<O: Output>(
         }
         span.record("gen_ai.input.messages", telemetry::input_messages(messages));
     }
-    // A span no subscriber wants is not entered: entering it would change nothing.
     let result = match streaming {
-        None if span.is_disabled() => model.request(messages, params).await,
-        None => {
-            model
-                .request(messages, params)
-                .instrument(span.clone())
-                .await
-        }
-        Some(streaming) if span.is_disabled() => {
-            stream_response(model, messages, params, streaming).await
-        }
-        Some(streaming) => {
-            stream_response(model, messages, params, streaming)
-                .instrument(span.clone())
-                .await
-        }
+        None => in_span!(span, model.request(messages, params)),
+        Some(streaming) => in_span!(span, stream_response(model, messages, params, streaming)),
     };
     match &result {
         Ok(response) => {

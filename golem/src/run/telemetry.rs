@@ -9,6 +9,20 @@ use crate::model::{
     FinishReason, MediaKind, Message, ModelResponse, RequestPart, ResponsePart, UserContent,
 };
 
+/// Awaits `future` in `span`, entered while it is polled and dropped; a span no subscriber
+/// wants is not entered at all. A macro, not a function: a function's future would be one
+/// more layer around `future`, moved as it is built.
+macro_rules! in_span {
+    ($span:expr, $future:expr) => {
+        if $span.is_disabled() {
+            $future.await
+        } else {
+            ::tracing::Instrument::instrument($future, $span.clone()).await
+        }
+    };
+}
+pub(crate) use in_span;
+
 /// `count` as the attributes' integer type: OpenTelemetry's is `i64`, and `tracing` layers
 /// pass a `u64` on as text.
 pub(crate) fn int(count: u64) -> i64 {

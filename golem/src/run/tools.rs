@@ -10,7 +10,6 @@ use futures_util::future::BoxFuture;
 use futures_util::stream::FuturesUnordered;
 use futures_util::{FutureExt, StreamExt};
 use serde_json::Value;
-use tracing::Instrument;
 
 use super::budget::Culprits;
 use super::error::InterruptedCall;
@@ -20,6 +19,7 @@ use super::journal::{self, Journal, NestedJournal, RecordedFailure};
 use super::scope::Turn;
 use super::state::{Approval, Retries};
 use super::stop::Stopped;
+use super::telemetry::in_span;
 use super::transcript::{Handling, Settled};
 use crate::context::RunContext;
 use crate::error::{BoxError, Exhausted, Stage, ToolPanicked};
@@ -235,14 +235,12 @@ where
     let unsettled = |handling: &Handling<'_>, call: &ToolCallPart| {
         handling.settled(&call.tool_call_id).is_none()
     };
-    let mut running_known = calls
-        .iter()
-        .filter(|call| unsettled(handling, call) && is_known(turn, call))
-        .count() as u64;
-    let started = calls
+    let (started, mut running_known) = calls
         .iter()
         .filter(|call| unsettled(handling, call))
-        .count();
+        .fold((0_usize, 0_u64), |(started, known), call| {
+            (started + 1, known + u64::from(is_known(turn, call)))
+        });
     let mut settled = Settling {
         handling,
         live: LiveErrors::new(),
@@ -797,14 +795,7 @@ async fn instrumented(
         "error.type" = tracing::field::Empty,
     );
     let result = match started {
-        // A span no subscriber wants is not entered: entering it would change nothing.
-        Ok(future) if span.is_disabled() => AssertUnwindSafe(future).catch_unwind().await,
-        Ok(future) => {
-            AssertUnwindSafe(future)
-                .catch_unwind()
-                .instrument(span.clone())
-                .await
-        }
+        Ok(future) => in_span!(span, AssertUnwindSafe(future).catch_unwind()),
         Err(panic) => Err(panic),
     };
     // A rejection is the model's mistake, told back to it; a failure or a panic, the tool's.
