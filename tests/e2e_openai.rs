@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use golem::model::http::{HttpSettings, RetryPolicy};
 use golem::model::openai::OpenAiModel;
-use golem::model::{Message, ModelRequest, ModelResponse, RequestPart, ResponsePart};
+use golem::model::{Message, ModelRequest, RequestPart, ResponsePart};
 use golem::{Agent, ModelRetry, RunContext};
 use serde_json::{Value, json};
 use wiremock::matchers::{header, method, path};
@@ -140,7 +140,8 @@ async fn a_macro_tool_corrects_itself_over_the_openai_path() {
                     other => format!("{other:?}"),
                 })
                 .collect(),
-            Message::Response(ModelResponse { parts, .. }) => parts
+            Message::Response(response) => response
+                .parts
                 .iter()
                 .map(|part| match part {
                     ResponsePart::Text(p) => format!("model: {}", p.content),

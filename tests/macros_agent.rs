@@ -75,15 +75,15 @@ fn the_model_corrects_its_arguments_and_the_tool_sees_the_deps() {
         result.messages,
         vec![
             request(vec![RequestPart::user_prompt("Roll two dice")]),
-            Message::Response(call("roll_dice", json!({"n": -1}), "c1")),
+            Message::from(call("roll_dice", json!({"n": -1}), "c1")),
             request(vec![RequestPart::tool_retry(
                 "roll_dice",
                 "c1",
                 "n must be 1 to 10, got -1"
             )]),
-            Message::Response(call("roll_dice", json!({"n": 2}), "c2")),
+            Message::from(call("roll_dice", json!({"n": 2}), "c2")),
             request(vec![RequestPart::tool_return("roll_dice", "c2", 8)]),
-            Message::Response(text("You rolled 8.")),
+            Message::from(text("You rolled 8.")),
         ]
     );
     assert_eq!(result.usage.requests, 3);

@@ -1,5 +1,7 @@
 //! [`Trace`]: what evaluators can read of a run besides its output.
 
+use std::sync::Arc;
+
 use golem::model::{Message, ModelResponse, ToolCallPart};
 use golem::output::Output;
 use golem::run::{Rejection, ToolOutcome};
@@ -69,10 +71,9 @@ impl Trace {
     pub fn record<O: Output>(&mut self, event: RunEvent<O>) {
         let event = match event {
             RunEvent::RequestSent { turn } => TraceEvent::RequestSent { turn },
-            RunEvent::ResponseReceived { turn, response } => TraceEvent::ResponseReceived {
-                turn,
-                response: *response,
-            },
+            RunEvent::ResponseReceived { turn, response } => {
+                TraceEvent::ResponseReceived { turn, response }
+            }
             RunEvent::ToolCallStarted { turn, call } => TraceEvent::ToolCallStarted { turn, call },
             RunEvent::ToolCallFinished {
                 turn,
@@ -105,8 +106,8 @@ pub enum TraceEvent {
     ResponseReceived {
         /// The model turn.
         turn: u32,
-        /// The response, with its usage.
-        response: ModelResponse,
+        /// The response, with its usage: the one the run's history holds, shared.
+        response: Arc<ModelResponse>,
     },
     /// See [`RunEvent::ToolCallStarted`].
     ToolCallStarted {

@@ -41,7 +41,7 @@ use crate::{Rejections, rejection_json};
 /// encoder.start(&mut events);
 /// encoder.event(&RunEvent::RequestSent { turn: 1 }, &mut events);
 /// let response = ModelResponse::text("Hi!");
-/// encoder.event(&RunEvent::ResponseReceived { turn: 1, response: Box::new(response) }, &mut events);
+/// encoder.event(&RunEvent::ResponseReceived { turn: 1, response: response.into() }, &mut events);
 /// encoder.finish(&mut events);
 /// assert_eq!(
 ///     events[3],
@@ -132,7 +132,7 @@ impl<O: Output> Encoder<O> {
     /// let mut encoder = Encoder::<String>::new("thread-1", "run-1").without_reasoning();
     /// let mut out = Vec::new();
     /// encoder.event(&RunEvent::RequestSent { turn: 1 }, &mut out);
-    /// encoder.event(&RunEvent::ResponseReceived { turn: 1, response: Box::new(response) }, &mut out);
+    /// encoder.event(&RunEvent::ResponseReceived { turn: 1, response: response.into() }, &mut out);
     /// let json = serde_json::to_string(&out)?;
     /// assert!(json.contains("Hi!") && !json.contains("Easy."));
     /// # Ok::<_, serde_json::Error>(())

@@ -36,7 +36,7 @@ use crate::{Rejections, rejection_json};
 /// encoder.start(&mut chunks);
 /// encoder.event(&RunEvent::RequestSent { turn: 1 }, &mut chunks);
 /// let response = ModelResponse::text("Hi!");
-/// encoder.event(&RunEvent::ResponseReceived { turn: 1, response: Box::new(response) }, &mut chunks);
+/// encoder.event(&RunEvent::ResponseReceived { turn: 1, response: response.into() }, &mut chunks);
 /// encoder.finish(&mut chunks);
 /// assert_eq!(chunks[0], UiChunk::Start { message_id: "msg-1".into() });
 /// assert_eq!(chunks[3], UiChunk::TextDelta { id: "1-0".into(), delta: "Hi!".into() });
@@ -106,7 +106,7 @@ impl<O: Output> Encoder<O> {
     /// let mut encoder = Encoder::<String>::new("msg-1").without_reasoning();
     /// let mut out = Vec::new();
     /// encoder.event(&RunEvent::RequestSent { turn: 1 }, &mut out);
-    /// encoder.event(&RunEvent::ResponseReceived { turn: 1, response: Box::new(response) }, &mut out);
+    /// encoder.event(&RunEvent::ResponseReceived { turn: 1, response: response.into() }, &mut out);
     /// let json = serde_json::to_string(&out)?;
     /// assert!(json.contains("Hi!") && !json.contains("Easy."));
     /// # Ok::<_, serde_json::Error>(())

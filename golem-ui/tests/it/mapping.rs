@@ -406,7 +406,7 @@ fn a_whole_thinking_part_is_one_reasoning_message() {
         RunEvent::<String>::RequestSent { turn: 2 },
         RunEvent::ResponseReceived {
             turn: 2,
-            response: Box::new(response),
+            response: std::sync::Arc::new(response),
         },
     ];
     assert_eq!(

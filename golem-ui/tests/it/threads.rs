@@ -10,7 +10,7 @@ use crate::postgres;
 use std::time::Duration;
 
 use golem::RunState;
-use golem::model::{Message, ModelResponse};
+use golem::model::ModelResponse;
 use golem_ui::thread::{ThreadError, ThreadStore};
 
 /// A database that holds threads, new for each test.
@@ -64,7 +64,7 @@ on_each_store!(
 );
 
 fn a_state() -> RunState {
-    let mut state = RunState::from_history(vec![Message::Response(ModelResponse::text("Hi!"))]);
+    let mut state = RunState::from_history(vec![ModelResponse::text("Hi!").into()]);
     state.push_prompt("How are you?");
     state
 }

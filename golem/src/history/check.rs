@@ -81,7 +81,7 @@ mod tests {
     use crate::model::{ModelResponse, ResponsePart};
 
     fn call(id: &str) -> Message {
-        Message::Response(ModelResponse::new(vec![ResponsePart::tool_call(
+        Message::from(ModelResponse::new(vec![ResponsePart::tool_call(
             "search", "{}", id,
         )]))
     }

@@ -5,6 +5,7 @@
 //! [`Agent::run_with_history`](crate::Agent::run_with_history).
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -13,17 +14,32 @@ use super::media::{ToolContent, UserContent};
 use crate::usage::Usage;
 
 /// One message of a conversation: a request golem sent, or a response the model gave.
+///
+/// A response is shared ([`Arc`]): the history, the [`RunEvent::ResponseReceived`]
+/// event and a copy of the history all point to the one response the model gave, so none
+/// of them copies its parts. Read it as a `&ModelResponse` (field access and methods go
+/// through the `Arc`); build a message from a response with `Message::from` or `.into()`;
+/// change a response of a history in place with [`Arc::make_mut`], which copies it only
+/// when it is shared.
+///
+/// ```
+/// use golem::model::{Message, ModelResponse};
+///
+/// let mut history: Vec<Message> = vec![ModelResponse::text("Hello").into()];
+/// if let Message::Response(response) = &mut history[0] {
+///     std::sync::Arc::make_mut(response).model_name = Some("scripted".into());
+/// }
+/// assert_eq!(history[0].as_response().unwrap().text_content(), "Hello");
+/// ```
+///
+/// [`RunEvent::ResponseReceived`]: crate::RunEvent::ResponseReceived
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-#[allow(
-    clippy::large_enum_variant,
-    reason = "most messages of a history are responses; boxing them would cost an allocation each and change the public type"
-)]
 pub enum Message {
     /// Sent to the model: prompts, tool results, validation feedback.
     Request(ModelRequest),
     /// Produced by the model: text and tool calls.
-    Response(ModelResponse),
+    Response(Arc<ModelResponse>),
 }
 
 impl Message {
@@ -52,6 +68,12 @@ impl From<ModelRequest> for Message {
 
 impl From<ModelResponse> for Message {
     fn from(response: ModelResponse) -> Self {
+        Message::Response(Arc::new(response))
+    }
+}
+
+impl From<Arc<ModelResponse>> for Message {
+    fn from(response: Arc<ModelResponse>) -> Self {
         Message::Response(response)
     }
 }
@@ -749,7 +771,7 @@ mod tests {
                 RequestPart::system_prompt("Be brief."),
                 RequestPart::user_prompt("Roll"),
             ])),
-            Message::Response(
+            Message::from(
                 ModelResponse::tool_call("roll_dice", json!({"n": -1}), "c1").with_usage(10, 2),
             ),
             Message::Request(ModelRequest::new(vec![RequestPart::tool_retry(
@@ -757,7 +779,7 @@ mod tests {
                 "c1",
                 "n must be positive",
             )])),
-            Message::Response(ModelResponse::text("done")),
+            Message::from(ModelResponse::text("done")),
         ];
         let text = serde_json::to_string(&history).expect("serializes");
         let back: Vec<Message> = serde_json::from_str(&text).expect("deserializes");
@@ -822,7 +844,7 @@ mod tests {
                 UserContent::document_url("https://x.test/rules.pdf"),
                 BinaryContent::new(vec![1u8, 2, 3], "audio/wav").into(),
             ])),
-            Message::Response(ModelResponse::tool_call("chart", "{}", "c1")),
+            Message::from(ModelResponse::tool_call("chart", "{}", "c1")),
             Message::Request(ModelRequest::new(vec![RequestPart::tool_return(
                 "chart",
                 "c1",

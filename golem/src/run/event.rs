@@ -50,9 +50,9 @@ pub enum RunEvent<O: Output> {
     ResponseReceived {
         /// The model turn.
         turn: u32,
-        /// The response, its usage (this request's) included; boxed, so that every event
-        /// stays small as it moves through the stream.
-        response: Box<ModelResponse>,
+        /// The response, its usage (this request's) included: the one the history holds,
+        /// shared.
+        response: Arc<ModelResponse>,
     },
     /// The model's response has calls that wait for the caller's approval; the run pauses
     /// before running any of them.
@@ -168,7 +168,7 @@ pub enum NestedEvent {
         /// The child's model turn.
         turn: u32,
         /// The response.
-        response: Box<ModelResponse>,
+        response: Arc<ModelResponse>,
     },
     /// See [`RunEvent::ToolCallStarted`].
     ToolCallStarted {

@@ -149,7 +149,7 @@ where
     if let Some(events) = step.events {
         events.push(RunEvent::ResponseReceived {
             turn,
-            response: Box::new(recorded.clone()),
+            response: Arc::clone(recorded),
         });
     }
     match failure {

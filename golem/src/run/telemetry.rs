@@ -159,7 +159,7 @@ mod tests {
                 RequestPart::system_prompt("Be brief"),
                 RequestPart::user_prompt("Roll"),
             ])),
-            Message::Response(ModelResponse::new(vec![ResponsePart::ToolCall(
+            Message::from(ModelResponse::new(vec![ResponsePart::ToolCall(
                 ToolCallPart::new("roll", r#"{"n":2}"#, "c1"),
             )])),
         ];

@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -260,23 +261,27 @@ impl Transcript {
     }
 
     /// Adds the response to the request just sent, its calls named uniquely.
-    pub(crate) fn record_response(&mut self, mut response: ModelResponse) -> &ModelResponse {
+    pub(crate) fn record_response(&mut self, mut response: ModelResponse) -> &Arc<ModelResponse> {
         debug_assert!(matches!(self.messages.last(), Some(Message::Request(_))));
         name_calls(&mut response, self.messages.len());
         self.settled.clear();
-        self.push(Message::Response(response));
+        self.push(Message::Response(Arc::new(response)));
         self.last_response()
     }
 
     /// Adds a response the run will not act on: the pending request answers its calls as
     /// not run and says why (`note`), so going on sends a new request instead of handling it.
-    pub(crate) fn record_unused(&mut self, response: ModelResponse, note: &str) -> &ModelResponse {
+    pub(crate) fn record_unused(
+        &mut self,
+        response: ModelResponse,
+        note: &str,
+    ) -> &Arc<ModelResponse> {
         self.record_response(response);
         self.pending = Some(unused(self.last_response(), note));
         self.last_response()
     }
 
-    fn last_response(&self) -> &ModelResponse {
+    fn last_response(&self) -> &Arc<ModelResponse> {
         match self.messages.last() {
             Some(Message::Response(response)) => response,
             _ => unreachable!("a response was just added"),
@@ -371,7 +376,7 @@ pub(crate) const OVER_LIMIT: &str =
 #[derive(Debug)]
 pub(crate) struct Handling<'a> {
     /// The response being handled.
-    pub(crate) response: &'a ModelResponse,
+    pub(crate) response: &'a Arc<ModelResponse>,
     /// The history before it.
     earlier: &'a [Message],
     settled: &'a mut Outcomes,
@@ -404,7 +409,7 @@ impl<'a> Handling<'a> {
             .collect();
         let mut messages = Vec::with_capacity(self.earlier.len() + 2);
         messages.extend_from_slice(self.earlier);
-        messages.push(Message::Response(self.response.clone()));
+        messages.push(Message::Response(Arc::clone(self.response)));
         messages.push(Message::Request(ModelRequest::new(answers)));
         messages
     }
@@ -555,9 +560,9 @@ fn sendable(messages: &[Message]) -> Cow<'_, [Message]> {
                     .cloned()
                     .collect();
                 if !text.is_empty() {
-                    let mut kept = response.clone();
+                    let mut kept = ModelResponse::clone(response);
                     kept.parts = text;
-                    sent.push(Message::Response(kept));
+                    sent.push(kept.into());
                 }
             }
             Message::Request(request) if !cut_calls.is_empty() => {
@@ -687,7 +692,7 @@ mod tests {
     fn a_continued_history_that_ends_in_a_response_answers_its_calls_first() {
         let history = vec![
             Message::Request(ModelRequest::user_prompt("go")),
-            Message::Response(ModelResponse::new(vec![call("a")])),
+            Message::from(ModelResponse::new(vec![call("a")])),
         ];
         let transcript = Transcript::continued(history, vec![RequestPart::user_prompt("again")]);
         assert_eq!(

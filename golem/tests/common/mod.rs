@@ -59,7 +59,9 @@ pub fn request(parts: Vec<RequestPart>) -> Message {
 
 /// A response as the history holds it: one request, with the given tokens.
 pub fn response(parts: Vec<ResponsePart>, input_tokens: u64, output_tokens: u64) -> Message {
-    Message::Response(ModelResponse::new(parts).with_usage(input_tokens, output_tokens))
+    ModelResponse::new(parts)
+        .with_usage(input_tokens, output_tokens)
+        .into()
 }
 
 pub fn reply(parts: Vec<ResponsePart>, input_tokens: u64, output_tokens: u64) -> ModelResponse {

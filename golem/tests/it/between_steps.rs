@@ -142,7 +142,7 @@ async fn a_run_resumed_after_a_stop_mid_stream_asks_the_model_again() {
         error.messages(),
         [
             request(vec![user("Hi")]),
-            Message::Response(incomplete.clone()),
+            Message::from(incomplete.clone()),
             note.clone(),
         ]
     );
@@ -155,7 +155,7 @@ async fn a_run_resumed_after_a_stop_mid_stream_asks_the_model_again() {
         result.messages,
         [
             request(vec![user("Hi")]),
-            Message::Response(incomplete),
+            Message::from(incomplete),
             note,
             response(vec![text("The answer is 42.")], 7, 5),
         ]
@@ -214,7 +214,7 @@ async fn a_cut_off_call_stays_in_the_history_but_is_not_sent_again() {
         model.seen.lock().unwrap()[0],
         [
             request(vec![user("Find the moon")]),
-            Message::Response(text_only),
+            Message::from(text_only),
             request(vec![retry(INTERRUPTED)]),
         ]
     );

@@ -282,7 +282,7 @@ async fn answers_follow_the_order_of_the_calls_and_other_providers_reasoning_sta
     .await;
     let messages = [
         request(vec![system("Be brief."), user("Roll and flip.")]),
-        golem::model::Message::Response(golem::model::ModelResponse::new(vec![
+        golem::model::Message::from(golem::model::ModelResponse::new(vec![
             ResponsePart::Thinking(
                 ThinkingPart::new("Anthropic's thoughts.")
                     .with_signature("anthropic-signature")
@@ -417,7 +417,7 @@ async fn the_verdict_is_never_sent_back() {
     .await;
     let messages = [
         request(vec![user("Hi")]),
-        golem::model::Message::Response(golem::model::ModelResponse::new(vec![
+        golem::model::Message::from(golem::model::ModelResponse::new(vec![
             text("Step one"),
             ResponsePart::Provider(ProviderPart::new(
                 "gemini",

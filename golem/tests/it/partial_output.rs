@@ -452,7 +452,7 @@ async fn a_stop_mid_stream_keeps_what_arrived_as_an_incomplete_response() {
         error.messages(),
         [
             Message::Request(ModelRequest::user_prompt("Report on 1969")),
-            Message::Response(incomplete),
+            Message::from(incomplete),
             Message::Request(ModelRequest::new(vec![
                 RequestPart::tool_return(
                     "final_result",

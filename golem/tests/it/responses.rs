@@ -332,7 +332,7 @@ async fn with_store_reasoning_goes_back_by_id_and_nothing_encrypted_is_asked_for
         .unwrap();
     let history = [
         request(vec![user("Roll")]),
-        Message::Response(ModelResponse::new(vec![
+        Message::from(ModelResponse::new(vec![
             ResponsePart::Thinking(
                 ThinkingPart::new("")
                     .with_signature(ENCRYPTED)
@@ -390,7 +390,7 @@ async fn without_store_reasoning_that_was_not_encrypted_stays_out() {
     .await;
     let history = [
         request(vec![user("Roll")]),
-        Message::Response(ModelResponse::new(vec![
+        Message::from(ModelResponse::new(vec![
             ResponsePart::Thinking(
                 ThinkingPart::new("plain")
                     .with_provider("openai")

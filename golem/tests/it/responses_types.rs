@@ -87,7 +87,7 @@ fn validate(name: &str, items: &Value) -> String {
 fn history() -> Vec<Message> {
     vec![
         request(vec![system("Be brief."), user("Roll for Ann and Bob")]),
-        Message::Response(ModelResponse::new(vec![
+        Message::from(ModelResponse::new(vec![
             ResponsePart::Thinking(
                 ThinkingPart::new("Two rolls.")
                     .with_signature("gAAAAABpLzK1")
@@ -107,7 +107,7 @@ fn history() -> Vec<Message> {
         ]),
         response(vec![text("Ann 6.")], 1, 1),
         request(vec![retry("Answer with the verdict.")]),
-        Message::Response(ModelResponse::default()),
+        Message::from(ModelResponse::default()),
         request(vec![golem::model::RequestPart::user_prompt([
             UserContent::text("Go on, with these"),
             UserContent::image_url("https://example.com/table.png"),
