@@ -40,7 +40,7 @@ fn main() {
             "tool_result",
             RunEvent::ToolCallFinished {
                 turn: 1,
-                call: ToolCallPart::new("read", r#"{"path":"a.txt"}"#, "c1"),
+                call: ToolCallPart::new("read", r#"{"path":"a.txt"}"#, "c1").into(),
                 outcome: ToolOutcome::Returned(serde_json::json!({"size": 42})),
             },
         ),

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use golem::model::{Message, ModelResponse, ToolCallPart};
 use golem::output::Output;
-use golem::run::{Rejection, ToolOutcome};
+use golem::run::{Rejection, SharedCall, ToolOutcome};
 use golem::usage::RoundCost;
 use golem::{RunEvent, Usage};
 
@@ -56,7 +56,7 @@ impl Trace {
     /// Every tool call that ran, with how it ended, in order.
     pub fn tool_calls(&self) -> impl Iterator<Item = (&ToolCallPart, &ToolOutcome)> {
         self.events.iter().filter_map(|event| match event {
-            TraceEvent::ToolCallFinished { call, outcome, .. } => Some((call, outcome)),
+            TraceEvent::ToolCallFinished { call, outcome, .. } => Some((&**call, outcome)),
             _ => None,
         })
     }
@@ -113,15 +113,15 @@ pub enum TraceEvent {
     ToolCallStarted {
         /// The model turn.
         turn: u32,
-        /// The call.
-        call: ToolCallPart,
+        /// The call, shared with its response.
+        call: SharedCall,
     },
     /// See [`RunEvent::ToolCallFinished`].
     ToolCallFinished {
         /// The model turn.
         turn: u32,
-        /// The call.
-        call: ToolCallPart,
+        /// The call, shared with its response.
+        call: SharedCall,
         /// How it ended.
         outcome: ToolOutcome,
     },

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::Value;
 
+use super::SharedCall;
 use crate::RunResult;
 use crate::error::Stage;
 use crate::model::{ModelResponse, ResponseDelta, ToolCallPart};
@@ -66,15 +67,16 @@ pub enum RunEvent<O: Output> {
     ToolCallStarted {
         /// The model turn.
         turn: u32,
-        /// The call: tool name, call id, arguments as the model wrote them.
-        call: ToolCallPart,
+        /// The call: tool name, call id, arguments as the model wrote them; shared with
+        /// the response that made it.
+        call: SharedCall,
     },
     /// A function tool call ended.
     ToolCallFinished {
         /// The model turn.
         turn: u32,
-        /// The call.
-        call: ToolCallPart,
+        /// The call, shared with the response that made it.
+        call: SharedCall,
         /// How it ended.
         outcome: ToolOutcome,
     },
@@ -175,14 +177,14 @@ pub enum NestedEvent {
         /// The child's model turn.
         turn: u32,
         /// The call.
-        call: ToolCallPart,
+        call: SharedCall,
     },
     /// See [`RunEvent::ToolCallFinished`].
     ToolCallFinished {
         /// The child's model turn.
         turn: u32,
         /// The call.
-        call: ToolCallPart,
+        call: SharedCall,
         /// How it ended.
         outcome: ToolOutcome,
     },

@@ -93,6 +93,7 @@ where
         approvals,
         turn,
         cost,
+        response,
     };
 
     // A call refused as a repeat does not run, so it waits for no one's approval.
@@ -154,6 +155,7 @@ where
             approvals: scope.approvals,
             turn,
             cost,
+            response,
         };
         let evaluated = output::evaluate(
             &output_scope,

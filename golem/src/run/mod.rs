@@ -25,6 +25,7 @@ mod output;
 mod received;
 mod request;
 mod scope;
+mod shared_call;
 mod state;
 mod stop;
 mod stream;
@@ -40,6 +41,7 @@ pub use journal::{
     Direct, Journal, JournalStep, MemoryJournal, NestedJournal, RecordedFailure,
     is_transient_failure,
 };
+pub use shared_call::SharedCall;
 pub use state::{Approval, ApprovalError, Retries, RunState};
 pub use stop::Stopped;
 pub use stream::RunEvents;

@@ -11,7 +11,7 @@ use super::state::Approval;
 use super::stop::StopSignals;
 use crate::agent::AgentInner;
 use crate::context::RunContext;
-use crate::model::{Model, ModelSettings, RequestParams};
+use crate::model::{Model, ModelResponse, ModelSettings, RequestParams};
 use crate::output::Output;
 use crate::toolbox::Toolbox;
 use crate::toolset::Toolset;
@@ -114,6 +114,8 @@ pub(crate) struct Turn<'a, Deps, O: Output, J> {
     pub(crate) approvals: &'a BTreeMap<String, Approval>,
     pub(crate) turn: u32,
     pub(crate) cost: RoundCost,
+    /// The response whose calls the step handles.
+    pub(crate) response: &'a Arc<ModelResponse>,
 }
 
 impl<'a, Deps, O: Output, J> Turn<'a, Deps, O, J> {

@@ -11,6 +11,7 @@ use futures_util::stream::FuturesUnordered;
 use futures_util::{FutureExt, StreamExt};
 use serde_json::Value;
 
+use super::SharedCall;
 use super::budget::Culprits;
 use super::error::InterruptedCall;
 use super::event::{Rejection, RunEvent, ToolOutcome, emit};
@@ -229,7 +230,7 @@ where
         }
         emit(turn.step.events, || RunEvent::ToolCallStarted {
             turn: turn.turn,
-            call: call.clone(),
+            call: SharedCall::of(turn.response, call),
         });
     }
     let unsettled = |handling: &Handling<'_>, call: &ToolCallPart| {
@@ -550,7 +551,7 @@ fn emit_finished<Deps, O: Output, J>(
 ) {
     emit(turn.step.events, || RunEvent::ToolCallFinished {
         turn: turn.turn,
-        call: call.clone(),
+        call: SharedCall::of(turn.response, call),
         outcome: outcome_event(settled),
     });
 }
