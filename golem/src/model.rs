@@ -50,7 +50,7 @@ pub use message::{
     ToolReturnPart, UserPromptPart,
 };
 
-pub use crate::usage::Usage;
+pub use crate::usage::{RequestUsage, Usage};
 
 /// A language model golem can ask for the next turn.
 ///

@@ -139,6 +139,100 @@ impl AddAssign<&Usage> for Usage {
     }
 }
 
+/// What one model request cost, as the provider reported it: the usage of a
+/// [`ModelResponse`](crate::model::ModelResponse). A run adds each response's to its
+/// [`Usage`], counting one request for it.
+///
+/// ```
+/// use golem::Usage;
+/// use golem::usage::RequestUsage;
+///
+/// let mut run = Usage::default();
+/// run += &RequestUsage::new(120, 30);
+/// assert_eq!(run.requests, 1);
+/// assert_eq!(run.total_tokens(), 150);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RequestUsage {
+    /// Tokens sent to the model, cached ones included.
+    pub input_tokens: u64,
+    /// Tokens the model produced.
+    pub output_tokens: u64,
+    /// Input tokens read from the provider's prompt cache.
+    pub cache_read_tokens: u64,
+    /// Input tokens written to the provider's prompt cache.
+    pub cache_write_tokens: u64,
+    /// Output tokens the model spent reasoning, where the provider reports them apart;
+    /// included in `output_tokens`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reasoning_tokens: u64,
+    /// Input tokens of audio, where the provider reports them apart; included in
+    /// `input_tokens`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub audio_input_tokens: u64,
+    /// Output tokens of audio, where the provider reports them apart; included in
+    /// `output_tokens`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub audio_output_tokens: u64,
+}
+
+impl RequestUsage {
+    /// A request that sent `input_tokens` and got `output_tokens` back.
+    pub fn new(input_tokens: u64, output_tokens: u64) -> Self {
+        RequestUsage {
+            input_tokens,
+            output_tokens,
+            ..RequestUsage::default()
+        }
+    }
+
+    /// Input plus output tokens.
+    pub fn total_tokens(&self) -> u64 {
+        self.input_tokens.saturating_add(self.output_tokens)
+    }
+
+    /// The request and its tokens, as a round's cost.
+    pub fn cost(&self) -> RoundCost {
+        RoundCost {
+            requests: 1,
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+        }
+    }
+}
+
+impl AddAssign<&RequestUsage> for Usage {
+    /// Adds one request and its tokens.
+    fn add_assign(&mut self, other: &RequestUsage) {
+        self.requests = self.requests.saturating_add(1);
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.cache_read_tokens = self
+            .cache_read_tokens
+            .saturating_add(other.cache_read_tokens);
+        self.cache_write_tokens = self
+            .cache_write_tokens
+            .saturating_add(other.cache_write_tokens);
+        self.reasoning_tokens = self.reasoning_tokens.saturating_add(other.reasoning_tokens);
+        self.audio_input_tokens = self
+            .audio_input_tokens
+            .saturating_add(other.audio_input_tokens);
+        self.audio_output_tokens = self
+            .audio_output_tokens
+            .saturating_add(other.audio_output_tokens);
+    }
+}
+
+impl From<RequestUsage> for Usage {
+    /// The usage of a run that made this one request.
+    fn from(request: RequestUsage) -> Self {
+        let mut usage = Usage::default();
+        usage += &request;
+        usage
+    }
+}
+
 /// Requests and tokens of one or more model rounds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RoundCost {

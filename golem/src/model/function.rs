@@ -184,8 +184,8 @@ impl Model for FunctionModel {
         params: &'a RequestParams,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         match (self.respond)(messages, params) {
-            Answer::Ready(result) => futures_util::future::ready(result.map(counted)).boxed(),
-            Answer::Later(future) => async move { future.await.map(counted) }.boxed(),
+            Answer::Ready(result) => futures_util::future::ready(result).boxed(),
+            Answer::Later(future) => future,
         }
     }
 
@@ -198,25 +198,14 @@ impl Model for FunctionModel {
             // The whole response as the one item, boxed once.
             return match (self.respond)(messages, params) {
                 Answer::Ready(result) => Box::pin(futures_util::stream::iter(Some(
-                    result.map(|response| StreamEvent::Done(counted(response))),
+                    result.map(StreamEvent::Done),
                 ))),
                 Answer::Later(future) => Box::pin(futures_util::stream::once(async move {
-                    future
-                        .await
-                        .map(|response| StreamEvent::Done(counted(response)))
+                    future.await.map(StreamEvent::Done)
                 })),
             };
         };
-        let items = stream(messages, params).into_iter().map(|item| {
-            item.map(|event| match event {
-                StreamEvent::Done(mut response) => {
-                    response.usage.requests = 1;
-                    StreamEvent::Done(response)
-                }
-                delta => delta,
-            })
-        });
-        Box::pin(futures_util::stream::iter(items))
+        Box::pin(futures_util::stream::iter(stream(messages, params)))
     }
 
     fn name(&self) -> &str {
@@ -226,12 +215,6 @@ impl Model for FunctionModel {
     fn system(&self) -> &str {
         "function"
     }
-}
-
-/// `response`, counted as one request.
-fn counted(mut response: ModelResponse) -> ModelResponse {
-    response.usage.requests = 1;
-    response
 }
 
 const INCOMPLETE: &str = "the scripted stream has no `StreamEvent::Done`";

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::media::{ToolContent, UserContent};
-use crate::usage::Usage;
+use crate::usage::RequestUsage;
 
 /// One message of a conversation: a request golem sent, or a response the model gave.
 ///
@@ -456,9 +456,9 @@ impl RetryPromptPart {
 pub struct ModelResponse {
     /// Text and tool calls, in the order the model produced them.
     pub parts: Vec<ResponsePart>,
-    /// What this response cost.
+    /// What this response's request cost.
     #[serde(default)]
-    pub usage: Usage,
+    pub usage: RequestUsage,
     /// The model that answered, as the provider names it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_name: Option<String>,
@@ -496,7 +496,7 @@ impl ModelResponse {
     /// Sets what this response cost in tokens (one request).
     #[must_use]
     pub fn with_usage(mut self, input_tokens: u64, output_tokens: u64) -> Self {
-        self.usage = Usage::request(input_tokens, output_tokens);
+        self.usage = RequestUsage::new(input_tokens, output_tokens);
         self
     }
 

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Message, Model, ModelError, ModelResponse, RequestParams, RequestPart, ResponsePart};
 use crate::output::OutputMode;
-use crate::usage::Usage;
+use crate::usage::RequestUsage;
 
 /// A model that first calls every function tool once, with arguments generated from its
 /// schema, then gives a final answer: for text output a JSON summary of what the tools
@@ -186,7 +186,7 @@ impl Model for TestModel {
         params: &'a RequestParams,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         let mut response = self.respond(messages, params);
-        response.usage = Usage::request(
+        response.usage = RequestUsage::new(
             estimate_input_tokens(messages),
             estimate_output_tokens(&response),
         );

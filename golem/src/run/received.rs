@@ -11,7 +11,6 @@ use crate::model::{
     FinishReason, ModelResponse, ResponseDelta, ResponsePart, TextPart, ThinkingPart, ToolCallPart,
 };
 use crate::output::{NoPartial, Output, OutputMode, PartialCadence, partial, prompted};
-use crate::usage::Usage;
 
 /// How far past the parts received so far a delta's part may be.
 const MAX_GAP: usize = 64;
@@ -134,14 +133,11 @@ impl Received {
         self.parts.iter().all(Option::is_none)
     }
 
-    /// What arrived, as a response marked [`FinishReason::Incomplete`]. Its usage counts
-    /// the request; the provider reports tokens only at the end of a stream.
+    /// What arrived, as a response marked [`FinishReason::Incomplete`]. Its usage has no
+    /// tokens (the provider reports them only at the end of a stream); the run counts its
+    /// request.
     pub(crate) fn into_incomplete(self) -> ModelResponse {
         let mut response = ModelResponse::new(self.parts.into_iter().flatten().collect::<Vec<_>>());
-        response.usage = Usage {
-            requests: 1,
-            ..Usage::default()
-        };
         response.finish_reason = Some(FinishReason::Incomplete);
         response
     }
@@ -260,7 +256,6 @@ mod tests {
                 tool_call_id: "c1".to_owned(),
             }),
         ]);
-        expected.usage.requests = 1;
         expected.finish_reason = Some(FinishReason::Incomplete);
         assert_eq!(response, expected);
     }

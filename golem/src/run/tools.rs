@@ -364,7 +364,7 @@ impl<'c> Settling<'_, '_, 'c> {
         usage: &mut Usage,
     ) -> u64 {
         if let Some(delegated) = &called.delegated {
-            *usage += delegated;
+            *usage += &**delegated;
         }
         let (settled, error) = called.outcome.settle();
         emit_finished(turn, call, &settled);
@@ -398,7 +398,7 @@ impl<'c> Settling<'_, '_, 'c> {
             CallOutcome::Returned(_) => self.record(turn, call, called, usage),
             CallOutcome::Rejected { error, .. } | CallOutcome::Failed(error) => {
                 if let Some(delegated) = &called.delegated {
-                    *usage += delegated;
+                    *usage += &**delegated;
                 }
                 interrupted.push(InterruptedCall {
                     tool_name: call.tool_name.clone(),

@@ -14,8 +14,8 @@ use common::streams::*;
 use common::*;
 use golem::model::anthropic::AnthropicModel;
 use golem::model::{
-    FinishReason, Model, ModelResponse, ProviderPart, RequestParams, ResponseDelta, ResponsePart,
-    ThinkingPart, Usage,
+    FinishReason, Model, ModelResponse, ProviderPart, RequestParams, RequestUsage, ResponseDelta,
+    ResponsePart, ThinkingPart,
 };
 use serde_json::json;
 
@@ -96,9 +96,9 @@ async fn thinking_text_and_a_tool_use_stream_and_add_up_to_the_non_streamed_mess
     // `message_delta`'s output tokens replace `message_start`'s; input counts cached reads.
     assert_eq!(
         response.usage,
-        Usage {
+        RequestUsage {
             cache_read_tokens: 128,
-            ..Usage::request(600, 89)
+            ..RequestUsage::new(600, 89)
         }
     );
     assert_eq!(
@@ -130,7 +130,7 @@ async fn text_with_a_redacted_thinking_block_served_byte_by_byte() {
             ResponsePart::text("Hello! Ünïcode \"quotes\"\nand a new line."),
         ]
     );
-    assert_eq!(response.usage, Usage::request(25, 15));
+    assert_eq!(response.usage, RequestUsage::new(25, 15));
     assert_eq!(response.finish_reason, Some(FinishReason::Stop));
 }
 
@@ -163,7 +163,7 @@ async fn a_tool_use_without_arguments_keeps_its_empty_input() {
     assert_eq!(streamed.deltas, [call_start(0, "now", "toolu_1")]);
     let response = streamed.response();
     assert_eq!(response.parts, [call("now", "{}", "toolu_1")]);
-    assert_eq!(response.usage, Usage::request(10, 7));
+    assert_eq!(response.usage, RequestUsage::new(10, 7));
 }
 
 #[tokio::test]

@@ -135,7 +135,6 @@ async fn a_run_resumed_after_a_stop_mid_stream_asks_the_model_again() {
     let error = cancel_after_first_delta(&mut run, &token).await;
     assert_eq!(error.stopped(), Some(&Stopped::Cancelled));
     let mut incomplete = ModelResponse::text("The ans");
-    incomplete.usage.requests = 1;
     incomplete.finish_reason = Some(FinishReason::Incomplete);
     let note = request(vec![retry(INTERRUPTED)]);
     assert_eq!(
@@ -208,7 +207,6 @@ async fn a_cut_off_call_stays_in_the_history_but_is_not_sent_again() {
     assert_eq!(result.messages[..3], history[..]);
     // Sent again: the text of the cut-off response, without its call or the call's answer.
     let mut text_only = ModelResponse::text("Let me look.");
-    text_only.usage.requests = 1;
     text_only.finish_reason = Some(FinishReason::Incomplete);
     assert_eq!(
         model.seen.lock().unwrap()[0],

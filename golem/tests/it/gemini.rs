@@ -17,7 +17,7 @@ use golem::model::gemini::GeminiModel;
 use golem::model::http::{HttpSettings, RetryPolicy};
 use golem::model::{
     FinishReason, Model, ModelError, ModelSettings, ProviderError, ProviderPart, RequestParams,
-    ResponsePart, ThinkingPart, ToolChoice, Usage,
+    RequestUsage, ResponsePart, ThinkingPart, ToolChoice,
 };
 use golem::output::{Json, OutputMode};
 use golem::{Agent, Stage};
@@ -468,12 +468,12 @@ async fn usage_metadata_fills_the_usage_detail() {
         .unwrap();
     assert_eq!(
         response.usage,
-        Usage {
+        RequestUsage {
             cache_read_tokens: 600,
             reasoning_tokens: 80,
             audio_input_tokens: 100,
             audio_output_tokens: 4,
-            ..Usage::request(1005, 100)
+            ..RequestUsage::new(1005, 100)
         }
     );
 }

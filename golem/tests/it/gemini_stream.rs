@@ -20,8 +20,8 @@ use futures_util::StreamExt;
 use golem::model::gemini::GeminiModel;
 use golem::model::http::{HttpSettings, RetryPolicy};
 use golem::model::{
-    FinishReason, Model, ModelResponse, ProviderPart, RequestParams, ResponseDelta, ResponsePart,
-    StreamFault, ThinkingPart, Usage,
+    FinishReason, Model, ModelResponse, ProviderPart, RequestParams, RequestUsage, ResponseDelta,
+    ResponsePart, StreamFault, ThinkingPart,
 };
 use golem::output::{Json, OutputMode};
 use golem::{Agent, RunEvent};
@@ -190,9 +190,9 @@ async fn thoughts_text_and_signed_calls_stream_and_add_up_to_the_unstreamed_resp
     // The last chunk's usage is the response's; thoughts are output, and reasoning.
     assert_eq!(
         response.usage,
-        Usage {
+        RequestUsage {
             reasoning_tokens: 21,
-            ..Usage::request(40, 41)
+            ..RequestUsage::new(40, 41)
         }
     );
     assert_eq!(response.provider_response_id.as_deref(), Some("resp-s1"));

@@ -14,7 +14,7 @@ use common::streams::*;
 use common::*;
 use futures_util::StreamExt;
 use golem::model::openai::OpenAiModel;
-use golem::model::{FinishReason, Model, RequestParams, ResponsePart, ThinkingPart, Usage};
+use golem::model::{FinishReason, Model, RequestParams, RequestUsage, ResponsePart, ThinkingPart};
 use golem::{Agent, RunEvent};
 use serde_json::json;
 
@@ -73,9 +73,9 @@ async fn text_streams_as_deltas_and_adds_up_to_the_non_streamed_response() {
     assert_eq!(response.finish_reason, Some(FinishReason::Stop));
     assert_eq!(
         response.usage,
-        Usage {
+        RequestUsage {
             cache_read_tokens: 3,
-            ..Usage::request(19, 10)
+            ..RequestUsage::new(19, 10)
         }
     );
     assert_eq!(
@@ -126,7 +126,7 @@ async fn parallel_tool_call_fragments_are_joined_by_index() {
         ]
     );
     assert_eq!(response.finish_reason, Some(FinishReason::ToolCall));
-    assert_eq!(response.usage, Usage::request(82, 46));
+    assert_eq!(response.usage, RequestUsage::new(82, 46));
 }
 
 #[tokio::test]
@@ -153,7 +153,7 @@ async fn reasoning_content_streams_as_thinking_before_the_text() {
         ]
     );
     // Usage in the finishing chunk, as DeepSeek sends it.
-    assert_eq!(response.usage, Usage::request(15, 42));
+    assert_eq!(response.usage, RequestUsage::new(15, 42));
 }
 
 #[tokio::test]

@@ -444,7 +444,6 @@ async fn a_stop_mid_stream_keeps_what_arrived_as_an_incomplete_response() {
             "c1",
         )),
     ]);
-    incomplete.usage.requests = 1;
     incomplete.finish_reason = Some(FinishReason::Incomplete);
     // The cut-off call is answered as not run, so the history stays valid to resume, and
     // the next request says the response was not used.

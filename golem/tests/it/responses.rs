@@ -558,9 +558,9 @@ async fn streamed_text_adds_up_to_the_non_streamed_response() {
     assert_eq!(response.finish_reason, Some(FinishReason::Stop));
     assert_eq!(
         response.usage,
-        Usage {
+        golem::usage::RequestUsage {
             cache_read_tokens: 3,
-            ..Usage::request(19, 10)
+            ..golem::usage::RequestUsage::new(19, 10)
         }
     );
     assert_eq!(
@@ -607,11 +607,11 @@ async fn streamed_reasoning_and_parallel_calls_add_up_to_the_non_streamed_respon
     assert_eq!(response.finish_reason, Some(FinishReason::ToolCall));
     assert_eq!(
         response.usage,
-        Usage {
+        golem::usage::RequestUsage {
             cache_read_tokens: 128,
             cache_write_tokens: 32,
             reasoning_tokens: 64,
-            ..Usage::request(182, 96)
+            ..golem::usage::RequestUsage::new(182, 96)
         }
     );
 }

@@ -17,7 +17,7 @@ use super::super::{
 use super::super::{MediaKind, ProviderPart, ThinkingPart, UserContent};
 use super::{DEFAULT_MAX_TOKENS, PROVIDER};
 use crate::output::OutputMode;
-use crate::usage::Usage;
+use crate::usage::RequestUsage;
 
 /// The request body for `messages` and `params`.
 pub(super) fn body(
@@ -183,10 +183,10 @@ pub(in crate::model) fn parse(body: &[u8]) -> Result<ModelResponse, String> {
         .saturating_add(usage.cache_read_input_tokens.unwrap_or(0));
     Ok(ModelResponse {
         parts,
-        usage: Usage {
+        usage: RequestUsage {
             cache_read_tokens: usage.cache_read_input_tokens.unwrap_or(0),
             cache_write_tokens: usage.cache_creation_input_tokens.unwrap_or(0),
-            ..Usage::request(input_tokens, usage.output_tokens)
+            ..RequestUsage::new(input_tokens, usage.output_tokens)
         },
         model_name: response.model,
         provider_response_id: response.id,

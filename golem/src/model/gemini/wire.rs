@@ -19,7 +19,7 @@ use super::PROVIDER;
 use crate::output::OutputMode;
 use crate::schema::to_gemini_schema;
 use crate::tool::ToolDefinition;
-use crate::usage::Usage;
+use crate::usage::RequestUsage;
 
 /// The request body for `messages` and `params`.
 pub(super) fn body(
@@ -509,7 +509,7 @@ pub(super) fn parse(body: &[u8]) -> Result<ModelResponse, String> {
         usage: response
             .usage_metadata
             .map(UsageMetadata::usage)
-            .unwrap_or_else(|| Usage::request(0, 0)),
+            .unwrap_or_else(|| RequestUsage::default()),
         model_name: response.model_version,
         provider_response_id: response.response_id,
         finish_reason,
@@ -804,19 +804,19 @@ struct ModalityCount {
 }
 
 impl UsageMetadata {
-    fn usage(self) -> Usage {
+    fn usage(self) -> RequestUsage {
         let audio = |details: &[ModalityCount]| {
             details
                 .iter()
                 .filter(|detail| detail.modality == "AUDIO")
                 .fold(0u64, |sum, detail| sum.saturating_add(detail.token_count))
         };
-        Usage {
+        RequestUsage {
             cache_read_tokens: self.cached_content_token_count,
             reasoning_tokens: self.thoughts_token_count,
             audio_input_tokens: audio(&self.prompt_tokens_details),
             audio_output_tokens: audio(&self.candidates_tokens_details),
-            ..Usage::request(
+            ..RequestUsage::new(
                 self.prompt_token_count
                     .saturating_add(self.tool_use_prompt_token_count),
                 self.candidates_token_count

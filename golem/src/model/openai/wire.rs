@@ -17,7 +17,7 @@ use super::{ChatCompletions, ServerProfile};
 use crate::output::OutputMode;
 use crate::schema::{drop_added_nulls, is_strict_compatible};
 use crate::tool::ToolDefinition;
-use crate::usage::Usage;
+use crate::usage::RequestUsage;
 
 /// The request body for `messages` and `params`.
 pub(super) fn body(
@@ -152,16 +152,16 @@ pub(in crate::model) fn parse(
         finish_reason = Some(FinishReason::ContentFilter);
     }
     let usage = response.usage.map_or_else(
-        || Usage::request(0, 0),
+        || RequestUsage::default(),
         |usage| {
             let prompt = usage.prompt_tokens_details.unwrap_or_default();
             let completion = usage.completion_tokens_details.unwrap_or_default();
-            Usage {
+            RequestUsage {
                 cache_read_tokens: prompt.cached_tokens,
                 audio_input_tokens: prompt.audio_tokens,
                 reasoning_tokens: completion.reasoning_tokens,
                 audio_output_tokens: completion.audio_tokens,
-                ..Usage::request(usage.prompt_tokens, usage.completion_tokens)
+                ..RequestUsage::new(usage.prompt_tokens, usage.completion_tokens)
             }
         },
     );

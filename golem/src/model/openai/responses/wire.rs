@@ -21,7 +21,7 @@ use super::Responses;
 use crate::output::OutputMode;
 use crate::schema::{drop_added_nulls, is_strict_compatible, to_strict_schema};
 use crate::tool::ToolDefinition;
-use crate::usage::Usage;
+use crate::usage::RequestUsage;
 
 /// What a request asks to be included when OpenAI stores nothing: the reasoning, encrypted,
 /// to be sent back with the next request.
@@ -356,12 +356,12 @@ pub(in crate::model) fn parse(
         _ => FinishReason::Stop,
     };
     let usage = response.usage.map_or_else(
-        || Usage::request(0, 0),
-        |usage| Usage {
+        || RequestUsage::default(),
+        |usage| RequestUsage {
             cache_read_tokens: usage.input_tokens_details.cached_tokens,
             cache_write_tokens: usage.input_tokens_details.cache_write_tokens,
             reasoning_tokens: usage.output_tokens_details.reasoning_tokens,
-            ..Usage::request(usage.input_tokens, usage.output_tokens)
+            ..RequestUsage::new(usage.input_tokens, usage.output_tokens)
         },
     );
     Ok(ModelResponse {
