@@ -509,7 +509,7 @@ pub(super) fn parse(body: &[u8]) -> Result<ModelResponse, String> {
         usage: response
             .usage_metadata
             .map(UsageMetadata::usage)
-            .unwrap_or_else(|| RequestUsage::default()),
+            .unwrap_or_default(),
         model_name: response.model_version,
         provider_response_id: response.response_id,
         finish_reason,

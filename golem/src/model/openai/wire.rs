@@ -151,20 +151,17 @@ pub(in crate::model) fn parse(
     if choice.message.refusal.is_some() && parts.is_empty() {
         finish_reason = Some(FinishReason::ContentFilter);
     }
-    let usage = response.usage.map_or_else(
-        || RequestUsage::default(),
-        |usage| {
-            let prompt = usage.prompt_tokens_details.unwrap_or_default();
-            let completion = usage.completion_tokens_details.unwrap_or_default();
-            RequestUsage {
-                cache_read_tokens: prompt.cached_tokens,
-                audio_input_tokens: prompt.audio_tokens,
-                reasoning_tokens: completion.reasoning_tokens,
-                audio_output_tokens: completion.audio_tokens,
-                ..RequestUsage::new(usage.prompt_tokens, usage.completion_tokens)
-            }
-        },
-    );
+    let usage = response.usage.map_or_else(RequestUsage::default, |usage| {
+        let prompt = usage.prompt_tokens_details.unwrap_or_default();
+        let completion = usage.completion_tokens_details.unwrap_or_default();
+        RequestUsage {
+            cache_read_tokens: prompt.cached_tokens,
+            audio_input_tokens: prompt.audio_tokens,
+            reasoning_tokens: completion.reasoning_tokens,
+            audio_output_tokens: completion.audio_tokens,
+            ..RequestUsage::new(usage.prompt_tokens, usage.completion_tokens)
+        }
+    });
     Ok(ModelResponse {
         parts,
         usage,

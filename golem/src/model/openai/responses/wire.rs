@@ -355,15 +355,14 @@ pub(in crate::model) fn parse(
         _ if called => FinishReason::ToolCall,
         _ => FinishReason::Stop,
     };
-    let usage = response.usage.map_or_else(
-        || RequestUsage::default(),
-        |usage| RequestUsage {
+    let usage = response
+        .usage
+        .map_or_else(RequestUsage::default, |usage| RequestUsage {
             cache_read_tokens: usage.input_tokens_details.cached_tokens,
             cache_write_tokens: usage.input_tokens_details.cache_write_tokens,
             reasoning_tokens: usage.output_tokens_details.reasoning_tokens,
             ..RequestUsage::new(usage.input_tokens, usage.output_tokens)
-        },
-    );
+        });
     Ok(ModelResponse {
         parts,
         usage,
