@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio_util::sync::CancellationToken;
 
 use crate::model::Message;
+use crate::run::SharedCall;
 use crate::run::event::Forward;
 use crate::usage::{Usage, UsageLimits};
 
@@ -31,8 +32,8 @@ pub struct RunContext<Deps> {
     run: Arc<RunShared>,
     retry: u32,
     max_retries: u32,
-    tool_name: Option<Arc<str>>,
-    tool_call_id: Option<Arc<str>>,
+    /// The call of a tool or an output tool this context was made for.
+    call: Option<SharedCall>,
     turn: u32,
     /// The conversation as an output function sees it; `None` elsewhere.
     messages: Option<Arc<[Message]>>,
@@ -46,7 +47,7 @@ struct RunShared {
     usage: Usage,
     limits: UsageLimits,
     /// Usage booked by the calls of the step, by call id, until the run takes it.
-    delegated: Mutex<Vec<(Arc<str>, Usage)>>,
+    delegated: Mutex<Vec<(String, Usage)>>,
     /// Where delegated agents' events go, when the run's events are listened to.
     events: Option<Forward>,
     /// Cancelled when the run is stopped while the step's calls run.
@@ -84,8 +85,7 @@ impl<Deps> RunContext<Deps> {
             }),
             retry: 0,
             max_retries: 0,
-            tool_name: None,
-            tool_call_id: None,
+            call: None,
             turn,
             messages: None,
         }
@@ -131,8 +131,7 @@ impl<Deps> RunContext<Deps> {
 
     pub(crate) fn for_attempt(
         &self,
-        tool_name: Option<Arc<str>>,
-        tool_call_id: Option<Arc<str>>,
+        call: Option<SharedCall>,
         retry: u32,
         max_retries: u32,
     ) -> Self {
@@ -141,8 +140,7 @@ impl<Deps> RunContext<Deps> {
             run: Arc::clone(&self.run),
             retry,
             max_retries,
-            tool_name,
-            tool_call_id,
+            call,
             turn: self.turn,
             messages: self.messages.clone(),
         }
@@ -155,7 +153,7 @@ impl<Deps> RunContext<Deps> {
             .delegated
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let index = delegated.iter().position(|(id, _)| &**id == tool_call_id)?;
+        let index = delegated.iter().position(|(id, _)| id == tool_call_id)?;
         Some(delegated.swap_remove(index).1)
     }
 
@@ -187,12 +185,12 @@ impl<Deps> RunContext<Deps> {
     /// The tool being called, or the output tool's name in an output validator (`None` for
     /// text or native output).
     pub fn tool_name(&self) -> Option<&str> {
-        self.tool_name.as_deref()
+        self.call.as_ref().map(|call| call.tool_name.as_str())
     }
 
     /// The id of the call being handled.
     pub fn tool_call_id(&self) -> Option<&str> {
-        self.tool_call_id.as_deref()
+        self.call.as_ref().map(|call| call.tool_call_id.as_str())
     }
 
     /// The model turn this belongs to, from 1.
@@ -234,7 +232,7 @@ impl<Deps> RunContext<Deps> {
     /// do this for you; call it when a hand-written tool runs an agent itself. Outside a
     /// call it does nothing.
     pub fn add_delegated_usage(&self, agent: &str, usage: &Usage) {
-        let Some(id) = &self.tool_call_id else {
+        let Some(id) = self.tool_call_id() else {
             return;
         };
         let mut delegated = self
@@ -247,7 +245,7 @@ impl<Deps> RunContext<Deps> {
             None => {
                 let mut spent = Usage::default();
                 spent.add_delegated(agent, usage);
-                delegated.push((Arc::clone(id), spent));
+                delegated.push((id.to_owned(), spent));
             }
         }
     }
@@ -260,8 +258,7 @@ impl<Deps> Clone for RunContext<Deps> {
             run: Arc::clone(&self.run),
             retry: self.retry,
             max_retries: self.max_retries,
-            tool_name: self.tool_name.clone(),
-            tool_call_id: self.tool_call_id.clone(),
+            call: self.call.clone(),
             turn: self.turn,
             messages: self.messages.clone(),
         }
@@ -273,8 +270,8 @@ impl<Deps> fmt::Debug for RunContext<Deps> {
         f.debug_struct("RunContext")
             .field("retry", &self.retry)
             .field("max_retries", &self.max_retries)
-            .field("tool_name", &self.tool_name)
-            .field("tool_call_id", &self.tool_call_id)
+            .field("tool_name", &self.tool_name())
+            .field("tool_call_id", &self.tool_call_id())
             .field("turn", &self.turn)
             .finish_non_exhaustive()
     }

@@ -13,6 +13,7 @@ use futures_util::FutureExt;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use super::SharedCall;
 use super::budget::Culprits;
 use super::error::InterruptedCall;
 use super::event::{Rejection, RunEvent, emit};
@@ -179,8 +180,7 @@ where
 {
     let output = &turn.step.agent.output;
     let ctx = turn.ctx().for_attempt(
-        call.map(|call| Arc::from(call.tool_name.as_str())),
-        call.map(|call| Arc::from(call.tool_call_id.as_str())),
+        call.map(|call| SharedCall::of(turn.response, call)),
         retries.output(),
         turn.step.agent.output_retries,
     );

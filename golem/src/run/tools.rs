@@ -587,8 +587,7 @@ where
     };
     let entry = &tools.entries[index];
     let ctx = turn.ctx().for_attempt(
-        Some(Arc::clone(&entry.name)),
-        Some(Arc::from(call.tool_call_id.as_str())),
+        Some(SharedCall::of(turn.response, call)),
         retries.tool_rejections(ToolKey::Known(index), &entry.name),
         entry.max_retries,
     );

@@ -41,8 +41,8 @@ const TOOL_FAILED: &str = "The tool failed; the run stopped.";
 pub(crate) struct Transcript {
     messages: Vec<Message>,
     pending: Option<ModelRequest>,
-    /// How the last response's calls that finished ended, by call id; cleared when the
-    /// response's handling closes.
+    /// How the last response's calls that finished ended; cleared when the response's
+    /// handling closes.
     settled: Outcomes,
     /// The index of the first message this run added.
     start: usize,
@@ -89,34 +89,67 @@ impl Settled {
     }
 }
 
-/// The outcomes of the last response's calls that finished, in the order they finished; a
-/// response has few calls, so a list beats a map.
+/// The outcomes of the last response's calls that finished, in the order they finished,
+/// each under the index of its call among the response's parts (call ids are unique in a
+/// response, so the index names the call without a copy of its id); a response has few
+/// calls, so a list beats a map.
 #[derive(Debug, Clone, PartialEq, Default)]
-struct Outcomes(Vec<(String, Settled)>);
+struct Outcomes(Vec<(usize, Settled)>);
 
 impl Outcomes {
-    fn get(&self, tool_call_id: &str) -> Option<&Settled> {
+    fn get(&self, part: usize) -> Option<&Settled> {
         self.0
             .iter()
-            .find(|(id, _)| id == tool_call_id)
+            .find(|(settled_part, _)| *settled_part == part)
             .map(|(_, settled)| settled)
     }
 
-    fn take(&mut self, tool_call_id: &str) -> Option<Settled> {
-        let index = self.0.iter().position(|(id, _)| id == tool_call_id)?;
+    fn take(&mut self, part: usize) -> Option<Settled> {
+        let index = self
+            .0
+            .iter()
+            .position(|(settled_part, _)| *settled_part == part)?;
         Some(self.0.swap_remove(index).1)
     }
 
-    fn insert(&mut self, tool_call_id: &str, outcome: Settled) {
-        match self.0.iter_mut().find(|(id, _)| id == tool_call_id) {
+    fn insert(&mut self, part: usize, outcome: Settled) {
+        match self
+            .0
+            .iter_mut()
+            .find(|(settled_part, _)| *settled_part == part)
+        {
             Some((_, settled)) => *settled = outcome,
-            None => self.0.push((tool_call_id.to_owned(), outcome)),
+            None => self.0.push((part, outcome)),
         }
     }
 
     fn clear(&mut self) {
         self.0.clear();
     }
+}
+
+/// The index among `response`'s parts of its call `tool_call_id`.
+fn part_of(response: &ModelResponse, tool_call_id: &str) -> Option<usize> {
+    response.parts.iter().position(
+        |part| matches!(part, ResponsePart::ToolCall(call) if call.tool_call_id == tool_call_id),
+    )
+}
+
+/// Whether part `part` of `response` is its call `tool_call_id`.
+fn is_call(response: &ModelResponse, part: usize, tool_call_id: &str) -> bool {
+    matches!(response.parts.get(part), Some(ResponsePart::ToolCall(call)) if call.tool_call_id == tool_call_id)
+}
+
+/// The calls of `response`, each with its index among the response's parts.
+fn calls_of(response: &ModelResponse) -> impl Iterator<Item = (usize, &ToolCallPart)> {
+    response
+        .parts
+        .iter()
+        .enumerate()
+        .filter_map(|(index, part)| match part {
+            ResponsePart::ToolCall(call) => Some((index, call)),
+            _ => None,
+        })
 }
 
 /// How a denied call's answer starts.
@@ -146,11 +179,20 @@ impl Transcript {
         settled: BTreeMap<String, Settled>,
         start: usize,
     ) -> Self {
+        let settled = match messages.last() {
+            Some(Message::Response(response)) => Outcomes(
+                settled
+                    .into_iter()
+                    .filter_map(|(id, settled)| Some((part_of(response, &id)?, settled)))
+                    .collect(),
+            ),
+            _ => Outcomes::default(),
+        };
         Transcript {
             start: start.min(messages.len()),
             messages,
             pending,
-            settled: Outcomes(settled.into_iter().collect()),
+            settled,
         }
     }
 
@@ -209,7 +251,19 @@ impl Transcript {
 
     /// The outcomes of the last response's calls that finished, by call id.
     pub(crate) fn settled(&self) -> BTreeMap<String, Settled> {
-        self.settled.0.iter().cloned().collect()
+        let Some(Message::Response(response)) = self.messages.last() else {
+            return BTreeMap::new();
+        };
+        self.settled
+            .0
+            .iter()
+            .filter_map(|(part, settled)| match response.parts.get(*part) {
+                Some(ResponsePart::ToolCall(call)) => {
+                    Some((call.tool_call_id.clone(), settled.clone()))
+                }
+                _ => None,
+            })
+            .collect()
     }
 
     /// What the run does next.
@@ -386,7 +440,12 @@ pub(crate) struct Handling<'a> {
 impl<'a> Handling<'a> {
     /// How the call `tool_call_id` ended, if it finished.
     pub(crate) fn settled(&self, tool_call_id: &str) -> Option<&Settled> {
-        self.settled.get(tool_call_id)
+        // Only the settled calls' ids are compared: none while no call has finished.
+        self.settled
+            .0
+            .iter()
+            .find(|(part, _)| is_call(self.response, *part, tool_call_id))
+            .map(|(_, settled)| settled)
     }
 
     /// The conversation as it will be once the output call `accepted` is accepted: the
@@ -398,10 +457,8 @@ impl<'a> Handling<'a> {
         answer: &str,
         other: impl Fn(&ToolCallPart) -> RequestPart,
     ) -> Vec<Message> {
-        let answers: Vec<RequestPart> = self
-            .response
-            .tool_calls()
-            .map(|call| match self.settled.get(&call.tool_call_id) {
+        let answers: Vec<RequestPart> = calls_of(self.response)
+            .map(|(part, call)| match self.settled.get(part) {
                 Some(settled) => settled.clone().into_answer(call),
                 None if call.tool_call_id == accepted.tool_call_id => call.answer(answer),
                 None => other(call),
@@ -476,7 +533,9 @@ impl<'a> Handling<'a> {
 
     /// Records how the call `tool_call_id` ended, the moment it ends.
     pub(crate) fn settle(&mut self, tool_call_id: &str, outcome: Settled) {
-        self.settled.insert(tool_call_id, outcome);
+        if let Some(part) = part_of(self.response, tool_call_id) {
+            self.settled.insert(part, outcome);
+        }
     }
 
     /// Ends the handling: the pending request answers every call of the response in call
@@ -485,8 +544,8 @@ impl<'a> Handling<'a> {
     pub(crate) fn close(self, parts: Vec<RequestPart>, unanswered: &str) {
         let answered_in_parts = |id: &str| parts.iter().any(|part| answers(part, id));
         let mut answers: Vec<RequestPart> = Vec::with_capacity(parts.len() + self.settled.0.len());
-        for call in self.response.tool_calls() {
-            match self.settled.take(&call.tool_call_id) {
+        for (part, call) in calls_of(self.response) {
+            match self.settled.take(part) {
                 Some(settled) => answers.push(settled.into_answer(call)),
                 None if answered_in_parts(&call.tool_call_id) => {}
                 None => answers.push(call.answer(unanswered)),
