@@ -79,9 +79,13 @@ impl<Deps> RunContext<Deps> {
     pub(crate) fn from_parts(deps: Arc<Deps>, usage: Usage, turn: u32) -> Self {
         RunContext {
             deps,
+            // Field by field: `..RunShared::default()` would make a usage only to drop it.
             run: Arc::new(RunShared {
                 usage,
-                ..RunShared::default()
+                limits: UsageLimits::default(),
+                delegated: Mutex::default(),
+                events: None,
+                cancellation: None,
             }),
             retry: 0,
             max_retries: 0,

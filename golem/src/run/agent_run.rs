@@ -247,7 +247,7 @@ where
     /// some.
     #[must_use]
     pub fn with_model_settings(mut self, settings: crate::model::ModelSettings) -> Self {
-        self.overrides.settings = Some(settings);
+        self.overrides.settings = Some(Box::new(settings));
         self
     }
 

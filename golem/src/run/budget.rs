@@ -1,5 +1,7 @@
 //! Retry accounting: which counter a rejection is charged to, and what rejected rounds cost.
 
+use smallvec::SmallVec;
+
 use super::state::Retries;
 use crate::toolbox::ToolKey;
 use crate::usage::{RoundCost, Usage};
@@ -37,7 +39,8 @@ impl Retries {
 #[derive(Debug, Default)]
 pub(crate) struct Culprits<'a> {
     /// The rejected tools, by name: a name is copied only when its tool is booked first.
-    pub(crate) tools: Vec<&'a str>,
+    /// Inline up to two, the common case, without an allocation.
+    pub(crate) tools: SmallVec<[&'a str; 2]>,
     pub(crate) unknown_tools: bool,
     pub(crate) output: bool,
 }

@@ -2,6 +2,7 @@
 //! calls, then its output; what they cost is booked once all of it is known, and the
 //! transcript's pending request answers every call.
 
+use std::collections::BTreeMap;
 use std::mem;
 use std::sync::Arc;
 
@@ -11,7 +12,7 @@ use super::failure::Failure;
 use super::journal::Journal;
 use super::output::{self, Answer, is_output_call};
 use super::scope::{StepScope, Turn};
-use super::state::RunState;
+use super::state::{Approval, RunState};
 use super::tools::{self, ToolsVerdict};
 use super::transcript::{NOT_RUN, STOPPED_DURING_CALL};
 use super::{RunResult, Step};
@@ -121,7 +122,7 @@ where
         let calls = tools::to_run(&scope, function_calls, &handling);
         if let Err(limit) = step.usage_limits().check_tool_calls(usage, calls) {
             handling.close(Vec::new(), NOT_RUN);
-            approvals.clear();
+            clear(approvals);
             return Err(Failure::limit(limit));
         }
         match tools::settle(&scope, function_calls, &mut handling, retries, usage).await {
@@ -129,7 +130,7 @@ where
             Err((stopped, interrupted)) => {
                 // Keep what finished; nothing is booked for a round the caller stopped.
                 handling.close(not_run(), STOPPED_DURING_CALL);
-                approvals.clear();
+                clear(approvals);
                 return Err(Failure::interrupted(stopped, interrupted));
             }
         }
@@ -177,7 +178,7 @@ where
             Ok(answer) => answer,
             Err((stopped, interrupted)) => {
                 handling.close(not_run(), STOPPED_DURING_CALL);
-                approvals.clear();
+                clear(approvals);
                 return Err(Failure::interrupted(
                     stopped,
                     interrupted.into_iter().collect(),
@@ -218,7 +219,7 @@ where
     };
     culprits.book(cost, usage);
     handling.close(parts, NOT_RUN);
-    approvals.clear();
+    clear(approvals);
     match result? {
         Some(output) => {
             emit(step.events, || RunEvent::OutputAccepted { turn });
@@ -231,5 +232,13 @@ where
             )))
         }
         None => Ok(Step::Handled),
+    }
+}
+
+/// Clears the decisions on the last response's calls; an empty map, the common case, is left
+/// as it is without the cost of clearing it.
+fn clear(approvals: &mut BTreeMap<String, Approval>) {
+    if !approvals.is_empty() {
+        approvals.clear();
     }
 }

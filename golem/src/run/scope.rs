@@ -20,8 +20,9 @@ use crate::usage::{RoundCost, UsageLimits};
 /// What a run sets for itself over its agent's configuration, each taking effect from the
 /// run's next request.
 pub(crate) struct Overrides<Deps> {
-    /// Model settings merged over the agent's.
-    pub(crate) settings: Option<ModelSettings>,
+    /// Model settings merged over the agent's; boxed, because they are large, most runs
+    /// override nothing, and a run moves this struct as it starts.
+    pub(crate) settings: Option<Box<ModelSettings>>,
     /// Usage limits in place of the agent's.
     pub(crate) usage_limits: Option<UsageLimits>,
     /// The model asked in place of the agent's.

@@ -10,6 +10,7 @@ use futures_util::future::BoxFuture;
 use futures_util::stream::FuturesUnordered;
 use futures_util::{FutureExt, StreamExt};
 use serde_json::Value;
+use smallvec::SmallVec;
 
 use super::SharedCall;
 use super::budget::Culprits;
@@ -51,9 +52,9 @@ impl CallOutcome {
 
 /// The errors of the calls that were rejected or failed in this step, by call id: the
 /// causes of the run's failure. A call settled in an earlier, dropped step has only its
-/// message. A response has few calls, so a list beats a map.
+/// message. A response has few calls, so a list beats a map, and two fit inline.
 #[derive(Default)]
-pub(crate) struct LiveErrors<'c>(Vec<(&'c str, BoxError)>);
+pub(crate) struct LiveErrors<'c>(SmallVec<[(&'c str, BoxError); 2]>);
 
 impl<'c> LiveErrors<'c> {
     pub(crate) fn new() -> Self {
