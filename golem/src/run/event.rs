@@ -318,9 +318,12 @@ impl<O: Output> EventSink<O> {
         self.queue().events.push_back(event);
     }
 
-    /// Takes the oldest event pushed and not yet taken.
-    pub(crate) fn pop(&self) -> Option<RunEvent<O>> {
-        self.queue().events.pop_front()
+    /// Takes every event pushed and not yet taken, oldest first, into `taken`, which is
+    /// empty: one lock for all of them, and the two queues' buffers trade places, so neither
+    /// allocates again.
+    pub(crate) fn take_all(&self, taken: &mut VecDeque<RunEvent<O>>) {
+        debug_assert!(taken.is_empty());
+        std::mem::swap(&mut self.queue().events, taken);
     }
 
     /// Marks the end of a step, for [`take_between`](Self::take_between).

@@ -1,5 +1,6 @@
 //! [`RunEvents`]: a run driven as a `futures::Stream` of its events.
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::ops::{Deref, DerefMut};
@@ -96,6 +97,8 @@ pub struct RunEvents<'r, Deps, O: Output> {
     run: Option<Slot<'r, Deps, O>>,
     driving: Option<Driving<'r, Deps, O>>,
     sink: EventSink<O>,
+    /// Events taken from the sink and not yet yielded, oldest first.
+    taken: VecDeque<RunEvent<O>>,
     error: Option<RunError>,
     done: bool,
 }
@@ -140,6 +143,7 @@ where
             run: Some(run),
             driving: None,
             sink: EventSink::new(),
+            taken: VecDeque::new(),
             error: None,
             done: false,
         }
@@ -162,6 +166,16 @@ where
     }
 }
 
+impl<Deps, O: Output> RunEvents<'_, Deps, O> {
+    /// The oldest event not yet yielded: taken from the sink a batch at a time.
+    fn next_event(&mut self) -> Option<RunEvent<O>> {
+        if self.taken.is_empty() {
+            self.sink.take_all(&mut self.taken);
+        }
+        self.taken.pop_front()
+    }
+}
+
 impl<Deps, O> Stream for RunEvents<'_, Deps, O>
 where
     Deps: Send + Sync + 'static,
@@ -172,7 +186,7 @@ where
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
         loop {
-            if let Some(event) = this.sink.pop() {
+            if let Some(event) = this.next_event() {
                 return Poll::Ready(Some(Ok(event)));
             }
             if let Some(error) = this.error.take() {
@@ -203,7 +217,7 @@ where
                 if this.sink.take_between() {
                     continue;
                 }
-                return match this.sink.pop() {
+                return match this.next_event() {
                     Some(event) => Poll::Ready(Some(Ok(event))),
                     None => Poll::Pending,
                 };
