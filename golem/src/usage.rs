@@ -115,27 +115,49 @@ impl AddAssign<&Usage> for Usage {
     fn add_assign(&mut self, other: &Usage) {
         // Saturating: the counts come from the network.
         self.requests = self.requests.saturating_add(other.requests);
-        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
-        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
-        self.cache_read_tokens = self
-            .cache_read_tokens
-            .saturating_add(other.cache_read_tokens);
-        self.cache_write_tokens = self
-            .cache_write_tokens
-            .saturating_add(other.cache_write_tokens);
-        self.reasoning_tokens = self.reasoning_tokens.saturating_add(other.reasoning_tokens);
-        self.audio_input_tokens = self
-            .audio_input_tokens
-            .saturating_add(other.audio_input_tokens);
-        self.audio_output_tokens = self
-            .audio_output_tokens
-            .saturating_add(other.audio_output_tokens);
+        self.add_tokens(&other.tokens());
         self.tool_calls = self.tool_calls.saturating_add(other.tool_calls);
         self.rejected += &other.rejected;
         self.summaries += other.summaries;
         for (name, usage) in &other.agents {
             *self.agents.entry(name.clone()).or_default() += usage;
         }
+    }
+}
+
+impl Usage {
+    /// The token counts, as one request's.
+    fn tokens(&self) -> RequestUsage {
+        RequestUsage {
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            cache_read_tokens: self.cache_read_tokens,
+            cache_write_tokens: self.cache_write_tokens,
+            reasoning_tokens: self.reasoning_tokens,
+            audio_input_tokens: self.audio_input_tokens,
+            audio_output_tokens: self.audio_output_tokens,
+        }
+    }
+
+    /// Adds the token counts of `tokens`, saturating.
+    fn add_tokens(&mut self, tokens: &RequestUsage) {
+        self.input_tokens = self.input_tokens.saturating_add(tokens.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(tokens.output_tokens);
+        self.cache_read_tokens = self
+            .cache_read_tokens
+            .saturating_add(tokens.cache_read_tokens);
+        self.cache_write_tokens = self
+            .cache_write_tokens
+            .saturating_add(tokens.cache_write_tokens);
+        self.reasoning_tokens = self
+            .reasoning_tokens
+            .saturating_add(tokens.reasoning_tokens);
+        self.audio_input_tokens = self
+            .audio_input_tokens
+            .saturating_add(tokens.audio_input_tokens);
+        self.audio_output_tokens = self
+            .audio_output_tokens
+            .saturating_add(tokens.audio_output_tokens);
     }
 }
 
@@ -206,21 +228,7 @@ impl AddAssign<&RequestUsage> for Usage {
     /// Adds one request and its tokens.
     fn add_assign(&mut self, other: &RequestUsage) {
         self.requests = self.requests.saturating_add(1);
-        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
-        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
-        self.cache_read_tokens = self
-            .cache_read_tokens
-            .saturating_add(other.cache_read_tokens);
-        self.cache_write_tokens = self
-            .cache_write_tokens
-            .saturating_add(other.cache_write_tokens);
-        self.reasoning_tokens = self.reasoning_tokens.saturating_add(other.reasoning_tokens);
-        self.audio_input_tokens = self
-            .audio_input_tokens
-            .saturating_add(other.audio_input_tokens);
-        self.audio_output_tokens = self
-            .audio_output_tokens
-            .saturating_add(other.audio_output_tokens);
+        self.add_tokens(other);
     }
 }
 
