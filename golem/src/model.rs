@@ -60,8 +60,8 @@ pub use crate::usage::{RequestUsage, Usage};
 pub trait Model: Send + Sync + 'static {
     /// Sends the history and returns the model's next response.
     ///
-    /// The response's [`usage`](ModelResponse::usage) should count this one request and its
-    /// tokens.
+    /// The response's [`usage`](ModelResponse::usage) holds this request's tokens, as the
+    /// provider reported them; the run counts the request itself.
     ///
     /// # Errors
     /// A [`ModelError`] when no usable response could be had.

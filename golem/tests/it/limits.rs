@@ -5,7 +5,7 @@ use crate::common;
 use std::error::Error as _;
 
 use common::*;
-use golem::model::{ModelError, ModelResponse};
+use golem::model::{Message, Model, ModelError, ModelResponse, RequestParams};
 use golem::tool::FunctionTool;
 use golem::usage::{LimitExceeded, TokenKind, UsageLimits};
 use golem::{Agent, ModelRetry, RunContext, Stage};
@@ -257,4 +257,56 @@ async fn a_typed_model_error_keeps_its_details() {
     );
     assert_eq!(error.messages(), [request(vec![user("Go")])]);
     assert_eq!(error.usage().requests, 0);
+}
+
+/// A hand-written model that reports no usage at all: it calls `echo` once, then answers.
+struct NoUsage;
+
+impl Model for NoUsage {
+    fn name(&self) -> &str {
+        "no-usage"
+    }
+
+    fn system(&self) -> &str {
+        "test"
+    }
+
+    fn request<'a>(
+        &'a self,
+        messages: &'a [Message],
+        _params: &'a RequestParams,
+    ) -> golem::BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        let response = if messages.len() < 2 {
+            ModelResponse::tool_call("echo", "{}", "c1")
+        } else {
+            ModelResponse::text("done")
+        };
+        Box::pin(async move { Ok(response) })
+    }
+}
+
+#[tokio::test]
+async fn every_response_counts_one_request_whatever_usage_its_model_reports() {
+    let agent = Agent::<(), String>::builder(NoUsage)
+        .tool(echo())
+        .build()
+        .unwrap();
+
+    let result = agent.run("Echo", ()).await.unwrap();
+
+    assert_eq!(result.output, "done");
+    assert_eq!(result.usage.requests, 2);
+    assert_eq!(result.usage.tool_calls, 1);
+    assert_eq!(result.usage.total_tokens(), 0);
+
+    // So the request limit holds for such a model too.
+    let limited = Agent::<(), String>::builder(NoUsage)
+        .tool(echo())
+        .usage_limits(UsageLimits::new().request_limit(1))
+        .build()
+        .unwrap();
+    let error = limited.run("Echo", ()).await.unwrap_err();
+    assert_eq!(error.limit(), Some(&LimitExceeded::Requests { limit: 1 }));
+    assert_eq!(error.usage().requests, 1);
+    assert_eq!(error.messages().len(), 3);
 }
