@@ -513,10 +513,26 @@ impl ModelResponse {
 
     /// The tool calls, in order.
     pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCallPart> {
-        self.parts.iter().filter_map(|part| match part {
+        self.indexed_calls().map(|(_, call)| call)
+    }
+
+    /// The tool calls, in order, each with its index among the parts.
+    pub(crate) fn indexed_calls(&self) -> impl Iterator<Item = (usize, &ToolCallPart)> {
+        self.parts
+            .iter()
+            .enumerate()
+            .filter_map(|(index, part)| match part {
+                ResponsePart::ToolCall(call) => Some((index, call)),
+                _ => None,
+            })
+    }
+
+    /// The tool call that is part `part`, if that part is one.
+    pub(crate) fn call_at(&self, part: usize) -> Option<&ToolCallPart> {
+        match self.parts.get(part)? {
             ResponsePart::ToolCall(call) => Some(call),
             _ => None,
-        })
+        }
     }
 }
 

@@ -289,7 +289,7 @@ impl Rejection {
 }
 
 /// Where a run being streamed puts its events; absent when nobody listens. The stream
-/// takes them from here one by one, oldest first.
+/// takes them from here a batch at a time, oldest first.
 pub(crate) struct EventSink<O: Output>(Arc<Mutex<Queue<O>>>);
 
 struct Queue<O: Output> {

@@ -43,18 +43,20 @@ impl SharedCall {
     /// assert!(SharedCall::new(response, 1).is_none());
     /// ```
     pub fn new(response: Arc<ModelResponse>, part: usize) -> Option<Self> {
-        matches!(response.parts.get(part), Some(ResponsePart::ToolCall(_)))
+        response
+            .call_at(part)
+            .is_some()
             .then_some(SharedCall { response, part })
     }
 
     /// `call`, shared with `response` when it is one of its parts (found by address, not
     /// compared), or a copy of it otherwise.
     pub(crate) fn of(response: &Arc<ModelResponse>, call: &ToolCallPart) -> Self {
-        let part = response.parts.iter().position(
-            |part| matches!(part, ResponsePart::ToolCall(held) if std::ptr::eq(held, call)),
-        );
+        let part = response
+            .indexed_calls()
+            .find(|(_, held)| std::ptr::eq(*held, call));
         match part {
-            Some(part) => SharedCall {
+            Some((part, _)) => SharedCall {
                 response: Arc::clone(response),
                 part,
             },
@@ -72,10 +74,9 @@ impl Deref for SharedCall {
     type Target = ToolCallPart;
 
     fn deref(&self) -> &ToolCallPart {
-        match &self.response.parts[self.part] {
-            ResponsePart::ToolCall(call) => call,
-            _ => unreachable!("a shared call points to a tool call"),
-        }
+        self.response
+            .call_at(self.part)
+            .expect("a shared call points to a tool call")
     }
 }
 

@@ -130,26 +130,10 @@ impl Outcomes {
 
 /// The index among `response`'s parts of its call `tool_call_id`.
 fn part_of(response: &ModelResponse, tool_call_id: &str) -> Option<usize> {
-    response.parts.iter().position(
-        |part| matches!(part, ResponsePart::ToolCall(call) if call.tool_call_id == tool_call_id),
-    )
-}
-
-/// Whether part `part` of `response` is its call `tool_call_id`.
-fn is_call(response: &ModelResponse, part: usize, tool_call_id: &str) -> bool {
-    matches!(response.parts.get(part), Some(ResponsePart::ToolCall(call)) if call.tool_call_id == tool_call_id)
-}
-
-/// The calls of `response`, each with its index among the response's parts.
-fn calls_of(response: &ModelResponse) -> impl Iterator<Item = (usize, &ToolCallPart)> {
     response
-        .parts
-        .iter()
-        .enumerate()
-        .filter_map(|(index, part)| match part {
-            ResponsePart::ToolCall(call) => Some((index, call)),
-            _ => None,
-        })
+        .indexed_calls()
+        .find(|(_, call)| call.tool_call_id == tool_call_id)
+        .map(|(part, _)| part)
 }
 
 /// How a denied call's answer starts.
@@ -257,11 +241,9 @@ impl Transcript {
         self.settled
             .0
             .iter()
-            .filter_map(|(part, settled)| match response.parts.get(*part) {
-                Some(ResponsePart::ToolCall(call)) => {
-                    Some((call.tool_call_id.clone(), settled.clone()))
-                }
-                _ => None,
+            .filter_map(|(part, settled)| {
+                let call = response.call_at(*part)?;
+                Some((call.tool_call_id.clone(), settled.clone()))
             })
             .collect()
     }
@@ -444,7 +426,11 @@ impl<'a> Handling<'a> {
         self.settled
             .0
             .iter()
-            .find(|(part, _)| is_call(self.response, *part, tool_call_id))
+            .find(|(part, _)| {
+                self.response
+                    .call_at(*part)
+                    .is_some_and(|call| call.tool_call_id == tool_call_id)
+            })
             .map(|(_, settled)| settled)
     }
 
@@ -457,7 +443,9 @@ impl<'a> Handling<'a> {
         answer: &str,
         other: impl Fn(&ToolCallPart) -> RequestPart,
     ) -> Vec<Message> {
-        let answers: Vec<RequestPart> = calls_of(self.response)
+        let answers: Vec<RequestPart> = self
+            .response
+            .indexed_calls()
             .map(|(part, call)| match self.settled.get(part) {
                 Some(settled) => settled.clone().into_answer(call),
                 None if call.tool_call_id == accepted.tool_call_id => call.answer(answer),
@@ -544,7 +532,7 @@ impl<'a> Handling<'a> {
     pub(crate) fn close(self, parts: Vec<RequestPart>, unanswered: &str) {
         let answered_in_parts = |id: &str| parts.iter().any(|part| answers(part, id));
         let mut answers: Vec<RequestPart> = Vec::with_capacity(parts.len() + self.settled.0.len());
-        for (part, call) in calls_of(self.response) {
+        for (part, call) in self.response.indexed_calls() {
             match self.settled.take(part) {
                 Some(settled) => answers.push(settled.into_answer(call)),
                 None if answered_in_parts(&call.tool_call_id) => {}

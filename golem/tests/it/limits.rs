@@ -5,7 +5,8 @@ use crate::common;
 use std::error::Error as _;
 
 use common::*;
-use golem::model::{Message, Model, ModelError, ModelResponse, RequestParams};
+use golem::model::function::FunctionModel;
+use golem::model::{Message, ModelError, ModelResponse};
 use golem::tool::FunctionTool;
 use golem::usage::{LimitExceeded, TokenKind, UsageLimits};
 use golem::{Agent, ModelRetry, RunContext, Stage};
@@ -259,35 +260,21 @@ async fn a_typed_model_error_keeps_its_details() {
     assert_eq!(error.usage().requests, 0);
 }
 
-/// A hand-written model that reports no usage at all: it calls `echo` once, then answers.
-struct NoUsage;
-
-impl Model for NoUsage {
-    fn name(&self) -> &str {
-        "no-usage"
-    }
-
-    fn system(&self) -> &str {
-        "test"
-    }
-
-    fn request<'a>(
-        &'a self,
-        messages: &'a [Message],
-        _params: &'a RequestParams,
-    ) -> golem::BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        let response = if messages.len() < 2 {
+/// A model whose responses report no usage at all, as a hand-written one's may: it calls
+/// `echo` once, then answers.
+fn no_usage() -> FunctionModel {
+    FunctionModel::new(|messages: &[Message], _| {
+        if messages.len() < 2 {
             ModelResponse::tool_call("echo", "{}", "c1")
         } else {
             ModelResponse::text("done")
-        };
-        Box::pin(async move { Ok(response) })
-    }
+        }
+    })
 }
 
 #[tokio::test]
 async fn every_response_counts_one_request_whatever_usage_its_model_reports() {
-    let agent = Agent::<(), String>::builder(NoUsage)
+    let agent = Agent::<(), String>::builder(no_usage())
         .tool(echo())
         .build()
         .unwrap();
@@ -300,7 +287,7 @@ async fn every_response_counts_one_request_whatever_usage_its_model_reports() {
     assert_eq!(result.usage.total_tokens(), 0);
 
     // So the request limit holds for such a model too.
-    let limited = Agent::<(), String>::builder(NoUsage)
+    let limited = Agent::<(), String>::builder(no_usage())
         .tool(echo())
         .usage_limits(UsageLimits::new().request_limit(1))
         .build()
