@@ -50,7 +50,7 @@ impl Trace {
     /// The rejections of calls of the tool named `tool`.
     pub fn rejections_of<'t>(&'t self, tool: &'t str) -> impl Iterator<Item = &'t Rejection> {
         self.rejections()
-            .filter(move |rejection| rejection.tool_name.as_deref() == Some(tool))
+            .filter(move |rejection| rejection.tool_name() == Some(tool))
     }
 
     /// Every tool call that ran, with how it ended, in order.

@@ -49,8 +49,8 @@ pub(crate) fn rejection_json(rejection: &Rejection) -> Value {
     json!({
         "turn": rejection.turn,
         "stage": rejection.stage.to_string(),
-        "toolName": rejection.tool_name,
-        "toolCallId": rejection.tool_call_id,
+        "toolName": rejection.tool_name(),
+        "toolCallId": rejection.tool_call_id(),
         "retry": rejection.retry,
         "maxRetries": rejection.max_retries,
         "feedback": rejection.feedback,

@@ -287,7 +287,7 @@ async fn one_line_checks_read_the_trace_rejections_and_their_cost() {
     let run = calculator_task(1).run(&case.input).await.unwrap();
     let rejections: Vec<_> = run.trace.rejections().collect();
     assert_eq!(rejections.len(), 1);
-    assert_eq!(rejections[0].tool_name.as_deref(), Some("add"));
+    assert_eq!(rejections[0].tool_name(), Some("add"));
     assert_eq!(
         rejections[0].feedback,
         "the numbers must not be negative, got -12 and 30"

@@ -94,8 +94,9 @@ pub enum RunEvent<O: Output> {
     /// Something happened in an agent this run delegated to (an agent called as a tool,
     /// [`Agent::as_tool`](crate::Agent::as_tool)), while its call runs: between the call's
     /// [`ToolCallStarted`](Self::ToolCallStarted) and
-    /// [`ToolCallFinished`](Self::ToolCallFinished), with the path to it.
-    Agent(AgentEvent),
+    /// [`ToolCallFinished`](Self::ToolCallFinished), with the path to it. Boxed: it is
+    /// rare, and larger than the other events, each of which is as large as the largest.
+    Agent(Box<AgentEvent>),
 }
 
 /// An event of an agent a run delegated to, and where that agent runs.
@@ -117,10 +118,10 @@ impl AgentEvent {
     /// use golem::RunEvent;
     /// use golem::run::{AgentCall, AgentEvent, NestedEvent};
     ///
-    /// let event: RunEvent<String> = RunEvent::Agent(AgentEvent::new(
+    /// let event: RunEvent<String> = RunEvent::Agent(Box::new(AgentEvent::new(
     ///     vec![AgentCall::new("research", "call_1")],
     ///     NestedEvent::RequestSent { turn: 1 },
-    /// ));
+    /// )));
     /// let RunEvent::Agent(nested) = &event else { unreachable!() };
     /// assert_eq!(nested.path[0].agent, "research");
     /// ```
@@ -232,8 +233,15 @@ impl NestedEvent {
     }
 }
 
-/// Where a delegated agent's events go: into the stream of the run that delegated.
-pub(crate) type Forward = Arc<dyn Fn(AgentEvent) + Send + Sync>;
+/// Where a delegated agent's events go: into the stream of the run that delegated, whose
+/// event queue it shares.
+pub(crate) type Forward = Arc<dyn Forwards>;
+
+/// A queue that takes a delegated agent's events.
+pub(crate) trait Forwards: Send + Sync {
+    /// Puts `event` in the queue.
+    fn forward(&self, event: Box<AgentEvent>);
+}
 
 /// How one tool call ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -266,10 +274,11 @@ pub struct Rejection {
     pub turn: u32,
     /// [`Stage::Tool`] for a tool call, [`Stage::Decode`] for the output.
     pub stage: Stage,
-    /// The rejected tool (the name the model used), or the output tool.
-    pub tool_name: Option<String>,
-    /// The rejected call, if the rejection answers one.
-    pub tool_call_id: Option<String>,
+    /// The rejected call, shared with the response that made it: a tool's, or the output
+    /// tool's; `None` for an output in text or native mode, which answers no call. Its
+    /// name and id are [`tool_name`](Self::tool_name) and
+    /// [`tool_call_id`](Self::tool_call_id).
+    pub call: Option<SharedCall>,
     /// Rejections of this tool (or of the output) in the run, this one included.
     pub retry: u32,
     /// The budget: the run fails when `retry` goes over it.
@@ -281,12 +290,27 @@ pub struct Rejection {
 }
 
 impl Rejection {
+    /// The rejected tool (the name the model used), or the output tool; `None` when the
+    /// rejection answers no call.
+    pub fn tool_name(&self) -> Option<&str> {
+        self.call.as_ref().map(|call| call.tool_name.as_str())
+    }
+
+    /// The id of the rejected call, if the rejection answers one.
+    pub fn tool_call_id(&self) -> Option<&str> {
+        self.call.as_ref().map(|call| call.tool_call_id.as_str())
+    }
+
     /// Whether this rejection spent the budget, so the run fails instead of sending the
     /// feedback.
     pub fn is_exhausted(&self) -> bool {
         self.retry > self.max_retries
     }
 }
+
+/// Room for the events of one step, as a stream takes them: the queues start with it, so
+/// the common step never grows them.
+pub(crate) const BATCH: usize = 8;
 
 /// Where a run being streamed puts its events; absent when nobody listens. The stream
 /// takes them from here a batch at a time, oldest first.
@@ -301,7 +325,7 @@ struct Queue<O: Output> {
 impl<O: Output> EventSink<O> {
     pub(crate) fn new() -> Self {
         EventSink(Arc::new(Mutex::new(Queue {
-            events: VecDeque::new(),
+            events: VecDeque::with_capacity(BATCH),
             between: false,
         })))
     }
@@ -338,13 +362,22 @@ impl<O: Output> EventSink<O> {
 }
 
 impl<O: Output> EventSink<O> {
-    /// Where delegated agents' events go: this sink, as [`RunEvent::Agent`]s.
+    /// Where delegated agents' events go: this sink, as [`RunEvent::Agent`]s. The queue
+    /// itself, shared: nothing is allocated.
     pub(crate) fn forward(&self) -> Forward
     where
         O: 'static,
     {
-        let sink = self.handle();
-        Arc::new(move |event| sink.push(RunEvent::Agent(event)))
+        Arc::clone(&self.0) as Forward
+    }
+}
+
+impl<O: Output> Forwards for Mutex<Queue<O>> {
+    fn forward(&self, event: Box<AgentEvent>) {
+        self.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .events
+            .push_back(RunEvent::Agent(event));
     }
 }
 

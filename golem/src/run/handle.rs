@@ -34,17 +34,11 @@ where
     O: Output,
     J: Journal,
 {
-    let RunState {
-        transcript,
-        usage,
-        turns,
-        retries,
-        awaiting_approval,
-        approvals,
-        ..
-    } = state;
-    let turn = *turns;
-    let mut handling = transcript
+    // The state's fields are named where they are used, rather than bound here: each
+    // binding kept past an await would be one more pointer in this future.
+    let turn = state.turns;
+    let mut handling = state
+        .transcript
         .handling()
         .expect("handle runs only when the history ends in a response");
     let response = handling.response;
@@ -79,7 +73,7 @@ where
         .filter(|call| output.function(&call.tool_name).is_some());
     let ctx = (!function_calls.is_empty() || output::sees_context(output, function_call.is_some()))
         .then(|| {
-            let ctx = RunContext::from_parts(Arc::clone(step.deps), usage.clone(), turn)
+            let ctx = RunContext::from_parts(Arc::clone(step.deps), state.usage.clone(), turn)
                 .with_limits(*step.usage_limits())
                 .with_events(step.events.map(EventSink::forward));
             match step.stop.calls_token() {
@@ -87,28 +81,28 @@ where
                 None => ctx,
             }
         });
-    let cost = response.usage.cost();
     let scope = Turn {
         step,
         ctx: ctx.as_ref(),
-        approvals,
+        approvals: &state.approvals,
         turn,
-        cost,
         response,
     };
 
     // A call refused as a repeat does not run, so it waits for no one's approval.
-    let awaiting = step.tools.awaiting_approval(response, |call| {
-        scope.approvals.contains_key(&call.tool_call_id)
-            || tools::repetition(&scope, call, &handling).is_some()
-    });
-    if !awaiting.is_empty() {
-        emit(step.events, || RunEvent::ApprovalRequired {
-            turn,
-            calls: awaiting.clone(),
+    {
+        let awaiting = step.tools.awaiting_approval(response, |call| {
+            scope.approvals.contains_key(&call.tool_call_id)
+                || tools::repetition(&scope, call, &handling).is_some()
         });
-        *awaiting_approval = awaiting;
-        return Ok(Step::Paused);
+        if !awaiting.is_empty() {
+            emit(step.events, || RunEvent::ApprovalRequired {
+                turn,
+                calls: awaiting.clone(),
+            });
+            state.awaiting_approval = awaiting;
+            return Ok(Step::Paused);
+        }
     }
     let not_run = || -> Vec<_> {
         output_calls
@@ -117,24 +111,33 @@ where
             .collect()
     };
 
-    let mut live = tools::LiveErrors::new();
-    if !function_calls.is_empty() {
+    let live = if function_calls.is_empty() {
+        tools::LiveErrors::new()
+    } else {
         let calls = tools::to_run(&scope, function_calls, &handling);
-        if let Err(limit) = step.usage_limits().check_tool_calls(usage, calls) {
+        if let Err(limit) = step.usage_limits().check_tool_calls(&state.usage, calls) {
             handling.close(Vec::new(), NOT_RUN);
-            clear(approvals);
+            clear(&mut state.approvals);
             return Err(Failure::limit(limit));
         }
-        match tools::settle(&scope, function_calls, &mut handling, retries, usage).await {
-            Ok(errors) => live = errors,
+        match tools::settle(
+            &scope,
+            function_calls,
+            &mut handling,
+            &state.retries,
+            &mut state.usage,
+        )
+        .await
+        {
+            Ok(errors) => errors,
             Err((stopped, interrupted)) => {
                 // Keep what finished; nothing is booked for a round the caller stopped.
                 handling.close(not_run(), STOPPED_DURING_CALL);
-                clear(approvals);
+                clear(&mut state.approvals);
                 return Err(Failure::interrupted(stopped, interrupted));
             }
         }
-    }
+    };
     let verdict = ToolsVerdict::of(function_calls, &handling);
     let answer = if verdict.failed {
         Answer::None
@@ -155,7 +158,6 @@ where
             ctx: output_ctx.as_ref().or(ctx.as_ref()),
             approvals: scope.approvals,
             turn,
-            cost,
             response,
         };
         let evaluated = output::evaluate(
@@ -164,7 +166,7 @@ where
             output_calls,
             !function_calls.is_empty(),
             verdict,
-            retries,
+            &state.retries,
         )
         .await;
         // What an output function spent through other agents.
@@ -172,13 +174,13 @@ where
             .zip(ctx.as_ref())
             .and_then(|(call, ctx)| ctx.take_delegated(&call.tool_call_id));
         if let Some(spent) = delegated {
-            *usage += &spent;
+            state.usage += &spent;
         }
         match evaluated {
             Ok(answer) => answer,
             Err((stopped, interrupted)) => {
                 handling.close(not_run(), STOPPED_DURING_CALL);
-                clear(approvals);
+                clear(&mut state.approvals);
                 return Err(Failure::interrupted(
                     stopped,
                     interrupted.into_iter().collect(),
@@ -194,7 +196,7 @@ where
         &scope,
         function_calls,
         &handling,
-        retries,
+        &mut state.retries,
         &mut culprits,
         live,
     ) {
@@ -212,22 +214,22 @@ where
             &scope,
             answer,
             output_calls,
-            retries,
+            &mut state.retries,
             &mut culprits,
             &mut parts,
         ),
     };
-    culprits.book(cost, usage);
+    culprits.book(response.usage.cost(), &mut state.usage);
     handling.close(parts, NOT_RUN);
-    clear(approvals);
+    clear(&mut state.approvals);
     match result? {
         Some(output) => {
             emit(step.events, || RunEvent::OutputAccepted { turn });
-            let (messages, new_from) = mem::take(transcript).into_messages();
+            let (messages, new_from) = mem::take(&mut state.transcript).into_messages();
             Ok(Step::Finished(RunResult::new(
                 output,
                 messages,
-                mem::take(usage),
+                mem::take(&mut state.usage),
                 new_from,
             )))
         }

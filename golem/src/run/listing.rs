@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::pin::pin;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures_util::future::BoxFuture;
@@ -66,12 +67,12 @@ where
         .collect::<Vec<_>>();
     let ctx = RunContext::from_parts(Arc::clone(deps), state.usage.clone(), state.turns);
     let listed = if journal.records() {
-        stop.race(list_in(journal, toolsets, taken, ctx, state.turns))
+        stop.race(pin!(list_in(journal, toolsets, taken, ctx, state.turns)))
             .await
             .map_err(Failure::stopped)?
     } else {
         let toolsets: Vec<&dyn Toolset<Deps>> = toolsets.iter().map(|set| &**set).collect();
-        stop.race(list_all(&toolsets, taken, &ctx))
+        stop.race(pin!(list_all(&toolsets, taken, &ctx)))
             .await
             .map_err(Failure::stopped)?
             .map_err(BoxError::from)

@@ -438,12 +438,11 @@ fn reject<Deps, O: Output, J>(
         RunEvent::Rejected(Rejection {
             turn: turn.turn,
             stage: Stage::Decode,
-            tool_name: call.map(|call| call.tool_name.clone()),
-            tool_call_id: call.map(|call| call.tool_call_id.clone()),
+            call: call.map(|call| SharedCall::of(turn.response, call)),
             retry: rejections,
             max_retries: limit,
             feedback: reason.clone(),
-            cost: turn.cost,
+            cost: turn.cost(),
         })
     });
     parts.push(match call {

@@ -2,6 +2,7 @@
 //! when there is one.
 
 use std::borrow::Cow;
+use std::pin::pin;
 use std::sync::Arc;
 
 use futures_util::StreamExt;
@@ -12,7 +13,7 @@ use super::event::{EventSink, RunEvent, emit};
 use super::failure::Failure;
 use super::journal::{self, Journal};
 use super::received::{PartialAnswer, Received};
-use super::scope::StepScope;
+use super::scope::{Params, StepScope};
 use super::state::RunState;
 use super::telemetry::{self, in_span};
 use super::transcript::{FILTERED, INTERRUPTED, OVER_LIMIT, TRUNCATED};
@@ -106,7 +107,7 @@ where
         });
         let requested = {
             // Pinned here, so the race holds a pointer to it rather than a copy of its own.
-            let requesting = std::pin::pin!(request_model(
+            let requesting = pin!(request_model(
                 &**model, &messages, &params, streaming, &telemetry,
             ));
             step.stop.race(requesting).await
@@ -163,7 +164,7 @@ where
 async fn request_journaled<Deps, O, J>(
     step: &StepScope<'_, Deps, O, J>,
     messages: Cow<'_, [Message]>,
-    params: Cow<'_, RequestParams>,
+    params: Params<'_>,
     turn: u32,
     telemetry: Telemetry,
     usage: &mut Usage,
@@ -183,10 +184,10 @@ where
     };
     let recorded = step
         .stop
-        .race(
+        .race(pin!(
             step.journal
-                .step(journal::model_step(turn), Box::pin(request)),
-        )
+                .step(journal::model_step(turn), Box::pin(request))
+        ))
         .await;
     let recorded = match recorded {
         Ok(recorded) => recorded.map_err(|error| Failure::new(Stage::Model, error))?,
@@ -228,14 +229,22 @@ where
     if !processors.is_empty() {
         ctx = RunContext::from_parts(Arc::clone(step.deps), usage.clone(), next_turn);
         let processing = history::process(processors, &ctx, view);
-        let processed = step.stop.race(processing).await.map_err(Failure::stopped)?;
+        let processed = step
+            .stop
+            .race(pin!(processing))
+            .await
+            .map_err(Failure::stopped)?;
         view = processed.map_err(|error| Failure::new(Stage::Input, error))?;
     }
     let limits = step.usage_limits();
     if limits.request_tokens().is_some() {
         let counted = if limits.counts_request_tokens() {
             let counting = step.model().count_tokens(&view, params);
-            let counted = step.stop.race(counting).await.map_err(Failure::stopped)?;
+            let counted = step
+                .stop
+                .race(pin!(counting))
+                .await
+                .map_err(Failure::stopped)?;
             counted.map_err(|error| Failure::new(Stage::Model, error))?
         } else {
             None
@@ -285,7 +294,7 @@ where
                 };
                 let name = journal::summary_step(turn);
                 step.stop
-                    .race(step.journal.step(name, Box::pin(ask)))
+                    .race(pin!(step.journal.step(name, Box::pin(ask))))
                     .await
                     .map(|recorded| {
                         recorded

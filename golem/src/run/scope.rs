@@ -1,9 +1,9 @@
 //! What one step of a run works with besides the run's state: the agent, the run's own
 //! overrides, the tools listed for it, its stop signals, its events and its journal.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::ops::Deref;
 use std::sync::Arc;
 
 use super::event::EventSink;
@@ -89,10 +89,10 @@ impl<'a, Deps, O: Output, J> StepScope<'a, Deps, O, J> {
 
     /// The parameters of the next request: the tools', with the run's settings merged over
     /// the agent's and the run's instructions in place of the agent's static ones.
-    pub(crate) fn params(&self) -> Cow<'a, RequestParams> {
+    pub(crate) fn params(&self) -> Params<'a> {
         let overrides = self.overrides;
         if overrides.settings.is_none() && overrides.instructions.is_none() {
-            return Cow::Borrowed(&self.tools.params);
+            return Params::Listed(&self.tools.params);
         }
         let mut params = self.tools.params.clone();
         if let Some(settings) = &overrides.settings {
@@ -101,7 +101,45 @@ impl<'a, Deps, O: Output, J> StepScope<'a, Deps, O, J> {
         if let Some(instructions) = &overrides.instructions {
             params.instructions = self.agent.output.with_prompted_schema(instructions.clone());
         }
-        Cow::Owned(params)
+        Params::Own(Box::new(params))
+    }
+}
+
+/// The parameters of one request: those of the run's tool list as they are, or a copy of
+/// them with the run's overrides. The copy is boxed, so the request's future stays small.
+pub(crate) enum Params<'a> {
+    Listed(&'a RequestParams),
+    Own(Box<RequestParams>),
+}
+
+impl Params<'_> {
+    /// The parameters to change, copied first if they are the tool list's.
+    pub(crate) fn to_mut(&mut self) -> &mut RequestParams {
+        if let Params::Listed(listed) = *self {
+            *self = Params::Own(Box::new(listed.clone()));
+        }
+        match self {
+            Params::Own(own) => own,
+            Params::Listed(_) => unreachable!("made its own just above"),
+        }
+    }
+
+    pub(crate) fn into_owned(self) -> RequestParams {
+        match self {
+            Params::Listed(listed) => listed.clone(),
+            Params::Own(own) => *own,
+        }
+    }
+}
+
+impl Deref for Params<'_> {
+    type Target = RequestParams;
+
+    fn deref(&self) -> &RequestParams {
+        match self {
+            Params::Listed(listed) => listed,
+            Params::Own(own) => own,
+        }
     }
 }
 
@@ -114,7 +152,6 @@ pub(crate) struct Turn<'a, Deps, O: Output, J> {
     pub(crate) ctx: Option<&'a RunContext<Deps>>,
     pub(crate) approvals: &'a BTreeMap<String, Approval>,
     pub(crate) turn: u32,
-    pub(crate) cost: RoundCost,
     /// The response whose calls the step handles.
     pub(crate) response: &'a Arc<ModelResponse>,
 }
@@ -128,5 +165,10 @@ impl<'a, Deps, O: Output, J> Turn<'a, Deps, O, J> {
     pub(crate) fn ctx(&self) -> &'a RunContext<Deps> {
         self.ctx
             .expect("a context is made for the calls, output function and validators")
+    }
+
+    /// What the response cost: one request and its tokens.
+    pub(crate) fn cost(&self) -> RoundCost {
+        self.response.usage.cost()
     }
 }

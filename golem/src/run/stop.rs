@@ -1,11 +1,12 @@
 //! Graceful stops: a cancellation token and a deadline, raced against each step's I/O.
 
 use std::future::{Future, pending};
-use std::pin::pin;
+use std::pin::{Pin, pin};
+use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime};
 
 use futures_util::FutureExt;
-use futures_util::future::{Either, select};
+use futures_util::future::{BoxFuture, Either, select};
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
@@ -69,13 +70,12 @@ impl StopSignals {
     }
 
     /// Runs `work` unless the run is stopped first; on a stop, `work` is dropped.
-    pub(crate) async fn race<F: Future>(&self, work: F) -> Result<F::Output, Stopped> {
-        if !self.can_stop() {
-            return Ok(work.await);
-        }
-        match select(pin!(work), pin!(self.signalled())).await {
-            Either::Left((output, _)) => Ok(output),
-            Either::Right((stopped, _)) => Err(stopped),
+    pub(crate) fn race<F: Future + Unpin>(&self, work: F) -> Race<'_, F> {
+        Race {
+            work,
+            signals: self
+                .can_stop()
+                .then(|| -> BoxFuture<'_, Stopped> { Box::pin(self.signalled()) }),
         }
     }
 
@@ -96,19 +96,14 @@ impl StopSignals {
     /// Runs `work` unless the run is stopped first; on a stop, cancels `calls` and polls
     /// `work` once more, so that an agent it runs under `calls` ends gracefully, with its
     /// state: what `work` ended with, if it did, comes with the stop.
-    pub(crate) async fn race_graceful<F: Future + Unpin>(
-        &self,
-        work: &mut F,
-        calls: Option<&CancellationToken>,
-    ) -> Result<F::Output, (Stopped, Option<F::Output>)> {
-        match self.race(&mut *work).await {
-            Ok(output) => Ok(output),
-            Err(stopped) => {
-                if let Some(calls) = calls {
-                    calls.cancel();
-                }
-                Err((stopped, work.now_or_never()))
-            }
+    pub(crate) fn race_graceful<'a, F: Future + Unpin>(
+        &'a self,
+        work: &'a mut F,
+        calls: Option<&'a CancellationToken>,
+    ) -> Graceful<'a, F> {
+        Graceful {
+            race: self.race(work),
+            calls,
         }
     }
 
@@ -132,5 +127,53 @@ impl StopSignals {
             Either::Left(((), _)) => Stopped::Cancelled,
             Either::Right((timeout, _)) => Stopped::TimedOut { timeout },
         }
+    }
+}
+
+/// Work raced against the run's stop signals: see [`StopSignals::race`]. A future of its
+/// own rather than an `async fn`'s, so the futures that await it hold two pointers and the
+/// work, not a layer of state around them.
+pub(crate) struct Race<'s, F> {
+    work: F,
+    /// The stop signals' future: `None` when nothing can stop the run. Boxed, so only a run
+    /// that can stop pays for it.
+    signals: Option<BoxFuture<'s, Stopped>>,
+}
+
+impl<F: Future + Unpin> Future for Race<'_, F> {
+    type Output = Result<F::Output, Stopped>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        if let Poll::Ready(output) = Pin::new(&mut this.work).poll(cx) {
+            return Poll::Ready(Ok(output));
+        }
+        match &mut this.signals {
+            Some(signals) => signals.as_mut().poll(cx).map(Err),
+            None => Poll::Pending,
+        }
+    }
+}
+
+/// Work raced against the run's stop signals, ending gracefully on a stop: see
+/// [`StopSignals::race_graceful`].
+pub(crate) struct Graceful<'a, F> {
+    race: Race<'a, &'a mut F>,
+    calls: Option<&'a CancellationToken>,
+}
+
+impl<F: Future + Unpin> Future for Graceful<'_, F> {
+    type Output = Result<F::Output, (Stopped, Option<F::Output>)>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        Pin::new(&mut this.race).poll(cx).map(|raced| {
+            raced.map_err(|stopped| {
+                if let Some(calls) = this.calls {
+                    calls.cancel();
+                }
+                (stopped, (&mut *this.race.work).now_or_never())
+            })
+        })
     }
 }

@@ -11,7 +11,7 @@ use futures_util::future::BoxFuture;
 use futures_util::stream::Stream;
 
 use super::error::RunError;
-use super::event::{EventSink, RunEvent};
+use super::event::{BATCH, EventSink, RunEvent};
 use super::{AgentRun, Direct, Step};
 use crate::output::Output;
 
@@ -143,7 +143,7 @@ where
             run: Some(run),
             driving: None,
             sink: EventSink::new(),
-            taken: VecDeque::new(),
+            taken: VecDeque::with_capacity(BATCH),
             error: None,
             done: false,
         }
@@ -202,9 +202,11 @@ where
                 let sink = this.sink.handle();
                 this.driving = Some(Box::pin(async move {
                     loop {
-                        let result = run.step_with(Some(&sink), &Direct).await;
-                        if !matches!(result, Ok(Step::Responded | Step::Handled)) {
-                            return (run, result);
+                        // Matched in place: a step's result kept past the match would take
+                        // room of its own beside the step's future.
+                        match run.step_with(Some(&sink), &Direct).await {
+                            Ok(Step::Responded | Step::Handled) => {}
+                            result => return (run, result),
                         }
                         // The next step starts once the stream has yielded this one's events.
                         sink.mark_between();

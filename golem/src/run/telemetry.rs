@@ -3,25 +3,51 @@
 //! the names of finish reasons. Provider-specific parts are named by kind only: their data
 //! (which may hold anything the provider sent, binary data included) is never exported.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
 use serde_json::{Value, json};
+use tracing::Span;
 
 use crate::model::{
     FinishReason, MediaKind, Message, ModelResponse, RequestPart, ResponsePart, UserContent,
 };
 
-/// Awaits `future` in `span`, entered while it is polled and dropped; a span no subscriber
-/// wants is not entered at all. A macro, not a function: a function's future would be one
-/// more layer around `future`, moved as it is built.
+/// Awaits `future` in `span`, entered while it is polled; a span no subscriber wants is not
+/// entered at all. A macro, not a function: a function's future would be one more layer
+/// around `future`, moved as it is built. In a span, the future is pinned where it is
+/// awaited and borrows the span, so the future awaiting it holds no copy of the span.
 macro_rules! in_span {
     ($span:expr, $future:expr) => {
         if $span.is_disabled() {
             $future.await
         } else {
-            ::tracing::Instrument::instrument($future, $span.clone()).await
+            $crate::run::telemetry::InSpan {
+                span: &$span,
+                future: ::std::pin::pin!($future),
+            }
+            .await
         }
     };
 }
 pub(crate) use in_span;
+
+/// A future polled inside a span it borrows: see [`in_span!`].
+pub(crate) struct InSpan<'s, F> {
+    pub(crate) span: &'s Span,
+    pub(crate) future: F,
+}
+
+impl<F: Future + Unpin> Future for InSpan<'_, F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.get_mut();
+        let _entered = this.span.enter();
+        Pin::new(&mut this.future).poll(cx)
+    }
+}
 
 /// `count` as the attributes' integer type: OpenTelemetry's is `i64`, and `tracing` layers
 /// pass a `u64` on as text.

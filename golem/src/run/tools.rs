@@ -52,9 +52,9 @@ impl CallOutcome {
 
 /// The errors of the calls that were rejected or failed in this step, by call id: the
 /// causes of the run's failure. A call settled in an earlier, dropped step has only its
-/// message. A response has few calls, so a list beats a map, and two fit inline.
+/// message. A response has few calls, so a list beats a map, and one fits inline.
 #[derive(Default)]
-pub(crate) struct LiveErrors<'c>(SmallVec<[(&'c str, BoxError); 2]>);
+pub(crate) struct LiveErrors<'c>(SmallVec<[(&'c str, BoxError); 1]>);
 
 impl<'c> LiveErrors<'c> {
     pub(crate) fn new() -> Self {
@@ -422,18 +422,18 @@ fn is_known<Deps: 'static, O: Output, J>(turn: &Turn<'_, Deps, O, J>, call: &Too
 }
 
 /// Calls the tool of `call`, and says which call it was and what it spent through other
-/// agents.
-async fn run_call<'c, Deps, O, J>(
+/// agents. Not an `async fn`: its future is `call_tool`'s, with no layer of its own.
+fn run_call<'c, Deps, O, J>(
     call: &'c ToolCallPart,
     turn: &Turn<'_, Deps, O, J>,
     retries: &Retries,
-) -> (&'c ToolCallPart, Called)
+) -> impl Future<Output = (&'c ToolCallPart, Called)>
 where
     Deps: Send + Sync + 'static,
     O: Output,
     J: Journal,
 {
-    (call, call_tool(call, turn, retries).await)
+    call_tool(call, turn, retries).map(move |called| (call, called))
 }
 
 /// How a call ended, and the usage of the agents it ran on the run's behalf, if any.
@@ -521,12 +521,11 @@ pub(crate) fn book<'c, Deps: 'static, O: Output, J>(
             RunEvent::Rejected(Rejection {
                 turn: turn.turn,
                 stage: Stage::Tool,
-                tool_name: Some(call.tool_name.clone()),
-                tool_call_id: Some(call.tool_call_id.clone()),
+                call: Some(SharedCall::of(turn.response, call)),
                 retry: rejections,
                 max_retries: limit,
                 feedback: reason.to_owned(),
-                cost: turn.cost,
+                cost: turn.cost(),
             })
         });
         if rejections > limit && exhausted.is_none() {
@@ -764,14 +763,14 @@ fn recorded(outcome: &CallOutcome) -> Settled {
 /// Calls `tool` for `call`, in its `execute_tool` span (with the arguments and the result
 /// when `capture`). A panic, while the call is made or while it runs, fails this call, not
 /// the whole process.
-async fn invoke<Deps: Send + Sync + 'static>(
-    tool: &dyn Tool<Deps>,
-    ctx: &RunContext<Deps>,
-    call: &ToolCallPart,
+fn invoke<'a, Deps: Send + Sync + 'static>(
+    tool: &'a dyn Tool<Deps>,
+    ctx: &'a RunContext<Deps>,
+    call: &'a ToolCallPart,
     capture: bool,
-) -> CallOutcome {
+) -> impl Future<Output = CallOutcome> + 'a {
     let started = catch_unwind(AssertUnwindSafe(|| tool.call(ctx, &call.args)));
-    instrumented(started, tool.tool_type(), call, capture).await
+    instrumented(started, tool.tool_type(), call, capture)
 }
 
 /// Awaits a started call in its `execute_tool` span; `started` is the panic if starting it

@@ -264,22 +264,22 @@ where
         match event {
             Ok(RunEvent::Finished(result)) => {
                 let output = serde_json::to_value(&result.output).unwrap_or(Value::Null);
-                forward(AgentEvent {
+                forward.forward(Box::new(AgentEvent {
                     path: vec![here.clone()],
                     event: NestedEvent::Finished { output },
-                });
+                }));
                 return Ok(*result);
             }
             Ok(RunEvent::Agent(mut nested)) => {
                 nested.path.insert(0, here.clone());
-                forward(nested);
+                forward.forward(nested);
             }
             Ok(event) => {
                 if let Some(event) = NestedEvent::of(event) {
-                    forward(AgentEvent {
+                    forward.forward(Box::new(AgentEvent {
                         path: vec![here.clone()],
                         event,
-                    });
+                    }));
                 }
             }
             Err(error) => return Err(error),

@@ -379,7 +379,8 @@ fn line(event: &RunEvent<String>) -> Option<String> {
                 NestedEvent::Rejected(rejection) => {
                     format!(
                         "rejected {:?} retry {}",
-                        rejection.tool_name, rejection.retry
+                        rejection.tool_name(),
+                        rejection.retry
                     )
                 }
                 NestedEvent::Finished { output } => format!("finished: {output}"),

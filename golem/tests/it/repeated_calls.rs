@@ -164,7 +164,7 @@ async fn the_events_show_the_refused_call_finished_rejected_without_starting() {
                 "rejected {}: {} {:?} retry {} of {}: {} (cost {:?})",
                 rejection.turn,
                 rejection.stage,
-                rejection.tool_call_id,
+                rejection.tool_call_id(),
                 rejection.retry,
                 rejection.max_retries,
                 rejection.feedback,
