@@ -103,6 +103,13 @@ fn main() {
         }
         if wanted("step") {
             summary("step()", &stepped);
+            // The event stream boxes the future that drives the steps: past glibc's
+            // small-chunk limit, that box takes the allocator's slow path (ADR 0047).
+            let mut run = agent.start(PROMPT, Table { face: 3 });
+            println!(
+                "  step() future: {} bytes (the stream's box of it stays ≤ 1,032)",
+                std::mem::size_of_val(&run.step())
+            );
         }
         if wanted("events") {
             summary("events()", &streamed);

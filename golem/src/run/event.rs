@@ -1,6 +1,7 @@
 //! [`RunEvent`]: what a run reports as it goes, for a UI or a log.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::Value;
@@ -314,50 +315,72 @@ pub(crate) const BATCH: usize = 8;
 
 /// Where a run being streamed puts its events; absent when nobody listens. The stream
 /// takes them from here a batch at a time, oldest first.
-pub(crate) struct EventSink<O: Output>(Arc<Mutex<Queue<O>>>);
+pub(crate) struct EventSink<O: Output>(Arc<Queue<O>>);
 
 struct Queue<O: Output> {
-    events: VecDeque<RunEvent<O>>,
+    events: Mutex<VecDeque<RunEvent<O>>>,
+    /// Whether `events` may hold an event: set after each push, cleared as the stream
+    /// takes them, so the stream does not lock an empty queue.
+    pending: AtomicBool,
     /// Set by the stream's future when a step ended and the next waits for the stream.
-    between: bool,
+    /// Apart from the lock: the stream and its future poll on one thread, so a plain load
+    /// and store keep it, where the lock would cost two atomic operations each time.
+    between: AtomicBool,
 }
 
 impl<O: Output> EventSink<O> {
     pub(crate) fn new() -> Self {
-        EventSink(Arc::new(Mutex::new(Queue {
-            events: VecDeque::with_capacity(BATCH),
-            between: false,
-        })))
+        EventSink(Arc::new(Queue {
+            events: Mutex::new(VecDeque::with_capacity(BATCH)),
+            pending: AtomicBool::new(false),
+            between: AtomicBool::new(false),
+        }))
     }
 
     pub(crate) fn handle(&self) -> Self {
         EventSink(Arc::clone(&self.0))
     }
 
-    fn queue(&self) -> MutexGuard<'_, Queue<O>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     pub(crate) fn push(&self, event: RunEvent<O>) {
-        self.queue().events.push_back(event);
+        self.0.push(event);
     }
 
     /// Takes every event pushed and not yet taken, oldest first, into `taken`, which is
-    /// empty: one lock for all of them, and the two queues' buffers trade places, so neither
-    /// allocates again.
+    /// empty: one lock for all of them, none when there are none, and the two queues'
+    /// buffers trade places, so neither allocates again.
     pub(crate) fn take_all(&self, taken: &mut VecDeque<RunEvent<O>>) {
         debug_assert!(taken.is_empty());
-        std::mem::swap(&mut self.queue().events, taken);
+        if !self.0.pending.load(Ordering::Acquire) {
+            return;
+        }
+        let mut events = self.0.events();
+        self.0.pending.store(false, Ordering::Relaxed);
+        std::mem::swap(&mut *events, taken);
     }
 
     /// Marks the end of a step, for [`take_between`](Self::take_between).
     pub(crate) fn mark_between(&self) {
-        self.queue().between = true;
+        self.0.between.store(true, Ordering::Relaxed);
     }
 
     /// Whether a step ended since the last call.
     pub(crate) fn take_between(&self) -> bool {
-        std::mem::take(&mut self.queue().between)
+        let between = self.0.between.load(Ordering::Relaxed);
+        if between {
+            self.0.between.store(false, Ordering::Relaxed);
+        }
+        between
+    }
+}
+
+impl<O: Output> Queue<O> {
+    fn events(&self) -> MutexGuard<'_, VecDeque<RunEvent<O>>> {
+        self.events.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn push(&self, event: RunEvent<O>) {
+        self.events().push_back(event);
+        self.pending.store(true, Ordering::Release);
     }
 }
 
@@ -372,12 +395,9 @@ impl<O: Output> EventSink<O> {
     }
 }
 
-impl<O: Output> Forwards for Mutex<Queue<O>> {
+impl<O: Output> Forwards for Queue<O> {
     fn forward(&self, event: Box<AgentEvent>) {
-        self.lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .events
-            .push_back(RunEvent::Agent(event));
+        self.push(RunEvent::Agent(event));
     }
 }
 
