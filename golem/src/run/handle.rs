@@ -219,7 +219,7 @@ where
             &mut parts,
         ),
     };
-    culprits.book(response.usage.cost(), &mut state.usage);
+    culprits.book(scope.cost(), &mut state.usage);
     handling.close(parts, NOT_RUN);
     clear(&mut state.approvals);
     match result? {
