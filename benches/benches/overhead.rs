@@ -94,7 +94,7 @@ fn main() {
     criterion.final_summary();
 
     if golem_benches::is_bench_run() {
-        // `OVERHEAD_DRIVER=run|step|events|processor|delegation` times one driver only, e.g. under
+        // `OVERHEAD_DRIVER=run|step|events|processor|delegation|ratios` times one driver only, e.g. under
         // callgrind.
         let only = std::env::var("OVERHEAD_DRIVER").ok();
         let wanted = |driver: &str| only.as_deref().is_none_or(|only| only == driver);
@@ -121,7 +121,47 @@ fn main() {
             summary("two turns and a plain tool call", &plain);
             summary("two turns and a child agent's call", &child);
         }
+        if wanted("ratios") {
+            ratio("events()", &streamed, &run);
+            ratio("run() with one history processor", &processed, &run);
+        }
     }
+}
+
+/// `drive` against `run()` in interleaved rounds (which goes first alternates), so drift
+/// on a shared machine hits both alike: the medians of the rounds' wall times per run, and
+/// their ratio (target ≤ 1.2×).
+fn ratio<A, B>(how: &str, drive: &dyn Fn() -> A, run: &dyn Fn() -> B) {
+    const ROUNDS: usize = 31;
+    const RUNS: u32 = 5_000;
+    let mut walls = [Vec::new(), Vec::new()];
+    for round in 0..ROUNDS {
+        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        for index in order {
+            let start = Instant::now();
+            for _ in 0..RUNS {
+                if index == 0 {
+                    drive();
+                } else {
+                    run();
+                }
+            }
+            walls[index].push(start.elapsed() / RUNS);
+        }
+    }
+    let [driven, plain] = walls.map(|mut rounds| {
+        rounds.sort();
+        rounds[rounds.len() / 2]
+    });
+    println!(
+        "\noverhead ratio, {how} ÷ run(): medians of {ROUNDS} interleaved rounds of {RUNS} runs"
+    );
+    println!(
+        "  {:.2} µs ÷ {:.2} µs per run: {:.3}× (target ≤ 1.2×)",
+        micros(driven),
+        micros(plain),
+        driven.as_secs_f64() / plain.as_secs_f64()
+    );
 }
 
 /// Times 50,000 runs of `drive` and counts the allocations of 1,000.

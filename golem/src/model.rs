@@ -88,6 +88,15 @@ pub trait Model: Send + Sync + 'static {
         }))
     }
 
+    /// Whether [`request_stream`](Self::request_stream) sends anything before the whole
+    /// response: `true` (the default) for a model that streams deltas, `false` for one that
+    /// answers only whole, as the default `request_stream` does. A run streamed as events
+    /// asks a model that says `false` with [`request`](Self::request): its events are the
+    /// same, without the adapter that makes a stream of one response.
+    fn streams(&self) -> bool {
+        true
+    }
+
     /// The input tokens the provider counts for a request of `messages` with `params`,
     /// without making it: `Some` from a provider with a counting endpoint (Anthropic's
     /// `/v1/messages/count_tokens`), `None` (the default) from one without, for the run to
@@ -382,6 +391,10 @@ macro_rules! forward_model {
                 (**self).request_stream(messages, params)
             }
 
+            fn streams(&self) -> bool {
+                (**self).streams()
+            }
+
             fn count_tokens<'a>(
                 &'a self,
                 messages: &'a [Message],
@@ -440,6 +453,10 @@ mod tests {
             Box::pin(futures_util::stream::iter([Ok(done)]))
         }
 
+        fn streams(&self) -> bool {
+            false
+        }
+
         fn name(&self) -> &str {
             "every-method"
         }
@@ -466,6 +483,7 @@ mod tests {
             events.as_slice(),
             [Ok(StreamEvent::Done(response))] if response.text_content() == "streamed"
         ));
+        assert!(!model.streams());
         assert_eq!(model.name(), "every-method");
         assert_eq!(model.system(), "every-system");
     }

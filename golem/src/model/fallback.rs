@@ -395,6 +395,11 @@ impl Model for FallbackModel {
             .boxed()
     }
 
+    /// Whether any of its models streams.
+    fn streams(&self) -> bool {
+        self.models.iter().any(|model| model.streams())
+    }
+
     /// Counted by the first model.
     fn count_tokens<'a>(
         &'a self,
@@ -435,6 +440,22 @@ mod tests {
             message: message.into(),
             source: None,
         }
+    }
+
+    #[test]
+    fn it_streams_when_one_of_its_models_does() {
+        use crate::model::function::FunctionModel;
+        use crate::model::test::TestModel;
+
+        let whole = || FunctionModel::new(|_, _| ModelResponse::text("whole"));
+        let streaming = FunctionModel::new_stream(|_, _| {
+            vec![StreamEvent::Done(ModelResponse::text("streamed"))]
+        });
+        assert!(!whole().streams());
+        assert!(!TestModel::new().streams());
+        assert!(streaming.streams());
+        assert!(!FallbackModel::new(whole()).or(TestModel::new()).streams());
+        assert!(FallbackModel::new(whole()).or(streaming).streams());
     }
 
     #[test]

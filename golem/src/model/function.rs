@@ -208,6 +208,11 @@ impl Model for FunctionModel {
         Box::pin(futures_util::stream::iter(stream(messages, params)))
     }
 
+    /// Whether it was built with a stream function ([`FunctionModel::new_stream`]).
+    fn streams(&self) -> bool {
+        self.stream.is_some()
+    }
+
     fn name(&self) -> &str {
         &self.name
     }

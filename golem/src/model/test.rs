@@ -194,6 +194,10 @@ impl Model for TestModel {
         futures_util::future::ready(Ok(response)).boxed()
     }
 
+    fn streams(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> &str {
         "test"
     }

@@ -345,6 +345,14 @@ impl<O: Output> EventSink<O> {
         self.0.push(event);
     }
 
+    /// Pushes `first`, then `second`, under one lock.
+    pub(crate) fn push_two(&self, first: RunEvent<O>, second: RunEvent<O>) {
+        let mut events = self.0.events();
+        events.push_back(first);
+        events.push_back(second);
+        self.0.pending.store(true, Ordering::Release);
+    }
+
     /// Takes every event pushed and not yet taken, oldest first, into `taken`, which is
     /// empty: one lock for all of them, none when there are none, and the two queues'
     /// buffers trade places, so neither allocates again.

@@ -2,14 +2,16 @@
 //! when there is one.
 
 use std::borrow::Cow;
-use std::pin::pin;
+use std::future::Future;
+use std::pin::{Pin, pin};
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use futures_util::StreamExt;
 use tracing::field;
 
 use super::Step;
-use super::event::{EventSink, RunEvent, emit};
+use super::event::{EventSink, RunEvent};
 use super::failure::Failure;
 use super::journal::{self, Journal};
 use super::received::{PartialAnswer, Received};
@@ -83,9 +85,20 @@ where
         Some(shaped) => Cow::Owned(shaped),
         None => sent,
     };
-    emit(step.events, || RunEvent::RequestSent { turn });
-
     let model = step.model();
+    // A model that answers only whole is asked so: its stream would carry nothing more.
+    let streamed = step.events.filter(|_| model.streams());
+    // Without a stream or a journal, the request's announcement is held until the request
+    // waits, or goes out with its outcome: either way before the stream could yield it.
+    let mut announcement = None;
+    if let Some(events) = step.events {
+        if streamed.is_none() && !step.journal.records() {
+            announcement = Some(RunEvent::RequestSent { turn });
+        } else {
+            events.push(RunEvent::RequestSent { turn });
+        }
+    }
+
     let telemetry = Telemetry {
         capture_content: step.agent.capture_content,
         conversation_id: step.overrides.conversation_id.clone(),
@@ -95,11 +108,12 @@ where
         Box::pin(journaled).await?
     } else {
         let mut received = Received::default();
-        let answer = step.events.and_then(|_| step.agent.output.partial_answer());
+        let events = streamed;
+        let answer = events.and_then(|_| step.agent.output.partial_answer());
         // What streams in is collected only for the answer's partial form, or to be kept
         // if a stop comes mid-stream.
         let collect = answer.is_some() || step.stop.can_stop();
-        let streaming = step.events.map(|events| Streaming {
+        let streaming = events.map(|events| Streaming {
             events,
             turn,
             received: collect.then_some(&mut received),
@@ -107,11 +121,19 @@ where
         });
         let requested = {
             // Pinned here, so the race holds a pointer to it rather than a copy of its own.
-            let requesting = pin!(request_model(
+            let request = pin!(request_model(
                 &**model, &messages, &params, streaming, &telemetry,
             ));
+            let requesting = Announcing {
+                request,
+                events: step.events,
+                announcement: &mut announcement,
+            };
             step.stop.race(requesting).await
         };
+        if !matches!(requested, Ok(Ok(_))) {
+            announce(step.events, announcement.take());
+        }
         match requested {
             Ok(response) => response.map_err(|error| Failure::new(Stage::Model, error))?,
             Err(stopped) => {
@@ -148,14 +170,47 @@ where
         None => (transcript.record_response(response), None),
     };
     if let Some(events) = step.events {
-        events.push(RunEvent::ResponseReceived {
+        let received = RunEvent::ResponseReceived {
             turn,
             response: Arc::clone(recorded),
-        });
+        };
+        match announcement {
+            Some(sent) => events.push_two(sent, received),
+            None => events.push(received),
+        }
     }
     match failure {
         Some(failure) => Err(failure),
         None => Ok(Step::Responded),
+    }
+}
+
+/// A request whose announcement ([`RunEvent::RequestSent`]) is held: pushed as soon as the
+/// request waits, so the stream yields it while the model works; a request answered at once
+/// leaves it for the caller to push with its outcome, under one lock.
+struct Announcing<'a, F, O: Output> {
+    request: Pin<&'a mut F>,
+    events: Option<&'a EventSink<O>>,
+    announcement: &'a mut Option<RunEvent<O>>,
+}
+
+impl<F: Future, O: Output> Future for Announcing<'_, F, O> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = &mut *self;
+        let polled = this.request.as_mut().poll(cx);
+        if polled.is_pending() {
+            announce(this.events, this.announcement.take());
+        }
+        polled
+    }
+}
+
+/// Pushes a held announcement, if any.
+fn announce<O: Output>(events: Option<&EventSink<O>>, announcement: Option<RunEvent<O>>) {
+    if let (Some(events), Some(announcement)) = (events, announcement) {
+        events.push(announcement);
     }
 }
 

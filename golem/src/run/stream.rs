@@ -228,7 +228,10 @@ where
             this.run = Some(run);
             match result {
                 Ok(Step::Finished(result)) => {
-                    this.sink.push(RunEvent::Finished(Box::new(result)));
+                    // After the step's last events, straight to what the stream yields
+                    // next: the run is over, so nothing pushes after it.
+                    this.sink.take_all(&mut this.taken);
+                    this.taken.push_back(RunEvent::Finished(Box::new(result)));
                     this.done = true;
                 }
                 Ok(Step::Paused) => this.done = true,

@@ -166,6 +166,61 @@ async fn the_event_stream_reports_every_step_and_rejection_in_order() {
     );
 }
 
+/// A model that answers only whole (no stream function) still has its request announced
+/// while it works, not only once it answered.
+#[tokio::test]
+async fn the_event_stream_yields_the_request_while_a_model_that_answers_whole_works() {
+    let (release, released) = tokio::sync::oneshot::channel::<()>();
+    let released = Arc::new(std::sync::Mutex::new(Some(released)));
+    let model = FunctionModel::new_async(move |_: Vec<Message>, _| {
+        let released = released.lock().unwrap().take();
+        async move {
+            if let Some(released) = released {
+                released.await.unwrap();
+            }
+            Ok(ModelResponse::text("done"))
+        }
+    });
+    let agent = Agent::<(), String>::builder(model).build().unwrap();
+    let mut events = agent.run_stream("Hi", ());
+
+    let first = tokio::time::timeout(Duration::from_secs(5), events.next())
+        .await
+        .expect("the request is announced before the model answers")
+        .unwrap()
+        .unwrap();
+    assert!(matches!(first, RunEvent::RequestSent { turn: 1 }));
+    release.send(()).unwrap();
+    let rest: Vec<_> = events
+        .map(|event| describe(&event.unwrap()))
+        .collect()
+        .await;
+    assert_eq!(
+        rest,
+        ["response 1: 0 in, 0 out", "output 1", "finished: done"]
+    );
+}
+
+/// A request that fails at once is announced before its error.
+#[tokio::test]
+async fn the_event_stream_announces_a_request_that_fails_at_once() {
+    let model = FunctionModel::new(|_, _| -> Result<ModelResponse, golem::model::ModelError> {
+        Err(golem::model::ModelError::other("refused"))
+    });
+    let agent = Agent::<(), String>::builder(model).build().unwrap();
+
+    let items: Vec<_> = agent.run_stream("Hi", ()).collect().await;
+
+    assert_eq!(items.len(), 2);
+    assert!(matches!(
+        items[0].as_ref().unwrap(),
+        RunEvent::RequestSent { turn: 1 }
+    ));
+    let error = items[1].as_ref().unwrap_err();
+    assert_eq!(error.stage(), Stage::Model);
+    assert_eq!(error.source().unwrap().to_string(), "refused");
+}
+
 #[tokio::test]
 async fn a_failed_run_ends_its_stream_with_the_error() {
     let script = script(vec![reply(vec![dice_call(-1, "c1")], 10, 5)]);
