@@ -159,14 +159,20 @@ fn contents<'a>(
 ) -> Result<(Option<String>, Vec<Content<'a>>), ModelError> {
     let mut system: Option<String> = instructions.map(str::to_owned);
     let mut out: Vec<Content<'a>> = Vec::with_capacity(messages.len());
-    // The ids of the last response's calls, in order: function responses follow them.
-    let mut calls: Vec<&str> = Vec::new();
+    // The last response, whose calls' order the function responses follow.
+    let mut calls: Option<&ModelResponse> = None;
     for (index, message) in messages.iter().enumerate() {
         let (role, parts) = match message {
             Message::Request(request) => {
                 let mut answers: Vec<(usize, Part<'a>)> = Vec::new();
                 let mut parts = Vec::with_capacity(request.parts.len());
-                let rank = |id: &str| calls.iter().position(|call| *call == id);
+                let rank = |id: &str| {
+                    calls.and_then(|response| {
+                        response
+                            .tool_calls()
+                            .position(|call| call.tool_call_id == id)
+                    })
+                };
                 for (part_index, part) in request.parts.iter().enumerate() {
                     let at = At {
                         provider: PROVIDER,
@@ -202,8 +208,8 @@ fn contents<'a>(
                         }
                         RequestPart::ToolReturn(p) => {
                             let response = match &p.content {
-                                Value::Object(_) => Cow::Borrowed(&p.content),
-                                other => Cow::Owned(serde_json::json!({ "result": other })),
+                                Value::Object(_) => Answer::Object(&p.content),
+                                other => Answer::Result(other),
                             };
                             let mut part =
                                 Part::function_response(&p.tool_name, &p.tool_call_id, response);
@@ -222,11 +228,7 @@ fn contents<'a>(
                         RequestPart::RetryPrompt(p) => match (&p.tool_name, &p.tool_call_id) {
                             (Some(name), Some(id)) => answers.push((
                                 rank(id).unwrap_or(usize::MAX),
-                                Part::function_response(
-                                    name,
-                                    id,
-                                    Cow::Owned(serde_json::json!({ "error": p.model_text() })),
-                                ),
+                                Part::function_response(name, id, Answer::Error(p.model_text())),
                             )),
                             _ => parts.push(Part::text(Cow::Owned(p.model_text()))),
                         },
@@ -234,17 +236,19 @@ fn contents<'a>(
                 }
                 // Gemini pairs calls and answers by order: answers go first, in the order
                 // of the calls.
-                answers.sort_by_key(|(rank, _)| *rank);
-                let mut ordered: Vec<Part<'a>> =
-                    answers.into_iter().map(|(_, part)| part).collect();
-                ordered.extend(parts);
+                let ordered = if answers.is_empty() {
+                    parts
+                } else {
+                    answers.sort_by_key(|(rank, _)| *rank);
+                    let mut ordered: Vec<Part<'a>> =
+                        answers.into_iter().map(|(_, part)| part).collect();
+                    ordered.extend(parts);
+                    ordered
+                };
                 ("user", ordered)
             }
             Message::Response(response) => {
-                calls = response
-                    .tool_calls()
-                    .map(|call| call.tool_call_id.as_str())
-                    .collect();
+                calls = Some(response);
                 ("model", model_parts(&response.parts))
             }
         };
@@ -644,7 +648,7 @@ impl<'a> Part<'a> {
         }
     }
 
-    fn function_response(name: &'a str, id: &'a str, response: Cow<'a, Value>) -> Self {
+    fn function_response(name: &'a str, id: &'a str, response: Answer<'a>) -> Self {
         Part {
             function_response: Some(FunctionResponse {
                 name,
@@ -670,9 +674,41 @@ struct FunctionResponse<'a> {
     name: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<&'a str>,
-    response: Cow<'a, Value>,
+    response: Answer<'a>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     parts: Vec<FunctionResponsePart<'a>>,
+}
+
+/// A function response's `response`, which Gemini takes as an object: the tool's own
+/// object, or what it returned under `result`, or a rejection's feedback under `error`.
+/// Written as it is sent, without building the object.
+enum Answer<'a> {
+    Object(&'a Value),
+    Result(&'a Value),
+    Error(String),
+}
+
+impl Serialize for Answer<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Answer::Object(object) => object.serialize(serializer),
+            Answer::Result(value) => one_entry(serializer, "result", value),
+            Answer::Error(text) => one_entry(serializer, "error", text),
+        }
+    }
+}
+
+/// The object `{key: value}`.
+fn one_entry<S, V>(serializer: S, key: &str, value: &V) -> Result<S::Ok, S::Error>
+where
+    S: serde::Serializer,
+    V: Serialize + ?Sized,
+{
+    use serde::ser::SerializeMap;
+
+    let mut map = serializer.serialize_map(Some(1))?;
+    map.serialize_entry(key, value)?;
+    map.end()
 }
 
 #[derive(Serialize)]
