@@ -142,7 +142,13 @@ pub(crate) fn env_var(name: &str) -> Option<String> {
 /// Reads a 200 body as `T`; the error says what it should have been, with serde's message
 /// (which the transport redacts).
 pub(crate) fn decode<T: serde::de::DeserializeOwned>(body: &[u8], what: &str) -> Result<T, String> {
-    serde_json::from_slice(body).map_err(|error| format!("the body is not {what}: {error}"))
+    // Read as text once checked as a whole: checking the body at once costs less than
+    // serde's check of each string in it.
+    match std::str::from_utf8(body) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(body),
+    }
+    .map_err(|error| format!("the body is not {what}: {error}"))
 }
 
 /// serde's message, without the position: for a piece read out of a larger body, where
@@ -254,6 +260,24 @@ mod tests {
     use super::*;
     use crate::model::{ModelRequest, ModelResponse, OutputSchema};
     use crate::tool::ToolDefinition;
+
+    #[test]
+    fn a_body_is_read_as_text_and_refused_with_serdes_message() {
+        #[derive(Debug, serde::Deserialize)]
+        struct Answer {
+            text: String,
+        }
+        let read: Answer = decode("{\"text\": \"caf\\u00e9 é\"}".as_bytes(), "an answer").unwrap();
+        assert_eq!(read.text, "café é");
+        assert_eq!(
+            decode::<Answer>(b"{\"text\": \"\xff\"}", "an answer").unwrap_err(),
+            "the body is not an answer: invalid unicode code point at line 1 column 11"
+        );
+        assert_eq!(
+            decode::<Answer>(b"{\"text\": 1}", "an answer").unwrap_err(),
+            "the body is not an answer: invalid type: integer `1`, expected a string at line 1 column 10"
+        );
+    }
 
     fn tool(name: &str) -> ToolDefinition {
         ToolDefinition {

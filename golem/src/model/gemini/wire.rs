@@ -33,13 +33,9 @@ pub(super) fn body(
     let tool_config = tool_use(messages, params, settings.tool_choice.as_ref())
         .filter(|_| !declarations.is_empty())
         .map(tool_config);
-    let tools = if declarations.is_empty() {
-        Vec::new()
-    } else {
-        vec![Tools {
-            function_declarations: declarations.iter().map(|json| &**json).collect(),
-        }]
-    };
+    let tools = (!declarations.is_empty()).then_some([Tools {
+        function_declarations: declarations,
+    }]);
     let (response_mime_type, response_schema) = match (&params.output_mode, &params.output_schema) {
         (OutputMode::Native, Some(schema)) => {
             let mut converted = to_gemini_schema(&schema.schema);
@@ -154,10 +150,10 @@ fn tool_config(choice: ToolUse<'_>) -> ToolConfig<'_> {
 /// The system instruction (the instructions, then the history's system prompts) and the
 /// `user` / `model` contents of a history.
 fn contents<'a>(
-    instructions: Option<&str>,
+    instructions: Option<&'a str>,
     messages: &'a [Message],
-) -> Result<(Option<String>, Vec<Content<'a>>), ModelError> {
-    let mut system: Option<String> = instructions.map(str::to_owned);
+) -> Result<(Option<Cow<'a, str>>, Vec<Content<'a>>), ModelError> {
+    let mut system: Option<Cow<'a, str>> = instructions.map(Cow::Borrowed);
     let mut out: Vec<Content<'a>> = Vec::with_capacity(messages.len());
     // The last response, whose calls' order the function responses follow.
     let mut calls: Option<&ModelResponse> = None;
@@ -182,10 +178,11 @@ fn contents<'a>(
                     match part {
                         RequestPart::SystemPrompt(p) => match &mut system {
                             Some(text) => {
+                                let text = text.to_mut();
                                 text.push_str("\n\n");
                                 text.push_str(&p.content);
                             }
-                            None => system = Some(p.content.clone()),
+                            None => system = Some(Cow::Borrowed(&p.content)),
                         },
                         RequestPart::UserPrompt(p) => {
                             for content in &p.content {
@@ -579,9 +576,9 @@ fn read_part(raw: &RawValue, parts: &mut Vec<ResponsePart>) -> Result<(), String
 struct GenerateContentRequest<'a> {
     contents: Vec<Content<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    system_instruction: Option<SystemInstruction>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<Tools<'a>>,
+    system_instruction: Option<SystemInstruction<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<[Tools<'a>; 1]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_config: Option<ToolConfig<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -603,13 +600,13 @@ struct FunctionCallingConfig<'a> {
 }
 
 #[derive(Serialize)]
-struct SystemInstruction {
-    parts: [TextOnly; 1],
+struct SystemInstruction<'a> {
+    parts: [TextOnly<'a>; 1],
 }
 
 #[derive(Serialize)]
-struct TextOnly {
-    text: String,
+struct TextOnly<'a> {
+    text: Cow<'a, str>,
 }
 
 #[derive(Serialize)]
@@ -714,7 +711,7 @@ where
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Tools<'a> {
-    function_declarations: Vec<&'a RawValue>,
+    function_declarations: &'a [Arc<RawValue>],
 }
 
 /// A tool as Gemini declares it.
