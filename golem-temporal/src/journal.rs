@@ -149,6 +149,11 @@ impl<W: 'static> Journal for TemporalJournal<W> {
         false
     }
 
+    /// A run timeout needs tokio timers, which a workflow may not use.
+    fn deadline_refusal(&self) -> Option<BoxError> {
+        Some(Box::new(StepError::RunTimeout))
+    }
+
     fn step(
         &self,
         name: String,
@@ -160,9 +165,6 @@ impl<W: 'static> Journal for TemporalJournal<W> {
         // The workflow polls and drops its futures on its own thread, so the context never
         // leaves it; the step itself is `Send` and runs in the activity.
         SendWrapper::new(async move {
-            if name == "deadline" || name.ends_with("/deadline") {
-                return Err(Box::new(StepError::RunTimeout) as BoxError);
-            }
             let key = StepKey {
                 run_id: ctx.run_id().to_owned(),
                 step: name.clone(),

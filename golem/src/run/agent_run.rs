@@ -534,12 +534,16 @@ where
     /// the deadline of its first execution.
     ///
     /// # Errors
-    /// The journal's, when it cannot record the deadline (an engine that cannot keep one).
+    /// The journal's [refusal](Journal::deadline_refusal), from an engine that cannot keep
+    /// a deadline, or its error recording it.
     async fn journal_deadline<J: Journal>(&mut self, journal: &J) -> Result<(), BoxError> {
         self.deadline_journaled = true;
         let Some(deadline) = self.state.deadline else {
             return Ok(());
         };
+        if let Some(refusal) = journal.deadline_refusal() {
+            return Err(refusal);
+        }
         let recorded = journal
             .step(
                 journal::DEADLINE_STEP.to_owned(),

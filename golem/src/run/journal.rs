@@ -70,6 +70,15 @@ pub trait Journal: Sync {
         false
     }
 
+    /// Why a run with a timeout cannot run under this journal, or `None` (the default) when
+    /// it can: its deadline is then recorded as the step `deadline`, and the run races it
+    /// with a tokio timer. An engine whose code may not use tokio timers (Temporal's
+    /// workflows) returns the error such a run fails with, at its first step, at
+    /// [`Stage::Input`](crate::Stage::Input).
+    fn deadline_refusal(&self) -> Option<BoxError> {
+        None
+    }
+
     /// Executes `step` as the step `name` and records its result, or returns the result
     /// recorded for `name` without executing it.
     ///
@@ -88,6 +97,8 @@ pub trait Journal: Sync {
 pub(crate) trait DynJournal: Sync {
     fn records(&self) -> bool;
 
+    fn deadline_refusal(&self) -> Option<BoxError>;
+
     fn step_boxed(&self, name: String, step: JournalStep)
     -> BoxFuture<'_, Result<Value, BoxError>>;
 }
@@ -95,6 +106,10 @@ pub(crate) trait DynJournal: Sync {
 impl<J: Journal> DynJournal for J {
     fn records(&self) -> bool {
         Journal::records(self)
+    }
+
+    fn deadline_refusal(&self) -> Option<BoxError> {
+        Journal::deadline_refusal(self)
     }
 
     fn step_boxed(
@@ -139,6 +154,10 @@ impl fmt::Debug for NestedJournal<'_> {
 impl Journal for NestedJournal<'_> {
     fn records(&self) -> bool {
         self.parent.records()
+    }
+
+    fn deadline_refusal(&self) -> Option<BoxError> {
+        self.parent.deadline_refusal()
     }
 
     fn step(

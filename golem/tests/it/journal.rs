@@ -420,3 +420,59 @@ async fn a_deadline_the_journal_cannot_record_fails_the_run_before_its_first_req
     assert_eq!(requests.load(Ordering::SeqCst), 0);
     assert!(error.messages().is_empty(), "nothing was sent");
 }
+
+/// A journal whose engine cannot keep a deadline (as Temporal's workflows cannot use tokio
+/// timers): it records every step, and says so.
+struct NoDeadlines {
+    steps: Mutex<Vec<String>>,
+}
+
+impl golem::run::Journal for NoDeadlines {
+    fn deadline_refusal(&self) -> Option<golem::BoxError> {
+        Some("this engine keeps no deadline".into())
+    }
+
+    async fn step(
+        &self,
+        name: String,
+        step: golem::run::JournalStep,
+    ) -> Result<serde_json::Value, golem::BoxError> {
+        self.steps.lock().unwrap().push(name);
+        step.await
+    }
+}
+
+#[tokio::test]
+async fn a_journal_that_keeps_no_deadline_refuses_a_run_timeout_before_any_step() {
+    let requests = Arc::new(AtomicUsize::new(0));
+    let journal = NoDeadlines {
+        steps: Mutex::default(),
+    };
+    let timed = Agent::<(), String>::builder(model(Arc::clone(&requests)))
+        .run_timeout(Duration::from_secs(60))
+        .build()
+        .unwrap();
+
+    let error = timed
+        .start("Pay", ())
+        .finish_in(&journal)
+        .await
+        .unwrap_err();
+
+    assert_eq!(error.stage(), Stage::Input);
+    assert_eq!(
+        error.source().unwrap().to_string(),
+        "this engine keeps no deadline"
+    );
+    assert_eq!(requests.load(Ordering::SeqCst), 0);
+    assert!(journal.steps.lock().unwrap().is_empty(), "no step was made");
+
+    // Without a timeout, the same journal runs the run.
+    let untimed =
+        Agent::<(), String>::builder(FunctionModel::new(|_, _| ModelResponse::text("Paid.")))
+            .build()
+            .unwrap();
+    let result = untimed.start("Pay", ()).finish_in(&journal).await.unwrap();
+    assert_eq!(result.output, "Paid.");
+    assert_eq!(*journal.steps.lock().unwrap(), ["model:1"]);
+}
