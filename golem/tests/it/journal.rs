@@ -437,7 +437,7 @@ impl golem::run::Journal for NoDeadlines {
         name: String,
         step: golem::run::JournalStep,
     ) -> Result<serde_json::Value, golem::BoxError> {
-        self.steps.lock().unwrap().push(name);
+        self.steps.lock().expect("not poisoned").push(name);
         step.await
     }
 }
