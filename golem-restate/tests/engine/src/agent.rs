@@ -3,7 +3,7 @@
 
 use std::fs::OpenOptions;
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use golem::model::openai::OpenAiModel;
 use golem::model::{Message, RequestPart};
@@ -26,6 +26,17 @@ pub struct Effects {
 }
 
 impl Effects {
+    /// A side-effect file of its own, empty, for the test `name` of the `engine`'s tests,
+    /// in `dir` (the tests' `CARGO_TARGET_TMPDIR`).
+    pub fn fresh(dir: &Path, engine: &str, name: &str) -> Self {
+        let path = dir.join(format!(
+            "golem-{engine}-{name}-{}.effects",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_file(&path);
+        Effects { path }
+    }
+
     /// The lines `save_note` wrote, one per side effect.
     pub fn lines(&self) -> Vec<String> {
         std::fs::read_to_string(&self.path)

@@ -32,10 +32,5 @@ pub(crate) fn target_dir() -> PathBuf {
 
 /// A side-effect file of its own for the test `name`, empty.
 pub(crate) fn effects(name: &str) -> Effects {
-    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "golem-temporal-{name}-{}.effects",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_file(&path);
-    Effects { path }
+    Effects::fresh(Path::new(env!("CARGO_TARGET_TMPDIR")), "temporal", name)
 }
