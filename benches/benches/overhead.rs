@@ -94,8 +94,8 @@ fn main() {
     criterion.final_summary();
 
     if golem_benches::is_bench_run() {
-        // `OVERHEAD_DRIVER=run|step|events|processor|delegation|ratios` times one driver only, e.g. under
-        // callgrind.
+        // `OVERHEAD_DRIVER=run|step|events|processor|delegation` times one driver only, e.g.
+        // under callgrind; `OVERHEAD_DRIVER=ratios` times the ratios to `run()` alone.
         let only = std::env::var("OVERHEAD_DRIVER").ok();
         let wanted = |driver: &str| only.as_deref().is_none_or(|only| only == driver);
         if wanted("run") {

@@ -90,9 +90,13 @@ pub trait Model: Send + Sync + 'static {
 
     /// Whether [`request_stream`](Self::request_stream) sends anything before the whole
     /// response: `true` (the default) for a model that streams deltas, `false` for one that
-    /// answers only whole, as the default `request_stream` does. A run streamed as events
-    /// asks a model that says `false` with [`request`](Self::request): its events are the
-    /// same, without the adapter that makes a stream of one response.
+    /// answers only whole.
+    ///
+    /// Return `false` only when `request_stream` yields nothing but a
+    /// [`StreamEvent::Done`] equal to what `request` returns, as the default
+    /// `request_stream` does: a run streamed as events then never calls `request_stream`,
+    /// and asks with [`request`](Self::request) instead. Its events are the same; its
+    /// `chat` span says `gen_ai.request.stream = false`, since nothing was streamed.
     fn streams(&self) -> bool {
         true
     }

@@ -225,3 +225,38 @@ fn runs_emit_gen_ai_spans_and_an_event_for_every_rejection() {
     assert_eq!(rejections[1]["golem.retry.reason"], "give a number");
     assert_eq!(rejections[1]["message"], "output rejected");
 }
+
+/// A streamed run says on each request whether the model streamed it: a model that answers
+/// only whole is asked with `request`, and its `chat` span says so.
+#[test]
+fn a_chat_span_says_whether_the_request_was_streamed() {
+    use futures_util::StreamExt;
+    use golem::model::StreamEvent;
+    use golem::model::function::FunctionModel;
+    use tracing_subscriber::layer::SubscriberExt;
+
+    let whole = FunctionModel::new(|_, _| ModelResponse::text("whole"));
+    let streaming =
+        FunctionModel::new_stream(|_, _| vec![StreamEvent::Done(ModelResponse::text("streamed"))]);
+    for (model, streamed) in [(whole, "false"), (streaming, "true")] {
+        let captured = Arc::new(Mutex::new(tracing_capture::Captured::default()));
+        let subscriber =
+            tracing_subscriber::registry().with(tracing_capture::Capture(Arc::clone(&captured)));
+        let agent = Agent::<(), String>::builder(model).build().unwrap();
+        tracing::subscriber::with_default(subscriber, || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap();
+            let events = runtime.block_on(agent.run_stream("Hi", ()).count());
+            assert_eq!(events, 4);
+        });
+        let captured = captured.lock().expect("not poisoned").clone();
+        let chat = &captured
+            .spans
+            .iter()
+            .find(|(name, _)| name == "chat")
+            .expect("a chat span")
+            .1;
+        assert_eq!(chat["gen_ai.request.stream"], streamed);
+    }
+}

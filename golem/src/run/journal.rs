@@ -73,8 +73,12 @@ pub trait Journal: Sync {
     /// Why a run with a timeout cannot run under this journal, or `None` (the default) when
     /// it can: its deadline is then recorded as the step `deadline`, and the run races it
     /// with a tokio timer. An engine whose code may not use tokio timers (Temporal's
-    /// workflows) returns the error such a run fails with, at its first step, at
+    /// workflows) returns the error such a run fails with, at
     /// [`Stage::Input`](crate::Stage::Input).
+    ///
+    /// Asked once per run with a timeout, at its first step, when the journal
+    /// [records](Self::records); an agent called as a tool asks its caller's journal
+    /// (through [`NestedJournal`]).
     fn deadline_refusal(&self) -> Option<BoxError> {
         None
     }

@@ -88,8 +88,9 @@ where
     let model = step.model();
     // A model that answers only whole is asked so: its stream would carry nothing more.
     let streamed = step.events.filter(|_| model.streams());
-    // Without a stream or a journal, the request's announcement is held until the request
-    // waits, or goes out with its outcome: either way before the stream could yield it.
+    // When the model answers only whole and no journal records the request, `RequestSent`
+    // is held: pushed when the request first waits (the first moment `RunEvents` could
+    // yield it), else with the request's outcome.
     let mut announcement = None;
     if let Some(events) = step.events {
         if streamed.is_none() && !step.journal.records() {
@@ -131,6 +132,8 @@ where
             };
             step.stop.race(requesting).await
         };
+        // A failed request is announced before its error. (A stop can only win the race
+        // after the request was polled and waited, which announced it already.)
         if !matches!(requested, Ok(Ok(_))) {
             announce(step.events, announcement.take());
         }

@@ -191,6 +191,50 @@ async fn a_failing_child_can_be_a_rejection_the_parent_model_corrects() {
     assert_eq!(result.usage.requests, 3);
 }
 
+/// A child with a run timeout, called from a run under a journal that keeps no deadline:
+/// the child asks its caller's journal, and fails before any step of its own.
+#[tokio::test]
+async fn a_child_with_a_timeout_is_refused_by_its_callers_journal() {
+    let child = correcting_child();
+    let timed = Agent::<(), String>::builder(child.model.clone())
+        .tool(roll_dice())
+        .run_timeout(std::time::Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let parent = script(vec![
+        reply(vec![task_call("c1")], 10, 2),
+        reply(vec![text("Ann rolled 6.")], 20, 3),
+    ]);
+    let router = router(&parent, &timed, OnAgentError::Fail);
+    let journal = crate::journal::NoDeadlines {
+        steps: std::sync::Mutex::default(),
+    };
+
+    let error = router
+        .start("Play for Ann", ())
+        .finish_in(&journal)
+        .await
+        .unwrap_err();
+
+    assert_eq!(error.stage(), Stage::Tool);
+    assert_eq!(error.tool_name(), Some("dice"));
+    let child_error = error
+        .source()
+        .unwrap()
+        .downcast_ref::<RunError>()
+        .expect("the child's error");
+    assert_eq!(child_error.stage(), Stage::Input);
+    assert_eq!(
+        child_error.source().unwrap().to_string(),
+        "this engine keeps no deadline"
+    );
+    assert_eq!(child.requests(), 0, "the child asked nothing");
+    assert_eq!(
+        *journal.steps.lock().expect("not poisoned"),
+        ["model:1", "tool:1:c1"]
+    );
+}
+
 #[tokio::test]
 async fn a_journaled_parent_records_the_childs_usage_and_replays_it_without_asking() {
     let child = correcting_child();

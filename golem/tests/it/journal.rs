@@ -423,8 +423,8 @@ async fn a_deadline_the_journal_cannot_record_fails_the_run_before_its_first_req
 
 /// A journal whose engine cannot keep a deadline (as Temporal's workflows cannot use tokio
 /// timers): it records every step, and says so.
-struct NoDeadlines {
-    steps: Mutex<Vec<String>>,
+pub(crate) struct NoDeadlines {
+    pub(crate) steps: Mutex<Vec<String>>,
 }
 
 impl golem::run::Journal for NoDeadlines {

@@ -221,6 +221,110 @@ async fn the_event_stream_announces_a_request_that_fails_at_once() {
     assert_eq!(error.source().unwrap().to_string(), "refused");
 }
 
+/// A stop while a model that answers whole works: its request was announced as it started
+/// waiting, and counts.
+#[tokio::test]
+async fn a_stop_while_a_model_that_answers_whole_works_follows_its_announced_request() {
+    let model = FunctionModel::new_async(|_: Vec<Message>, _| async {
+        pending::<()>().await;
+        Ok(ModelResponse::text("never"))
+    });
+    let agent = Agent::<(), String>::builder(model).build().unwrap();
+    let token = CancellationToken::new();
+    let mut events = agent
+        .start("Hi", ())
+        .with_cancellation(token.clone())
+        .into_events();
+
+    let first = events.next().await.unwrap().unwrap();
+    assert!(matches!(first, RunEvent::RequestSent { turn: 1 }));
+    token.cancel();
+    let error = events.next().await.unwrap().unwrap_err();
+    assert!(events.next().await.is_none());
+
+    assert_eq!(error.stopped(), Some(&Stopped::Cancelled));
+    assert_eq!(error.usage().requests, 1);
+    assert_eq!(error.messages(), [request(vec![user("Hi")])]);
+}
+
+/// A whole response the run will not act on (cut off at the token limit) is announced,
+/// received, then the error.
+#[tokio::test]
+async fn a_truncated_whole_response_is_announced_and_received_before_the_error() {
+    let model = FunctionModel::new(|_, _| {
+        let mut response = ModelResponse::text("Once upon a").with_usage(5, 3);
+        response.finish_reason = Some(golem::model::FinishReason::Length);
+        response
+    });
+    let agent = Agent::<(), String>::builder(model).build().unwrap();
+
+    let items: Vec<_> = agent.run_stream("Tell a story", ()).collect().await;
+
+    assert_eq!(items.len(), 3);
+    assert_eq!(describe(items[0].as_ref().unwrap()), "request 1");
+    assert_eq!(
+        describe(items[1].as_ref().unwrap()),
+        "response 1: 5 in, 3 out"
+    );
+    let error = items[2].as_ref().unwrap_err();
+    assert_eq!(error.stage(), Stage::Model);
+    assert_eq!(error.usage().requests, 1);
+}
+
+/// A model that says it answers only whole is never asked for a stream.
+struct WholeOnly;
+
+impl golem::model::Model for WholeOnly {
+    fn request<'a>(
+        &'a self,
+        _messages: &'a [Message],
+        _params: &'a golem::model::RequestParams,
+    ) -> BoxFuture<'a, Result<ModelResponse, golem::model::ModelError>> {
+        Box::pin(async { Ok(ModelResponse::text("whole")) })
+    }
+
+    fn request_stream<'a>(
+        &'a self,
+        _messages: &'a [Message],
+        _params: &'a golem::model::RequestParams,
+    ) -> golem::model::ModelStream<'a> {
+        unreachable!("a model that answers only whole is asked with `request`")
+    }
+
+    fn streams(&self) -> bool {
+        false
+    }
+
+    fn name(&self) -> &str {
+        "whole-only"
+    }
+
+    fn system(&self) -> &str {
+        "test"
+    }
+}
+
+#[tokio::test]
+async fn a_model_that_answers_only_whole_is_asked_with_request_in_a_streamed_run() {
+    let agent = Agent::<(), String>::builder(WholeOnly).build().unwrap();
+
+    let seen: Vec<_> = agent
+        .run_stream("Hi", ())
+        .map(|event| describe(&event.unwrap()))
+        .collect()
+        .await;
+
+    assert_eq!(
+        seen,
+        [
+            "request 1",
+            "response 1: 0 in, 0 out",
+            "output 1",
+            "finished: whole"
+        ]
+    );
+}
+
 #[tokio::test]
 async fn a_failed_run_ends_its_stream_with_the_error() {
     let script = script(vec![reply(vec![dice_call(-1, "c1")], 10, 5)]);
