@@ -274,25 +274,18 @@ pub(in crate::model) fn parse(
         let Ok(Typed { kind: Some(kind) }) = serde_json::from_str::<Typed<'_>>(item.get()) else {
             return Err("an output item has no type".to_owned());
         };
-        if !matches!(&*kind, "message" | "function_call" | "reasoning") {
-            // Built-in tools' items and whatever comes next: kept to be sent back.
-            let item: Value = serde_json::from_str(item.get()).map_err(|error| {
-                format!(
-                    "a `{kind}` output item cannot be read: {}",
-                    without_position(&error)
-                )
-            })?;
-            parts.push(ResponsePart::Provider(ProviderPart::new(PROVIDER, item)));
-            continue;
-        }
-        let item: OutputItem = serde_json::from_str(item.get()).map_err(|error| {
+        // Each kind is read as its own struct: an internally tagged enum would buffer the
+        // item first to find its tag, which is known already.
+        let text = item.get();
+        let read = |error: serde_json::Error| {
             format!(
                 "a `{kind}` output item cannot be read: {}",
                 without_position(&error)
             )
-        })?;
-        match item {
-            OutputItem::Message { content } => {
+        };
+        match &*kind {
+            "message" => {
+                let MessageItem { content } = serde_json::from_str(text).map_err(read)?;
                 let mut text: Option<String> = None;
                 for content in content {
                     match content {
@@ -307,22 +300,24 @@ pub(in crate::model) fn parse(
                     parts.push(ResponsePart::text(text));
                 }
             }
-            OutputItem::FunctionCall {
-                call_id,
-                name,
-                mut arguments,
-            } => {
+            "function_call" => {
+                let FunctionCallItem {
+                    call_id,
+                    name,
+                    mut arguments,
+                } = serde_json::from_str(text).map_err(read)?;
                 called = true;
                 if strict_tools && arguments.contains("null") {
                     arguments = without_added_nulls(arguments, &name, params);
                 }
                 parts.push(ResponsePart::tool_call(name, arguments, call_id));
             }
-            OutputItem::Reasoning {
-                id,
-                summary,
-                encrypted_content,
-            } => {
+            "reasoning" => {
+                let ReasoningItem {
+                    id,
+                    summary,
+                    encrypted_content,
+                } = serde_json::from_str(text).map_err(read)?;
                 let content = summary
                     .iter()
                     .map(|summary| summary.text.as_str())
@@ -334,6 +329,11 @@ pub(in crate::model) fn parse(
                     provider: Some(PROVIDER.to_owned()),
                     id: Some(id),
                 }));
+            }
+            _ => {
+                // Built-in tools' items and whatever comes next: kept to be sent back.
+                let item: Value = serde_json::from_str(text).map_err(read)?;
+                parts.push(ResponsePart::Provider(ProviderPart::new(PROVIDER, item)));
             }
         }
     }
@@ -630,27 +630,31 @@ struct Typed<'a> {
     kind: Option<Cow<'a, str>>,
 }
 
+/// A `message` output item.
 #[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum OutputItem {
-    Message {
-        #[serde(default, deserialize_with = "null_default")]
-        content: Vec<MessageContent>,
-    },
-    FunctionCall {
-        #[serde(default, deserialize_with = "null_default")]
-        call_id: String,
-        name: String,
-        #[serde(default = "empty_arguments")]
-        arguments: String,
-    },
-    Reasoning {
-        id: String,
-        #[serde(default, deserialize_with = "null_default")]
-        summary: Vec<SummaryText>,
-        #[serde(default)]
-        encrypted_content: Option<String>,
-    },
+struct MessageItem {
+    #[serde(default, deserialize_with = "null_default")]
+    content: Vec<MessageContent>,
+}
+
+/// A `function_call` output item.
+#[derive(Deserialize)]
+struct FunctionCallItem {
+    #[serde(default, deserialize_with = "null_default")]
+    call_id: String,
+    name: String,
+    #[serde(default = "empty_arguments")]
+    arguments: String,
+}
+
+/// A `reasoning` output item.
+#[derive(Deserialize)]
+struct ReasoningItem {
+    id: String,
+    #[serde(default, deserialize_with = "null_default")]
+    summary: Vec<SummaryText>,
+    #[serde(default)]
+    encrypted_content: Option<String>,
 }
 
 fn empty_arguments() -> String {
