@@ -141,7 +141,10 @@ pub(crate) fn env_var(name: &str) -> Option<String> {
 
 /// Reads a 200 body as `T`; the error says what it should have been, with serde's message
 /// (which the transport redacts).
-pub(crate) fn decode<T: serde::de::DeserializeOwned>(body: &[u8], what: &str) -> Result<T, String> {
+pub(crate) fn decode<'a, T: serde::Deserialize<'a>>(
+    body: &'a [u8],
+    what: &str,
+) -> Result<T, String> {
     // Read as text once checked as a whole: checking the body at once costs less than
     // serde's check of each string in it.
     match std::str::from_utf8(body) {

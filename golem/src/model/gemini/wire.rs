@@ -444,7 +444,7 @@ const VERDICT: &str = "safetyVerdict";
 
 /// Reads a `generateContent` response.
 pub(super) fn parse(body: &[u8]) -> Result<ModelResponse, String> {
-    let response: GenerateContentResponse = decode(body, "a generateContent response")?;
+    let response: GenerateContentResponse<'_> = decode(body, "a generateContent response")?;
     let mut parts = Vec::new();
     let mut finish_reason = None;
     let mut verdict = Map::new();
@@ -454,7 +454,7 @@ pub(super) fn parse(body: &[u8]) -> Result<ModelResponse, String> {
             .map(|content| content.parts)
             .unwrap_or_default()
         {
-            read_part(&part, &mut parts)?;
+            read_part(part, &mut parts)?;
         }
         let calls = parts
             .iter()
@@ -520,7 +520,7 @@ pub(super) fn parse(body: &[u8]) -> Result<ModelResponse, String> {
 /// Reads one part into golem's parts: a signature on a text or a call follows it as an
 /// empty [`ThinkingPart`].
 fn read_part(raw: &RawValue, parts: &mut Vec<ResponsePart>) -> Result<(), String> {
-    let part: PartIn = serde_json::from_str(raw.get())
+    let part: PartIn<'_> = serde_json::from_str(raw.get())
         .map_err(|error| format!("a part cannot be read: {}", without_position(&error)))?;
     if part.function_call.is_none() && part.text.is_none() {
         // Code execution, inline data, whatever comes next: kept whole, to be echoed.
@@ -774,9 +774,9 @@ impl GenerationConfig<'_> {
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct GenerateContentResponse {
-    #[serde(default)]
-    candidates: Vec<Candidate>,
+struct GenerateContentResponse<'a> {
+    #[serde(default, borrow)]
+    candidates: Vec<Candidate<'a>>,
     prompt_feedback: Option<Map<String, Value>>,
     usage_metadata: Option<UsageMetadata>,
     model_version: Option<String>,
@@ -785,8 +785,9 @@ struct GenerateContentResponse {
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Candidate {
-    content: Option<CandidateContent>,
+struct Candidate<'a> {
+    #[serde(borrow)]
+    content: Option<CandidateContent<'a>>,
     finish_reason: Option<String>,
     /// Kept for a safety verdict, with the safety ratings.
     finish_message: Option<Value>,
@@ -794,20 +795,21 @@ struct Candidate {
 }
 
 #[derive(Deserialize)]
-struct CandidateContent {
-    /// Read part by part, so unknown kinds are kept whole.
-    #[serde(default)]
-    parts: Vec<Box<RawValue>>,
+struct CandidateContent<'a> {
+    /// Read part by part, so unknown kinds are kept whole; borrowed from the body.
+    #[serde(default, borrow)]
+    parts: Vec<&'a RawValue>,
 }
 
 /// The kinds of part golem reads; any other is kept whole.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct PartIn {
+struct PartIn<'a> {
     text: Option<Value>,
     thought: Option<Value>,
     thought_signature: Option<Value>,
-    function_call: Option<Box<RawValue>>,
+    #[serde(borrow)]
+    function_call: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
