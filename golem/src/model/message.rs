@@ -770,7 +770,9 @@ impl From<String> for ToolArgs {
 
 impl From<Value> for ToolArgs {
     fn from(value: Value) -> Self {
-        ToolArgs(value.to_string())
+        // Written straight into the text's buffer: `Value`'s `Display` writes the same text
+        // through a formatter, a piece at a time.
+        ToolArgs(serde_json::to_string(&value).expect("a JSON value is written as JSON"))
     }
 }
 
