@@ -65,15 +65,12 @@ where
         None
     } else {
         // The pending request goes into the history first, so the summary and the
-        // processors read it in place; taken back if the request is not sent after all.
-        let staged = state.transcript.stage();
-        match Box::pin(shape(step, state, &params)).await {
-            Ok(shaped) => shaped,
-            Err(failure) => {
-                state.transcript.unstage(staged);
-                return Err(failure);
-            }
-        }
+        // processors read it in place; taken back if the request is not sent after all,
+        // whether shaping fails or the step is dropped while it shapes.
+        let mut staging = Staging::new(state);
+        let shaped = Box::pin(shape(step, staging.state(), &params)).await?;
+        staging.keep();
+        shaped
     };
     state.turns += 1;
     let turn = state.turns;
@@ -317,6 +314,41 @@ where
         Cow::Borrowed(sent) if std::ptr::eq(sent, whole) => None,
         view => Some(view.into_owned()),
     })
+}
+
+/// The pending request staged in the history while the request is shaped: taken back out
+/// when dropped, unless [kept](Self::keep) because the request goes out.
+struct Staging<'s> {
+    state: Option<&'s mut RunState>,
+    staged: bool,
+}
+
+impl<'s> Staging<'s> {
+    fn new(state: &'s mut RunState) -> Self {
+        let staged = state.transcript.stage();
+        Staging {
+            state: Some(state),
+            staged,
+        }
+    }
+
+    fn state(&mut self) -> &mut RunState {
+        self.state
+            .as_deref_mut()
+            .expect("staged until kept or dropped")
+    }
+
+    fn keep(mut self) {
+        self.state = None;
+    }
+}
+
+impl Drop for Staging<'_> {
+    fn drop(&mut self) {
+        if let Some(state) = self.state.take() {
+            state.transcript.unstage(self.staged);
+        }
+    }
 }
 
 /// `view` with the older turns summarised, as `summarize` plans it: the summary the run

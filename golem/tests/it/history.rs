@@ -309,6 +309,68 @@ async fn a_processor_sees_the_run_context_of_the_request_it_shapes() {
     assert_eq!(*seen.lock().unwrap(), [(1, 0, 1), (2, 7, 3)]);
 }
 
+/// A processor that works forever on the request of turn 2, or fails it.
+fn stalling_at_turn_two(fail: bool) -> impl history::HistoryProcessor<()> {
+    history::from_async_fn(
+        "stalling",
+        move |ctx: RunContext<()>, messages: Vec<Message>| async move {
+            if ctx.turn() == 2 {
+                if fail {
+                    return Err(std::io::Error::other("the store is down"));
+                }
+                std::future::pending::<()>().await;
+            }
+            Ok(messages)
+        },
+    )
+}
+
+/// A step dropped while its processor works, or whose processor fails, leaves the run as it
+/// was: its usage, and its pending request, which is staged in the history while the
+/// processor reads it.
+#[tokio::test]
+async fn a_step_dropped_or_failed_while_its_processor_works_leaves_the_run_as_it_was() {
+    let stalling = |fail| {
+        let script = script(vec![
+            reply(vec![call("echo", "{}", "c1")], 7, 3),
+            reply(vec![text("done")], 1, 1),
+        ]);
+        Agent::<(), String>::builder(script.model.clone())
+            .tool(echo(1))
+            .history_processor(stalling_at_turn_two(fail))
+            .build()
+            .unwrap()
+    };
+    let stalled = stalling(false);
+    let mut run = stalled.start("Echo", ());
+    assert!(matches!(run.step().await.unwrap(), Step::Responded));
+    assert!(matches!(run.step().await.unwrap(), Step::Handled));
+    let usage = run.usage().clone();
+    assert_eq!(
+        (usage.requests, usage.input_tokens, usage.tool_calls),
+        (1, 7, 1)
+    );
+
+    let dropped = tokio::time::timeout(std::time::Duration::from_millis(50), run.step()).await;
+
+    assert!(dropped.is_err(), "the processor never finishes");
+    assert_eq!(*run.usage(), usage);
+    // The request the dropped step was shaping was not sent: it is pending, not history.
+    assert_eq!(run.state().messages().len(), 2);
+    assert_eq!(
+        run.state().pending().cloned().map(Message::Request),
+        Some(request(vec![tool_return("echo", "c1", json!("x"))]))
+    );
+
+    let failing = stalling(true);
+    let mut run = failing.start("Echo", ());
+    run.step().await.unwrap();
+    run.step().await.unwrap();
+    let error = run.step().await.unwrap_err();
+    assert_eq!(error.stage(), Stage::Input);
+    assert_eq!(*error.usage(), usage);
+}
+
 /// What the main model is sent in place of the summarised turns.
 fn summary_part(text: &str) -> golem::model::RequestPart {
     user(&format!("A summary of the earlier conversation:\n\n{text}"))
