@@ -24,6 +24,8 @@ pub mod gemini;
 #[cfg(feature = "http")]
 pub mod http;
 mod infer;
+#[cfg(any(feature = "openai", feature = "gemini"))]
+mod json_out;
 pub mod media;
 mod message;
 #[cfg(feature = "openai")]

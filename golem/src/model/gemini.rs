@@ -59,6 +59,7 @@ use super::provider::header_value;
 use super::tool_forms::ToolForms;
 use super::{Message, ModelError, ModelResponse, ModelSettings, ProviderError, RequestParams};
 
+mod read;
 mod stream;
 mod wire;
 
@@ -166,7 +167,7 @@ impl Wire for GenerateContent {
     }
 
     fn parse(&self, body: &[u8], _params: &RequestParams) -> Result<ModelResponse, String> {
-        wire::parse(body)
+        read::parse(body)
     }
 
     fn count_body(

@@ -279,6 +279,41 @@ async fn rejected_calls_and_text_go_back_as_call_outputs_and_user_messages() {
 }
 
 #[tokio::test]
+async fn extra_body_fields_are_sent_beside_golems_own() {
+    let server = serve(
+        "/v1/responses",
+        vec![json_ok(response("resp_1", json!([message("ok")]), 4, 1))],
+    )
+    .await;
+    let settings = ModelSettings::default()
+        .max_tokens(64)
+        .extra("service_tier", json!("flex"))
+        .extra("metadata", json!({"run": "a \"quoted\" name"}));
+    let agent = Agent::<(), String>::builder(model(&server))
+        .instructions("Be brief.")
+        .model_settings(settings)
+        .build()
+        .unwrap();
+
+    agent.run("Hi.", ()).await.unwrap();
+
+    let sent = bodies(&server).await;
+    assert_eq!(
+        sent[0],
+        json!({
+            "model": "o4-mini",
+            "instructions": "Be brief.",
+            "input": [{"type": "message", "role": "user", "content": "Hi."}],
+            "max_output_tokens": 64,
+            "store": false,
+            "include": ["reasoning.encrypted_content"],
+            "service_tier": "flex",
+            "metadata": {"run": "a \"quoted\" name"}
+        })
+    );
+}
+
+#[tokio::test]
 async fn native_output_asks_for_a_strict_json_schema_text_format() {
     let server = serve(
         "/v1/responses",

@@ -227,7 +227,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::model::gemini::wire;
+    use crate::model::gemini::read;
 
     /// `text` cut at the character positions `cuts`.
     fn pieces(text: &str, cuts: &[usize]) -> Vec<String> {
@@ -299,8 +299,8 @@ mod tests {
             prop_assert!(assembler.body_ended(&mut deltas));
             let assembled = assembler.finish().unwrap();
             prop_assert_eq!(
-                wire::parse(&assembled).unwrap(),
-                wire::parse(whole.to_string().as_bytes()).unwrap()
+                read::parse(&assembled).unwrap(),
+                read::parse(whole.to_string().as_bytes()).unwrap()
             );
         }
     }

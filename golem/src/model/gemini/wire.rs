@@ -1,5 +1,5 @@
-//! The `generateContent` wire format: the request body golem sends, the response it reads,
-//! and the mapping between them and golem's messages.
+//! The `generateContent` request: golem's messages mapped to Gemini's contents, and the
+//! body written from them (the response is read in `read`).
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -8,20 +8,21 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::super::json_out;
 use super::super::media::{Accepts, At, MB, split_data_url};
-use super::super::provider::{ToolUse, decode, request_settings, tool_use, without_position};
-use super::super::{
-    FinishReason, Message, ModelError, ModelResponse, ModelSettings, ProviderPart, RequestParams,
-    RequestPart, ResponsePart, ThinkingPart,
-};
+use super::super::provider::{ToolUse, request_settings, tool_use};
 use super::super::{MediaKind, UserContent};
+use super::super::{
+    Message, ModelError, ModelResponse, ModelSettings, RequestParams, RequestPart, ResponsePart,
+    ThinkingPart,
+};
 use super::PROVIDER;
 use crate::output::OutputMode;
 use crate::schema::to_gemini_schema;
 use crate::tool::ToolDefinition;
-use crate::usage::RequestUsage;
 
-/// The request body for `messages` and `params`.
+/// The request body for `messages` and `params`, written straight into a buffer of
+/// `capacity` bytes to start with (see [`json_out`]).
 pub(super) fn body(
     provider_settings: &ModelSettings,
     messages: &[Message],
@@ -30,12 +31,8 @@ pub(super) fn body(
     capacity: usize,
 ) -> Result<Vec<u8>, ModelError> {
     let settings = request_settings(provider_settings, params);
-    let tool_config = tool_use(messages, params, settings.tool_choice.as_ref())
-        .filter(|_| !declarations.is_empty())
-        .map(tool_config);
-    let tools = (!declarations.is_empty()).then_some([Tools {
-        function_declarations: declarations,
-    }]);
+    let choice = tool_use(messages, params, settings.tool_choice.as_ref())
+        .filter(|_| !declarations.is_empty());
     let (response_mime_type, response_schema) = match (&params.output_mode, &params.output_schema) {
         (OutputMode::Native, Some(schema)) => {
             let mut converted = to_gemini_schema(&schema.schema);
@@ -57,26 +54,46 @@ pub(super) fn body(
         response_schema,
     };
     let (system_instruction, contents) = contents(params.instructions.as_deref(), messages)?;
-    let request = GenerateContentRequest {
-        contents,
-        system_instruction: system_instruction.map(|text| SystemInstruction {
-            parts: [TextOnly { text }],
-        }),
-        tools,
-        tool_config,
-        generation_config: (!generation_config.is_empty()).then_some(generation_config),
-    };
-    let mut body = Vec::with_capacity(capacity);
-    if settings.extra_body.is_empty() {
-        serde_json::to_writer(&mut body, &request).map_err(ModelError::other)?;
-    } else {
-        let mut value = serde_json::to_value(&request).map_err(ModelError::other)?;
-        if let Value::Object(fields) = &mut value {
-            merge(fields, &settings.extra_body);
+    let mut out = Vec::with_capacity(capacity);
+    out.extend_from_slice(b"{\"contents\":[");
+    for (index, content) in contents.iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
         }
-        serde_json::to_writer(&mut body, &value).map_err(ModelError::other)?;
+        content.write(&mut out)?;
     }
-    Ok(body)
+    out.push(b']');
+    if let Some(text) = system_instruction {
+        out.extend_from_slice(b",\"systemInstruction\":{\"parts\":[{\"text\":");
+        json_out::string(&mut out, &text);
+        out.extend_from_slice(b"}]}");
+    }
+    if !declarations.is_empty() {
+        out.extend_from_slice(b",\"tools\":[{\"functionDeclarations\":[");
+        for (index, declaration) in declarations.iter().enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(declaration.get().as_bytes());
+        }
+        out.extend_from_slice(b"]}]");
+    }
+    if let Some(choice) = choice {
+        write_tool_config(&mut out, choice);
+    }
+    if !generation_config.is_empty() {
+        out.extend_from_slice(b",\"generationConfig\":");
+        json_out::value(&mut out, &generation_config)?;
+    }
+    out.push(b'}');
+    if settings.extra_body.is_empty() {
+        return Ok(out);
+    }
+    let mut value: Value = serde_json::from_slice(&out).map_err(ModelError::other)?;
+    if let Value::Object(fields) = &mut value {
+        merge(fields, &settings.extra_body);
+    }
+    serde_json::to_vec(&value).map_err(ModelError::other)
 }
 
 /// The body of a `:countTokens` request: the `generateContentRequest` [`body`] would send,
@@ -132,19 +149,23 @@ fn empty_object() -> &'static RawValue {
     &EMPTY
 }
 
-fn tool_config(choice: ToolUse<'_>) -> ToolConfig<'_> {
-    let (mode, allowed_function_names) = match choice {
-        ToolUse::Auto => ("AUTO", None),
-        ToolUse::Required => ("ANY", None),
-        ToolUse::None => ("NONE", None),
-        ToolUse::Tool(name) => ("ANY", Some([name])),
+/// Writes the `toolConfig` field: how the model may call the tools.
+fn write_tool_config(out: &mut Vec<u8>, choice: ToolUse<'_>) {
+    let (mode, allowed): (&[u8], _) = match choice {
+        ToolUse::Auto => (b"AUTO", None),
+        ToolUse::Required => (b"ANY", None),
+        ToolUse::None => (b"NONE", None),
+        ToolUse::Tool(name) => (b"ANY", Some(name)),
     };
-    ToolConfig {
-        function_calling_config: FunctionCallingConfig {
-            mode,
-            allowed_function_names,
-        },
+    out.extend_from_slice(b",\"toolConfig\":{\"functionCallingConfig\":{\"mode\":\"");
+    out.extend_from_slice(mode);
+    out.push(b'"');
+    if let Some(name) = allowed {
+        out.extend_from_slice(b",\"allowedFunctionNames\":[");
+        json_out::string(out, name);
+        out.push(b']');
     }
+    out.extend_from_slice(b"}}");
 }
 
 /// The system instruction (the instructions, then the history's system prompts) and the
@@ -352,28 +373,20 @@ fn media_data<'a>(
 }
 
 /// Bytes sent inline.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct Blob<'a> {
     mime_type: Cow<'a, str>,
     data: Cow<'a, str>,
 }
 
 /// Media the API fetches from a URL.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct FileData<'a> {
     mime_type: Cow<'a, str>,
     file_uri: &'a str,
 }
 
 /// Media inside a function response.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct FunctionResponsePart<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
     inline_data: Option<Blob<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     file_data: Option<FileData<'a>>,
 }
 
@@ -440,200 +453,24 @@ fn model_parts(parts: &[ResponsePart]) -> Vec<Part<'_>> {
 
 /// The key of the provider part holding a response's safety verdict, kept for the user and
 /// never sent back.
-const VERDICT: &str = "safetyVerdict";
+pub(super) const VERDICT: &str = "safetyVerdict";
 
-/// Reads a `generateContent` response.
-pub(super) fn parse(body: &[u8]) -> Result<ModelResponse, String> {
-    let response: GenerateContentResponse<'_> = decode(body, "a generateContent response")?;
-    let mut parts = Vec::new();
-    let mut finish_reason = None;
-    let mut verdict = Map::new();
-    if let Some(candidate) = response.candidates.into_iter().next() {
-        for part in candidate
-            .content
-            .map(|content| content.parts)
-            .unwrap_or_default()
-        {
-            read_part(part, &mut parts)?;
-        }
-        let calls = parts
-            .iter()
-            .any(|part| matches!(part, ResponsePart::ToolCall(_)));
-        finish_reason = candidate
-            .finish_reason
-            .as_deref()
-            .map(|reason| match reason {
-                "STOP" if calls => FinishReason::ToolCall,
-                "STOP" => FinishReason::Stop,
-                "MAX_TOKENS" => FinishReason::Length,
-                "SAFETY"
-                | "RECITATION"
-                | "BLOCKLIST"
-                | "PROHIBITED_CONTENT"
-                | "SPII"
-                | "IMAGE_SAFETY"
-                | "IMAGE_PROHIBITED_CONTENT"
-                | "IMAGE_RECITATION"
-                | "MODEL_ARMOR" => FinishReason::ContentFilter,
-                _ => FinishReason::Error,
-            });
-        if finish_reason == Some(FinishReason::ContentFilter) {
-            for (key, value) in [
-                ("finishMessage", candidate.finish_message),
-                ("safetyRatings", candidate.safety_ratings),
-            ] {
-                if let Some(value) = value {
-                    verdict.insert(key.to_owned(), value);
-                }
-            }
-            if let Some(reason) = candidate.finish_reason {
-                verdict.insert("finishReason".to_owned(), Value::String(reason));
-            }
-        }
-    } else if let Some(feedback) = response.prompt_feedback
-        && feedback.contains_key("blockReason")
-    {
-        // The prompt itself was blocked: no candidate at all.
-        finish_reason = Some(FinishReason::ContentFilter);
-        verdict.insert("promptFeedback".to_owned(), Value::Object(feedback));
-    }
-    if !verdict.is_empty() {
-        let mut data = Map::new();
-        data.insert(VERDICT.to_owned(), Value::Object(verdict));
-        parts.push(ResponsePart::Provider(ProviderPart::new(
-            PROVIDER,
-            Value::Object(data),
-        )));
-    }
-    Ok(ModelResponse {
-        parts,
-        usage: response
-            .usage_metadata
-            .map(UsageMetadata::usage)
-            .unwrap_or_default(),
-        model_name: response.model_version,
-        provider_response_id: response.response_id,
-        finish_reason,
-    })
-}
-
-/// Reads one part into golem's parts: a signature on a text or a call follows it as an
-/// empty [`ThinkingPart`].
-fn read_part(raw: &RawValue, parts: &mut Vec<ResponsePart>) -> Result<(), String> {
-    let part: PartIn<'_> = serde_json::from_str(raw.get())
-        .map_err(|error| format!("a part cannot be read: {}", without_position(&error)))?;
-    if part.function_call.is_none() && part.text.is_none() {
-        // Code execution, inline data, whatever comes next: kept whole, to be echoed.
-        let whole: Map<String, Value> = serde_json::from_str(raw.get())
-            .map_err(|error| format!("a part cannot be read: {}", without_position(&error)))?;
-        parts.push(ResponsePart::Provider(ProviderPart::new(
-            PROVIDER,
-            Value::Object(whole),
-        )));
-        return Ok(());
-    }
-    let signature = match part.thought_signature {
-        Some(Value::String(signature)) => Some(signature),
-        Some(_) => return Err("a `thoughtSignature` is not a string".to_owned()),
-        None => None,
-    };
-    if let Some(call) = part.function_call {
-        let call: FunctionCallIn = serde_json::from_str(call.get()).map_err(|error| {
-            format!(
-                "a `functionCall` part cannot be read: {}",
-                without_position(&error)
-            )
-        })?;
-        parts.push(ResponsePart::tool_call(
-            call.name,
-            call.args.unwrap_or_else(|| Value::Object(Map::new())),
-            call.id.unwrap_or_default(),
-        ));
-    } else {
-        let Some(Value::String(text)) = part.text else {
-            return Err("a `text` part's text is not a string".to_owned());
-        };
-        if part.thought.as_ref().and_then(Value::as_bool) == Some(true) {
-            let mut thinking = ThinkingPart::new(text).with_provider(PROVIDER);
-            thinking.signature = signature;
-            parts.push(ResponsePart::Thinking(thinking));
-            return Ok(());
-        }
-        parts.push(ResponsePart::text(text));
-    }
-    if let Some(signature) = signature {
-        parts.push(ResponsePart::Thinking(
-            ThinkingPart::new("")
-                .with_signature(signature)
-                .with_provider(PROVIDER),
-        ));
-    }
-    Ok(())
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct GenerateContentRequest<'a> {
-    contents: Vec<Content<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    system_instruction: Option<SystemInstruction<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tools: Option<[Tools<'a>; 1]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tool_config: Option<ToolConfig<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    generation_config: Option<GenerationConfig<'a>>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ToolConfig<'a> {
-    function_calling_config: FunctionCallingConfig<'a>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct FunctionCallingConfig<'a> {
-    mode: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    allowed_function_names: Option<[&'a str; 1]>,
-}
-
-#[derive(Serialize)]
-struct SystemInstruction<'a> {
-    parts: [TextOnly<'a>; 1],
-}
-
-#[derive(Serialize)]
-struct TextOnly<'a> {
-    text: Cow<'a, str>,
-}
-
-#[derive(Serialize)]
 struct Content<'a> {
     role: &'static str,
     parts: Vec<Part<'a>>,
 }
 
 /// One part: text (a thought, maybe), a function call or response, or a part kept verbatim.
-#[derive(Serialize, Default)]
-#[serde(rename_all = "camelCase")]
+#[derive(Default)]
 struct Part<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
     text: Option<Cow<'a, str>>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     thought: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
     function_call: Option<FunctionCall<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     function_response: Option<FunctionResponse<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     inline_data: Option<Blob<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     file_data: Option<FileData<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     thought_signature: Option<&'a str>,
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    /// A part of a kind golem does not read, sent back as it came.
     raw: Option<&'a Map<String, Value>>,
 }
 
@@ -658,21 +495,16 @@ impl<'a> Part<'a> {
     }
 }
 
-#[derive(Serialize)]
 struct FunctionCall<'a> {
     name: &'a str,
     args: &'a RawValue,
-    #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<&'a str>,
 }
 
-#[derive(Serialize)]
 struct FunctionResponse<'a> {
     name: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<&'a str>,
     response: Answer<'a>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     parts: Vec<FunctionResponsePart<'a>>,
 }
 
@@ -685,33 +517,173 @@ enum Answer<'a> {
     Error(String),
 }
 
-impl Serialize for Answer<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Answer::Object(object) => object.serialize(serializer),
-            Answer::Result(value) => one_entry(serializer, "result", value),
-            Answer::Error(text) => one_entry(serializer, "error", text),
+/// An object being written: its fields' names are written with the comma before them.
+struct Object {
+    empty: bool,
+}
+
+impl Object {
+    fn open(out: &mut Vec<u8>) -> Self {
+        out.push(b'{');
+        Object { empty: true }
+    }
+
+    /// Writes `"name":`; `name` is one of the wire's own names, which need no escaping.
+    fn field(&mut self, out: &mut Vec<u8>, name: &str) {
+        if !std::mem::replace(&mut self.empty, false) {
+            out.push(b',');
         }
+        out.push(b'"');
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b"\":");
+    }
+
+    fn close(self, out: &mut Vec<u8>) {
+        out.push(b'}');
     }
 }
 
-/// The object `{key: value}`.
-fn one_entry<S, V>(serializer: S, key: &str, value: &V) -> Result<S::Ok, S::Error>
-where
-    S: serde::Serializer,
-    V: Serialize + ?Sized,
-{
-    use serde::ser::SerializeMap;
-
-    let mut map = serializer.serialize_map(Some(1))?;
-    map.serialize_entry(key, value)?;
-    map.end()
+impl Content<'_> {
+    fn write(&self, out: &mut Vec<u8>) -> Result<(), ModelError> {
+        out.extend_from_slice(b"{\"role\":\"");
+        out.extend_from_slice(self.role.as_bytes());
+        out.extend_from_slice(b"\",\"parts\":[");
+        for (index, part) in self.parts.iter().enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            part.write(out)?;
+        }
+        out.extend_from_slice(b"]}");
+        Ok(())
+    }
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Tools<'a> {
-    function_declarations: &'a [Arc<RawValue>],
+impl Part<'_> {
+    fn write(&self, out: &mut Vec<u8>) -> Result<(), ModelError> {
+        let mut object = Object::open(out);
+        if let Some(text) = &self.text {
+            object.field(out, "text");
+            json_out::string(out, text);
+        }
+        if self.thought {
+            object.field(out, "thought");
+            out.extend_from_slice(b"true");
+        }
+        if let Some(call) = &self.function_call {
+            object.field(out, "functionCall");
+            call.write(out);
+        }
+        if let Some(response) = &self.function_response {
+            object.field(out, "functionResponse");
+            response.write(out)?;
+        }
+        if let Some(blob) = &self.inline_data {
+            object.field(out, "inlineData");
+            blob.write(out);
+        }
+        if let Some(file) = &self.file_data {
+            object.field(out, "fileData");
+            file.write(out);
+        }
+        if let Some(signature) = self.thought_signature {
+            object.field(out, "thoughtSignature");
+            json_out::string(out, signature);
+        }
+        for (name, value) in self.raw.into_iter().flatten() {
+            if !std::mem::replace(&mut object.empty, false) {
+                out.push(b',');
+            }
+            json_out::string(out, name);
+            out.push(b':');
+            json_out::value(out, value)?;
+        }
+        object.close(out);
+        Ok(())
+    }
+}
+
+impl FunctionCall<'_> {
+    fn write(&self, out: &mut Vec<u8>) {
+        let mut object = Object::open(out);
+        object.field(out, "name");
+        json_out::string(out, self.name);
+        object.field(out, "args");
+        out.extend_from_slice(self.args.get().as_bytes());
+        if let Some(id) = self.id {
+            object.field(out, "id");
+            json_out::string(out, id);
+        }
+        object.close(out);
+    }
+}
+
+impl FunctionResponse<'_> {
+    fn write(&self, out: &mut Vec<u8>) -> Result<(), ModelError> {
+        let mut object = Object::open(out);
+        object.field(out, "name");
+        json_out::string(out, self.name);
+        if let Some(id) = self.id {
+            object.field(out, "id");
+            json_out::string(out, id);
+        }
+        object.field(out, "response");
+        match &self.response {
+            Answer::Object(value) => json_out::value(out, value)?,
+            Answer::Result(value) => {
+                out.extend_from_slice(b"{\"result\":");
+                json_out::value(out, value)?;
+                out.push(b'}');
+            }
+            Answer::Error(text) => {
+                out.extend_from_slice(b"{\"error\":");
+                json_out::string(out, text);
+                out.push(b'}');
+            }
+        }
+        if !self.parts.is_empty() {
+            object.field(out, "parts");
+            out.push(b'[');
+            for (index, part) in self.parts.iter().enumerate() {
+                if index > 0 {
+                    out.push(b',');
+                }
+                let mut media = Object::open(out);
+                if let Some(blob) = &part.inline_data {
+                    media.field(out, "inlineData");
+                    blob.write(out);
+                }
+                if let Some(file) = &part.file_data {
+                    media.field(out, "fileData");
+                    file.write(out);
+                }
+                media.close(out);
+            }
+            out.push(b']');
+        }
+        object.close(out);
+        Ok(())
+    }
+}
+
+impl Blob<'_> {
+    fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"mimeType\":");
+        json_out::string(out, &self.mime_type);
+        out.extend_from_slice(b",\"data\":");
+        json_out::string(out, &self.data);
+        out.push(b'}');
+    }
+}
+
+impl FileData<'_> {
+    fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"mimeType\":");
+        json_out::string(out, &self.mime_type);
+        out.extend_from_slice(b",\"fileUri\":");
+        json_out::string(out, self.file_uri);
+        out.push(b'}');
+    }
 }
 
 /// A tool as Gemini declares it.
@@ -769,94 +741,5 @@ impl GenerationConfig<'_> {
             && self.stop_sequences.is_none()
             && self.seed.is_none()
             && self.response_mime_type.is_none()
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct GenerateContentResponse<'a> {
-    #[serde(default, borrow)]
-    candidates: Vec<Candidate<'a>>,
-    prompt_feedback: Option<Map<String, Value>>,
-    usage_metadata: Option<UsageMetadata>,
-    model_version: Option<String>,
-    response_id: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Candidate<'a> {
-    #[serde(borrow)]
-    content: Option<CandidateContent<'a>>,
-    finish_reason: Option<String>,
-    /// Kept for a safety verdict, with the safety ratings.
-    finish_message: Option<Value>,
-    safety_ratings: Option<Value>,
-}
-
-#[derive(Deserialize)]
-struct CandidateContent<'a> {
-    /// Read part by part, so unknown kinds are kept whole; borrowed from the body.
-    #[serde(default, borrow)]
-    parts: Vec<&'a RawValue>,
-}
-
-/// The kinds of part golem reads; any other is kept whole.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct PartIn<'a> {
-    text: Option<Value>,
-    thought: Option<Value>,
-    thought_signature: Option<Value>,
-    #[serde(borrow)]
-    function_call: Option<&'a RawValue>,
-}
-
-#[derive(Deserialize)]
-struct FunctionCallIn {
-    name: String,
-    args: Option<Value>,
-    id: Option<String>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
-struct UsageMetadata {
-    prompt_token_count: u64,
-    candidates_token_count: u64,
-    thoughts_token_count: u64,
-    tool_use_prompt_token_count: u64,
-    cached_content_token_count: u64,
-    prompt_tokens_details: Vec<ModalityCount>,
-    candidates_tokens_details: Vec<ModalityCount>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
-struct ModalityCount {
-    modality: String,
-    token_count: u64,
-}
-
-impl UsageMetadata {
-    fn usage(self) -> RequestUsage {
-        let audio = |details: &[ModalityCount]| {
-            details
-                .iter()
-                .filter(|detail| detail.modality == "AUDIO")
-                .fold(0u64, |sum, detail| sum.saturating_add(detail.token_count))
-        };
-        RequestUsage {
-            cache_read_tokens: self.cached_content_token_count,
-            reasoning_tokens: self.thoughts_token_count,
-            audio_input_tokens: audio(&self.prompt_tokens_details),
-            audio_output_tokens: audio(&self.candidates_tokens_details),
-            ..RequestUsage::new(
-                self.prompt_token_count
-                    .saturating_add(self.tool_use_prompt_token_count),
-                self.candidates_token_count
-                    .saturating_add(self.thoughts_token_count),
-            )
-        }
     }
 }

@@ -45,6 +45,7 @@ use super::super::{
 };
 use super::{API_KEY_ENV, BASE_URL_ENV, DEFAULT_BASE_URL, PROVIDER, openai_headers};
 
+mod read;
 mod stream;
 mod wire;
 
@@ -129,7 +130,7 @@ impl Wire for Responses {
     }
 
     fn parse(&self, body: &[u8], params: &RequestParams) -> Result<ModelResponse, String> {
-        wire::parse(body, params, self.strict_tools)
+        read::parse(body, params, self.strict_tools)
     }
 }
 

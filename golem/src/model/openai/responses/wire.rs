@@ -1,33 +1,26 @@
-//! The Responses wire format: the request body golem sends, the response it reads, and the
-//! mapping between them and golem's messages.
+//! The Responses API request: golem's messages mapped to input items, and the body written
+//! from them (the response is read in `read`).
 
 use std::borrow::Cow;
 
-use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
-use serde_json::{Map, Value};
+use serde::Serialize;
+use serde_json::Value;
 
+use super::super::super::json_out;
 use super::super::super::media::{Accepts, At, MB};
-use super::super::super::provider::{
-    ToolUse, decode, request_settings, tool_use, without_position,
-};
+use super::super::super::provider::{ToolUse, request_settings, tool_use};
 use super::super::super::{
-    FinishReason, MediaKind, Message, ModelError, ModelResponse, ModelSettings, ProviderPart,
-    RequestParams, RequestPart, ResponsePart, ThinkingPart, UserContent,
+    MediaKind, Message, ModelError, ModelSettings, RequestParams, RequestPart, ResponsePart,
+    ThinkingPart, UserContent,
 };
 use super::super::PROVIDER;
-use super::super::wire::null_default;
 use super::Responses;
 use crate::output::OutputMode;
-use crate::schema::{drop_added_nulls, is_strict_compatible, to_strict_schema};
+use crate::schema::{is_strict_compatible, to_strict_schema};
 use crate::tool::ToolDefinition;
-use crate::usage::RequestUsage;
 
-/// What a request asks to be included when OpenAI stores nothing: the reasoning, encrypted,
-/// to be sent back with the next request.
-const ENCRYPTED_REASONING: &[&str] = &["reasoning.encrypted_content"];
-
-/// The request body for `messages` and `params`.
+/// The request body for `messages` and `params`, written straight into a buffer of
+/// `capacity` bytes to start with (see [`json_out`]).
 ///
 /// # Errors
 /// Settings the Responses API has no field for (stop sequences, a seed) are refused before
@@ -62,9 +55,7 @@ pub(super) fn body(
             .then(|| to_strict_schema(&tool.parameters));
         serde_json::value::to_raw_value(&FunctionTool::new(tool, strict.as_ref()))
     })?;
-    let tools: Vec<&RawValue> = forms.iter().map(|form| &**form).collect();
-    let has_tools = !tools.is_empty();
-    let tool_choice = tool_use(messages, params, settings.tool_choice.as_ref()).map(tool_choice);
+    let choice = tool_use(messages, params, settings.tool_choice.as_ref());
     let text = match (&params.output_mode, &params.output_schema) {
         (OutputMode::Native, Some(schema)) => Some(TextConfig {
             format: TextFormat {
@@ -82,58 +73,88 @@ pub(super) fn body(
             effort: wire.reasoning_effort.as_deref(),
             summary: wire.reasoning_summary.as_deref(),
         });
-    let request = ResponsesRequest {
-        model,
-        instructions: params.instructions.as_deref(),
-        input: input_items(messages, wire.store)?,
-        tools,
-        tool_choice,
-        parallel_tool_calls: settings.parallel_tool_calls.filter(|_| has_tools),
-        text,
-        reasoning,
-        temperature: settings.temperature,
-        top_p: settings.top_p,
-        max_output_tokens: settings.max_tokens,
-        store: wire.store,
-        include: if wire.store { &[] } else { ENCRYPTED_REASONING },
-        stream,
-        extra: &settings.extra_body,
-    };
-    let mut body = Vec::with_capacity(capacity);
-    serde_json::to_writer(&mut body, &request).map_err(ModelError::other)?;
-    Ok(body)
-}
-
-/// The `tool_choice` for `choice`.
-fn tool_choice(choice: ToolUse<'_>) -> ToolChoice<'_> {
-    match choice {
-        ToolUse::Auto => ToolChoice::Mode("auto"),
-        ToolUse::None => ToolChoice::Mode("none"),
-        ToolUse::Required => ToolChoice::Mode("required"),
-        ToolUse::Tool(name) => ToolChoice::Function {
-            kind: "function",
-            name,
-        },
+    let mut out = Vec::with_capacity(capacity);
+    out.extend_from_slice(b"{\"model\":");
+    json_out::string(&mut out, model);
+    if let Some(instructions) = &params.instructions {
+        out.extend_from_slice(b",\"instructions\":");
+        json_out::string(&mut out, instructions);
     }
-}
-
-/// A `tool_choice`: a mode, or the one function the model must call.
-#[derive(Serialize)]
-#[serde(untagged)]
-enum ToolChoice<'a> {
-    Mode(&'static str),
-    Function {
-        #[serde(rename = "type")]
-        kind: &'static str,
-        name: &'a str,
-    },
+    out.extend_from_slice(b",\"input\":[");
+    write_input(&mut out, messages, wire.store)?;
+    out.push(b']');
+    if !forms.is_empty() {
+        out.extend_from_slice(b",\"tools\":[");
+        for (index, form) in forms.iter().enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(form.get().as_bytes());
+        }
+        out.push(b']');
+    }
+    if let Some(choice) = choice {
+        out.extend_from_slice(b",\"tool_choice\":");
+        match choice {
+            ToolUse::Auto => out.extend_from_slice(b"\"auto\""),
+            ToolUse::None => out.extend_from_slice(b"\"none\""),
+            ToolUse::Required => out.extend_from_slice(b"\"required\""),
+            ToolUse::Tool(name) => {
+                out.extend_from_slice(b"{\"type\":\"function\",\"name\":");
+                json_out::string(&mut out, name);
+                out.push(b'}');
+            }
+        }
+    }
+    if let Some(parallel) = settings.parallel_tool_calls.filter(|_| !forms.is_empty()) {
+        out.extend_from_slice(b",\"parallel_tool_calls\":");
+        json_out::value(&mut out, &parallel)?;
+    }
+    if let Some(text) = &text {
+        out.extend_from_slice(b",\"text\":");
+        json_out::value(&mut out, text)?;
+    }
+    if let Some(reasoning) = &reasoning {
+        out.extend_from_slice(b",\"reasoning\":");
+        json_out::value(&mut out, reasoning)?;
+    }
+    if let Some(temperature) = settings.temperature {
+        out.extend_from_slice(b",\"temperature\":");
+        json_out::value(&mut out, &temperature)?;
+    }
+    if let Some(top_p) = settings.top_p {
+        out.extend_from_slice(b",\"top_p\":");
+        json_out::value(&mut out, &top_p)?;
+    }
+    if let Some(max_tokens) = settings.max_tokens {
+        out.extend_from_slice(b",\"max_output_tokens\":");
+        json_out::value(&mut out, &max_tokens)?;
+    }
+    if wire.store {
+        out.extend_from_slice(b",\"store\":true");
+    } else {
+        // Nothing stored: the reasoning comes back encrypted, to be sent with the next
+        // request.
+        out.extend_from_slice(b",\"store\":false,\"include\":[\"reasoning.encrypted_content\"]");
+    }
+    if stream {
+        out.extend_from_slice(b",\"stream\":true");
+    }
+    for (name, value) in settings.extra_body.iter() {
+        out.push(b',');
+        json_out::string(&mut out, name);
+        out.push(b':');
+        json_out::value(&mut out, value)?;
+    }
+    out.push(b'}');
+    Ok(out)
 }
 
 /// The history as input items. A call and its result are paired by `call_id`; reasoning
 /// items go where they came, before the calls they led to, when they can be sent back:
 /// with their encrypted content when OpenAI stores nothing (`store`), by id when it does.
-fn input_items(messages: &[Message], store: bool) -> Result<Vec<Input<'_>>, ModelError> {
-    let mut out = Vec::with_capacity(messages.len() + 1);
+fn write_input(body: &mut Vec<u8>, messages: &[Message], store: bool) -> Result<(), ModelError> {
+    let mut out = Items { body, count: 0 };
     for (index, message) in messages.iter().enumerate() {
         match message {
             Message::Request(request) => {
@@ -143,7 +164,7 @@ fn input_items(messages: &[Message], store: bool) -> Result<Vec<Input<'_>>, Mode
                         message: index,
                         part: part_index,
                     };
-                    out.push(Input::Item(match part {
+                    out.push(match part {
                         RequestPart::SystemPrompt(p) => Item::Message {
                             role: "system",
                             content: Content::Text(Cow::Borrowed(&p.content)),
@@ -185,24 +206,24 @@ fn input_items(messages: &[Message], store: bool) -> Result<Vec<Input<'_>>, Mode
                                 content: Content::Text(Cow::Owned(p.model_text())),
                             },
                         },
-                    }));
+                    })?;
                 }
             }
             Message::Response(response) => {
-                let before = out.len();
+                let before = out.count;
                 for part in &response.parts {
                     match part {
                         ResponsePart::Text(p) if p.content.is_empty() => {}
-                        ResponsePart::Text(p) => out.push(Input::Item(Item::Message {
+                        ResponsePart::Text(p) => out.push(Item::Message {
                             role: "assistant",
                             content: Content::Text(Cow::Borrowed(&p.content)),
-                        })),
+                        })?,
                         ResponsePart::ToolCall(call) => {
-                            out.push(Input::Item(Item::FunctionCall {
+                            out.push(Item::FunctionCall {
                                 call_id: &call.tool_call_id,
                                 name: &call.tool_name,
                                 arguments: &call.args,
-                            }));
+                            })?;
                         }
                         ResponsePart::Thinking(ThinkingPart {
                             content,
@@ -214,7 +235,7 @@ fn input_items(messages: &[Message], store: bool) -> Result<Vec<Input<'_>>, Mode
                             // Without its encrypted content, a reasoning item OpenAI did
                             // not store cannot be sent back.
                             if store || signature.is_some() {
-                                out.push(Input::Item(Item::Reasoning {
+                                out.push(Item::Reasoning {
                                     id,
                                     summary: if content.is_empty() {
                                         Vec::new()
@@ -225,211 +246,49 @@ fn input_items(messages: &[Message], store: bool) -> Result<Vec<Input<'_>>, Mode
                                         }]
                                     },
                                     encrypted_content: signature.as_deref().filter(|_| !store),
-                                }));
+                                })?;
                             }
                         }
                         // Reasoning of other providers and of Chat Completions has no place
                         // in the input.
                         ResponsePart::Thinking(_) => {}
                         ResponsePart::Provider(part) if part.provider == PROVIDER => {
-                            out.push(Input::Raw(&part.data));
+                            out.push(Item::Raw(&part.data))?;
                         }
                         ResponsePart::Provider(_) => {}
                     }
                 }
                 // An empty response (kept as evidence for a rejection) goes as an empty
                 // answer, so the turns stay in order.
-                if out.len() == before {
-                    out.push(Input::Item(Item::Message {
+                if out.count == before {
+                    out.push(Item::Message {
                         role: "assistant",
                         content: Content::Text(Cow::Borrowed("")),
-                    }));
+                    })?;
                 }
             }
         }
     }
-    Ok(out)
+    Ok(())
 }
 
-/// Reads a response. With strict tools, the `null`s the strict form made the model write
-/// for optional properties are removed from function-call arguments.
-pub(in crate::model) fn parse(
-    body: &[u8],
-    params: &RequestParams,
-    strict_tools: bool,
-) -> Result<ModelResponse, String> {
-    let response: ResponseBody = decode(body, "a response")?;
-    if response.status.as_deref() == Some("failed") {
-        let error = response.error.unwrap_or_default();
-        return Err(format!(
-            "the response failed: {}: {}",
-            error.code.as_deref().unwrap_or("error"),
-            error.message.as_deref().unwrap_or("no message")
-        ));
-    }
-    let mut parts = Vec::with_capacity(response.output.len());
-    let mut refused = false;
-    let mut called = false;
-    for item in &response.output {
-        let Ok(Typed { kind: Some(kind) }) = serde_json::from_str::<Typed<'_>>(item.get()) else {
-            return Err("an output item has no type".to_owned());
-        };
-        // Each kind is read as its own struct: an internally tagged enum would buffer the
-        // item first to find its tag, which is known already.
-        let text = item.get();
-        let read = |error: serde_json::Error| {
-            format!(
-                "a `{kind}` output item cannot be read: {}",
-                without_position(&error)
-            )
-        };
-        match &*kind {
-            "message" => {
-                let MessageItem { content } = serde_json::from_str(text).map_err(read)?;
-                let mut text: Option<String> = None;
-                for content in content {
-                    match content {
-                        MessageContent::OutputText { text: more } => {
-                            text.get_or_insert_with(String::new).push_str(&more);
-                        }
-                        MessageContent::Refusal {} => refused = true,
-                        MessageContent::Other => {}
-                    }
-                }
-                if let Some(text) = text.filter(|text| !text.is_empty()) {
-                    parts.push(ResponsePart::text(text));
-                }
-            }
-            "function_call" => {
-                let FunctionCallItem {
-                    call_id,
-                    name,
-                    mut arguments,
-                } = serde_json::from_str(text).map_err(read)?;
-                called = true;
-                if strict_tools && arguments.contains("null") {
-                    arguments = without_added_nulls(arguments, &name, params);
-                }
-                parts.push(ResponsePart::tool_call(name, arguments, call_id));
-            }
-            "reasoning" => {
-                let ReasoningItem {
-                    id,
-                    summary,
-                    encrypted_content,
-                } = serde_json::from_str(text).map_err(read)?;
-                let content = summary
-                    .iter()
-                    .map(|summary| summary.text.as_str())
-                    .collect::<Vec<_>>()
-                    .join("\n\n");
-                parts.push(ResponsePart::Thinking(ThinkingPart {
-                    content,
-                    signature: encrypted_content,
-                    provider: Some(PROVIDER.to_owned()),
-                    id: Some(id),
-                }));
-            }
-            _ => {
-                // Built-in tools' items and whatever comes next: kept to be sent back.
-                let item: Value = serde_json::from_str(text).map_err(read)?;
-                parts.push(ResponsePart::Provider(ProviderPart::new(PROVIDER, item)));
-            }
+/// The input items being written, with the count so far.
+struct Items<'o> {
+    body: &'o mut Vec<u8>,
+    count: usize,
+}
+
+impl Items<'_> {
+    fn push(&mut self, item: Item<'_>) -> Result<(), ModelError> {
+        if self.count > 0 {
+            self.body.push(b',');
         }
+        self.count += 1;
+        item.write(self.body)
     }
-    let reason = response
-        .incomplete_details
-        .as_ref()
-        .and_then(|details| details.reason.as_deref());
-    let finish_reason = match (response.status.as_deref(), reason) {
-        (Some("incomplete"), Some("max_output_tokens")) => FinishReason::Length,
-        (Some("incomplete"), Some("content_filter")) => FinishReason::ContentFilter,
-        (Some("incomplete"), _) => FinishReason::Error,
-        _ if refused
-            && !parts
-                .iter()
-                .any(|part| matches!(part, ResponsePart::Text(_))) =>
-        {
-            FinishReason::ContentFilter
-        }
-        _ if called => FinishReason::ToolCall,
-        _ => FinishReason::Stop,
-    };
-    let usage = response
-        .usage
-        .map_or_else(RequestUsage::default, |usage| RequestUsage {
-            cache_read_tokens: usage.input_tokens_details.cached_tokens,
-            cache_write_tokens: usage.input_tokens_details.cache_write_tokens,
-            reasoning_tokens: usage.output_tokens_details.reasoning_tokens,
-            ..RequestUsage::new(usage.input_tokens, usage.output_tokens)
-        });
-    Ok(ModelResponse {
-        parts,
-        usage,
-        model_name: response.model,
-        provider_response_id: response.id,
-        finish_reason: Some(finish_reason),
-    })
-}
-
-/// `args` without the `null`s the strict form of `tool`'s schema added; as they were when
-/// they are not JSON or hold no such `null`.
-fn without_added_nulls(args: String, tool: &str, params: &RequestParams) -> String {
-    let Some(definition) = params.all_tools().find(|t| t.name == tool) else {
-        return args;
-    };
-    let Ok(mut value) = serde_json::from_str::<Value>(&args) else {
-        return args;
-    };
-    if drop_added_nulls(&mut value, &definition.parameters) {
-        value.to_string()
-    } else {
-        args
-    }
-}
-
-#[derive(Serialize)]
-struct ResponsesRequest<'a> {
-    model: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    instructions: Option<&'a str>,
-    input: Vec<Input<'a>>,
-    /// Each tool's serialized form, built once per tool definition.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<&'a RawValue>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tool_choice: Option<ToolChoice<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    parallel_tool_calls: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    text: Option<TextConfig<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    reasoning: Option<Reasoning<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    temperature: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    top_p: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    max_output_tokens: Option<u32>,
-    store: bool,
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    include: &'static [&'static str],
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    stream: bool,
-    #[serde(flatten)]
-    extra: &'a Map<String, Value>,
 }
 
 /// An input item: one golem builds, or a provider part sent back as it came.
-#[derive(Serialize)]
-#[serde(untagged)]
-enum Input<'a> {
-    Item(Item<'a>),
-    Raw(&'a Value),
-}
-
-#[derive(Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
 enum Item<'a> {
     Message {
         role: &'static str,
@@ -447,17 +306,75 @@ enum Item<'a> {
     Reasoning {
         id: &'a str,
         summary: Vec<Summary<'a>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         encrypted_content: Option<&'a str>,
     },
+    Raw(&'a Value),
+}
+
+impl Item<'_> {
+    fn write(&self, out: &mut Vec<u8>) -> Result<(), ModelError> {
+        match self {
+            Item::Message { role, content } => {
+                out.extend_from_slice(b"{\"type\":\"message\",\"role\":\"");
+                out.extend_from_slice(role.as_bytes());
+                out.extend_from_slice(b"\",\"content\":");
+                content.write(out)?;
+            }
+            Item::FunctionCall {
+                call_id,
+                name,
+                arguments,
+            } => {
+                out.extend_from_slice(b"{\"type\":\"function_call\",\"call_id\":");
+                json_out::string(out, call_id);
+                out.extend_from_slice(b",\"name\":");
+                json_out::string(out, name);
+                out.extend_from_slice(b",\"arguments\":");
+                json_out::string(out, arguments);
+            }
+            Item::FunctionCallOutput { call_id, output } => {
+                out.extend_from_slice(b"{\"type\":\"function_call_output\",\"call_id\":");
+                json_out::string(out, call_id);
+                out.extend_from_slice(b",\"output\":");
+                output.write(out)?;
+            }
+            Item::Reasoning {
+                id,
+                summary,
+                encrypted_content,
+            } => {
+                out.extend_from_slice(b"{\"type\":\"reasoning\",\"id\":");
+                json_out::string(out, id);
+                out.extend_from_slice(b",\"summary\":");
+                json_out::value(out, summary)?;
+                if let Some(encrypted) = encrypted_content {
+                    out.extend_from_slice(b",\"encrypted_content\":");
+                    json_out::string(out, encrypted);
+                }
+            }
+            Item::Raw(value) => return json_out::value(out, value),
+        }
+        out.push(b'}');
+        Ok(())
+    }
 }
 
 /// A message's content, or a function call's output: text, or content parts.
-#[derive(Serialize)]
-#[serde(untagged)]
 enum Content<'a> {
     Text(Cow<'a, str>),
     Parts(Vec<InputContent<'a>>),
+}
+
+impl Content<'_> {
+    fn write(&self, out: &mut Vec<u8>) -> Result<(), ModelError> {
+        match self {
+            Content::Text(text) => {
+                json_out::string(out, text);
+                Ok(())
+            }
+            Content::Parts(parts) => json_out::value(out, parts),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -588,118 +505,4 @@ struct Reasoning<'a> {
     effort: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     summary: Option<&'a str>,
-}
-
-#[derive(Deserialize)]
-struct ResponseBody {
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default)]
-    model: Option<String>,
-    #[serde(default)]
-    status: Option<String>,
-    #[serde(default, deserialize_with = "null_default")]
-    error: Option<ResponseError>,
-    #[serde(default, deserialize_with = "null_default")]
-    incomplete_details: Option<IncompleteDetails>,
-    /// Read item by item, so unknown kinds are kept whole.
-    #[serde(default, deserialize_with = "null_default")]
-    output: Vec<Box<RawValue>>,
-    #[serde(default, deserialize_with = "null_default")]
-    usage: Option<ResponseUsage>,
-}
-
-#[derive(Deserialize, Default)]
-struct ResponseError {
-    #[serde(default)]
-    code: Option<String>,
-    #[serde(default)]
-    message: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct IncompleteDetails {
-    #[serde(default)]
-    reason: Option<String>,
-}
-
-/// An output item's kind, read before the item itself.
-#[derive(Deserialize)]
-struct Typed<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Option<Cow<'a, str>>,
-}
-
-/// A `message` output item.
-#[derive(Deserialize)]
-struct MessageItem {
-    #[serde(default, deserialize_with = "null_default")]
-    content: Vec<MessageContent>,
-}
-
-/// A `function_call` output item.
-#[derive(Deserialize)]
-struct FunctionCallItem {
-    #[serde(default, deserialize_with = "null_default")]
-    call_id: String,
-    name: String,
-    #[serde(default = "empty_arguments")]
-    arguments: String,
-}
-
-/// A `reasoning` output item.
-#[derive(Deserialize)]
-struct ReasoningItem {
-    id: String,
-    #[serde(default, deserialize_with = "null_default")]
-    summary: Vec<SummaryText>,
-    #[serde(default)]
-    encrypted_content: Option<String>,
-}
-
-fn empty_arguments() -> String {
-    "{}".to_owned()
-}
-
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum MessageContent {
-    OutputText {
-        text: String,
-    },
-    Refusal {},
-    #[serde(other)]
-    Other,
-}
-
-#[derive(Deserialize)]
-struct SummaryText {
-    #[serde(default)]
-    text: String,
-}
-
-#[derive(Deserialize)]
-struct ResponseUsage {
-    #[serde(default, deserialize_with = "null_default")]
-    input_tokens: u64,
-    #[serde(default, deserialize_with = "null_default")]
-    output_tokens: u64,
-    #[serde(default, deserialize_with = "null_default")]
-    input_tokens_details: InputTokensDetails,
-    #[serde(default, deserialize_with = "null_default")]
-    output_tokens_details: OutputTokensDetails,
-}
-
-#[derive(Deserialize, Default)]
-struct InputTokensDetails {
-    #[serde(default, deserialize_with = "null_default")]
-    cached_tokens: u64,
-    #[serde(default, deserialize_with = "null_default")]
-    cache_write_tokens: u64,
-}
-
-#[derive(Deserialize, Default)]
-struct OutputTokensDetails {
-    #[serde(default, deserialize_with = "null_default")]
-    reasoning_tokens: u64,
 }

@@ -1,0 +1,245 @@
+//! Reading a `generateContent` response into golem's parts: its candidate's parts (a kind
+//! golem does not read is kept whole), the finish reason (safety blocks kept as a verdict),
+//! and the usage metadata.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::super::provider::{decode, without_position};
+use super::super::{FinishReason, ModelResponse, ProviderPart, ResponsePart, ThinkingPart};
+use super::PROVIDER;
+use super::wire::VERDICT;
+use crate::usage::RequestUsage;
+
+/// Reads a `generateContent` response.
+pub(super) fn parse(body: &[u8]) -> Result<ModelResponse, String> {
+    let response: GenerateContentResponse<'_> = decode(body, "a generateContent response")?;
+    let mut parts = Vec::new();
+    let mut finish_reason = None;
+    let mut verdict = Map::new();
+    if let Some(candidate) = response.candidates.into_iter().next() {
+        for part in candidate
+            .content
+            .map(|content| content.parts)
+            .unwrap_or_default()
+        {
+            read_part(part, &mut parts)?;
+        }
+        let calls = parts
+            .iter()
+            .any(|part| matches!(part, ResponsePart::ToolCall(_)));
+        finish_reason = candidate
+            .finish_reason
+            .as_deref()
+            .map(|reason| match reason {
+                "STOP" if calls => FinishReason::ToolCall,
+                "STOP" => FinishReason::Stop,
+                "MAX_TOKENS" => FinishReason::Length,
+                "SAFETY"
+                | "RECITATION"
+                | "BLOCKLIST"
+                | "PROHIBITED_CONTENT"
+                | "SPII"
+                | "IMAGE_SAFETY"
+                | "IMAGE_PROHIBITED_CONTENT"
+                | "IMAGE_RECITATION"
+                | "MODEL_ARMOR" => FinishReason::ContentFilter,
+                _ => FinishReason::Error,
+            });
+        if finish_reason == Some(FinishReason::ContentFilter) {
+            for (key, value) in [
+                ("finishMessage", candidate.finish_message),
+                ("safetyRatings", candidate.safety_ratings),
+            ] {
+                if let Some(value) = value {
+                    verdict.insert(key.to_owned(), value);
+                }
+            }
+            if let Some(reason) = candidate.finish_reason {
+                verdict.insert("finishReason".to_owned(), Value::String(reason));
+            }
+        }
+    } else if let Some(feedback) = response.prompt_feedback
+        && feedback.contains_key("blockReason")
+    {
+        // The prompt itself was blocked: no candidate at all.
+        finish_reason = Some(FinishReason::ContentFilter);
+        verdict.insert("promptFeedback".to_owned(), Value::Object(feedback));
+    }
+    if !verdict.is_empty() {
+        let mut data = Map::new();
+        data.insert(VERDICT.to_owned(), Value::Object(verdict));
+        parts.push(ResponsePart::Provider(ProviderPart::new(
+            PROVIDER,
+            Value::Object(data),
+        )));
+    }
+    Ok(ModelResponse {
+        parts,
+        usage: response
+            .usage_metadata
+            .map(UsageMetadata::usage)
+            .unwrap_or_default(),
+        model_name: response.model_version,
+        provider_response_id: response.response_id,
+        finish_reason,
+    })
+}
+
+/// Reads one part into golem's parts: a signature on a text or a call follows it as an
+/// empty [`ThinkingPart`].
+fn read_part(raw: &RawValue, parts: &mut Vec<ResponsePart>) -> Result<(), String> {
+    let part: PartIn = serde_json::from_str(raw.get()).map_err(|error| unreadable(raw, &error))?;
+    if part.function_call.is_none() && part.text.is_none() {
+        // Code execution, inline data, whatever comes next: kept whole, to be echoed.
+        let whole: Map<String, Value> = serde_json::from_str(raw.get())
+            .map_err(|error| format!("a part cannot be read: {}", without_position(&error)))?;
+        parts.push(ResponsePart::Provider(ProviderPart::new(
+            PROVIDER,
+            Value::Object(whole),
+        )));
+        return Ok(());
+    }
+    let signature = match part.thought_signature {
+        Some(Value::String(signature)) => Some(signature),
+        Some(_) => return Err("a `thoughtSignature` is not a string".to_owned()),
+        None => None,
+    };
+    if let Some(call) = part.function_call {
+        parts.push(ResponsePart::tool_call(
+            call.name,
+            call.args.unwrap_or_else(|| Value::Object(Map::new())),
+            call.id.unwrap_or_default(),
+        ));
+    } else {
+        let Some(Value::String(text)) = part.text else {
+            return Err("a `text` part's text is not a string".to_owned());
+        };
+        if part.thought.as_ref().and_then(Value::as_bool) == Some(true) {
+            let mut thinking = ThinkingPart::new(text).with_provider(PROVIDER);
+            thinking.signature = signature;
+            parts.push(ResponsePart::Thinking(thinking));
+            return Ok(());
+        }
+        parts.push(ResponsePart::text(text));
+    }
+    if let Some(signature) = signature {
+        parts.push(ResponsePart::Thinking(
+            ThinkingPart::new("")
+                .with_signature(signature)
+                .with_provider(PROVIDER),
+        ));
+    }
+    Ok(())
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct GenerateContentResponse<'a> {
+    #[serde(default, borrow)]
+    candidates: Vec<Candidate<'a>>,
+    prompt_feedback: Option<Map<String, Value>>,
+    usage_metadata: Option<UsageMetadata>,
+    model_version: Option<String>,
+    response_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Candidate<'a> {
+    #[serde(borrow)]
+    content: Option<CandidateContent<'a>>,
+    finish_reason: Option<String>,
+    /// Kept for a safety verdict, with the safety ratings.
+    finish_message: Option<Value>,
+    safety_ratings: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct CandidateContent<'a> {
+    /// Read part by part, so unknown kinds are kept whole; borrowed from the body.
+    #[serde(default, borrow)]
+    parts: Vec<&'a RawValue>,
+}
+
+/// The kinds of part golem reads; any other is kept whole.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PartIn {
+    text: Option<Value>,
+    thought: Option<Value>,
+    thought_signature: Option<Value>,
+    function_call: Option<FunctionCallIn>,
+}
+
+/// What is wrong with a part that cannot be read, naming its call when the call is what is
+/// wrong.
+fn unreadable(raw: &RawValue, error: &serde_json::Error) -> String {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct CallOnly<'a> {
+        #[serde(borrow)]
+        function_call: Option<&'a RawValue>,
+    }
+    if let Ok(CallOnly {
+        function_call: Some(call),
+    }) = serde_json::from_str(raw.get())
+        && let Err(error) = serde_json::from_str::<FunctionCallIn>(call.get())
+    {
+        return format!(
+            "a `functionCall` part cannot be read: {}",
+            without_position(&error)
+        );
+    }
+    format!("a part cannot be read: {}", without_position(error))
+}
+
+#[derive(Deserialize)]
+struct FunctionCallIn {
+    name: String,
+    args: Option<Value>,
+    id: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct UsageMetadata {
+    prompt_token_count: u64,
+    candidates_token_count: u64,
+    thoughts_token_count: u64,
+    tool_use_prompt_token_count: u64,
+    cached_content_token_count: u64,
+    prompt_tokens_details: Vec<ModalityCount>,
+    candidates_tokens_details: Vec<ModalityCount>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct ModalityCount {
+    modality: String,
+    token_count: u64,
+}
+
+impl UsageMetadata {
+    fn usage(self) -> RequestUsage {
+        let audio = |details: &[ModalityCount]| {
+            details
+                .iter()
+                .filter(|detail| detail.modality == "AUDIO")
+                .fold(0u64, |sum, detail| sum.saturating_add(detail.token_count))
+        };
+        RequestUsage {
+            cache_read_tokens: self.cached_content_token_count,
+            reasoning_tokens: self.thoughts_token_count,
+            audio_input_tokens: audio(&self.prompt_tokens_details),
+            audio_output_tokens: audio(&self.candidates_tokens_details),
+            ..RequestUsage::new(
+                self.prompt_token_count
+                    .saturating_add(self.tool_use_prompt_token_count),
+                self.candidates_token_count
+                    .saturating_add(self.thoughts_token_count),
+            )
+        }
+    }
+}
