@@ -12,9 +12,27 @@ use super::PROVIDER;
 use super::wire::VERDICT;
 use crate::usage::RequestUsage;
 
-/// Reads a `generateContent` response.
+/// Reads a `generateContent` response: in one pass when every part is of a kind golem
+/// reads and reads as it should; else again, part by part, so that a part of another kind
+/// is kept whole and a part that cannot be read says what is wrong with it.
 pub(super) fn parse(body: &[u8]) -> Result<ModelResponse, String> {
-    let response: GenerateContentResponse<'_> = decode(body, "a generateContent response")?;
+    const WHAT: &str = "a generateContent response";
+    if let Ok(response) = decode::<GenerateContentResponse<PartIn>>(body, WHAT)
+        && let Ok(response) = respond(response, read_known_part)
+    {
+        return Ok(response);
+    }
+    respond(
+        decode::<GenerateContentResponse<&RawValue>>(body, WHAT)?,
+        read_part,
+    )
+}
+
+/// The response, its parts read by `read`.
+fn respond<P>(
+    response: GenerateContentResponse<P>,
+    read: impl Fn(P, &mut Vec<ResponsePart>) -> Result<(), String>,
+) -> Result<ModelResponse, String> {
     let mut parts = Vec::new();
     let mut finish_reason = None;
     let mut verdict = Map::new();
@@ -24,7 +42,7 @@ pub(super) fn parse(body: &[u8]) -> Result<ModelResponse, String> {
             .map(|content| content.parts)
             .unwrap_or_default()
         {
-            read_part(part, &mut parts)?;
+            read(part, &mut parts)?;
         }
         let calls = parts
             .iter()
@@ -91,7 +109,7 @@ pub(super) fn parse(body: &[u8]) -> Result<ModelResponse, String> {
 /// empty [`ThinkingPart`].
 fn read_part(raw: &RawValue, parts: &mut Vec<ResponsePart>) -> Result<(), String> {
     let part: PartIn = serde_json::from_str(raw.get()).map_err(|error| unreadable(raw, &error))?;
-    if part.function_call.is_none() && part.text.is_none() {
+    if !part.is_known() {
         // Code execution, inline data, whatever comes next: kept whole, to be echoed.
         let whole: Map<String, Value> = serde_json::from_str(raw.get())
             .map_err(|error| format!("a part cannot be read: {}", without_position(&error)))?;
@@ -100,6 +118,14 @@ fn read_part(raw: &RawValue, parts: &mut Vec<ResponsePart>) -> Result<(), String
             Value::Object(whole),
         )));
         return Ok(());
+    }
+    read_known_part(part, parts)
+}
+
+/// Reads a part of a kind golem reads (see [`PartIn::is_known`]); refuses any other.
+fn read_known_part(part: PartIn, parts: &mut Vec<ResponsePart>) -> Result<(), String> {
+    if !part.is_known() {
+        return Err("a part of a kind golem does not read".to_owned());
     }
     let signature = match part.thought_signature {
         Some(Value::String(signature)) => Some(signature),
@@ -136,9 +162,9 @@ fn read_part(raw: &RawValue, parts: &mut Vec<ResponsePart>) -> Result<(), String
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct GenerateContentResponse<'a> {
-    #[serde(default, borrow)]
-    candidates: Vec<Candidate<'a>>,
+struct GenerateContentResponse<P> {
+    #[serde(default = "Vec::new")]
+    candidates: Vec<Candidate<P>>,
     prompt_feedback: Option<Map<String, Value>>,
     usage_metadata: Option<UsageMetadata>,
     model_version: Option<String>,
@@ -147,9 +173,8 @@ struct GenerateContentResponse<'a> {
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Candidate<'a> {
-    #[serde(borrow)]
-    content: Option<CandidateContent<'a>>,
+struct Candidate<P> {
+    content: Option<CandidateContent<P>>,
     finish_reason: Option<String>,
     /// Kept for a safety verdict, with the safety ratings.
     finish_message: Option<Value>,
@@ -157,10 +182,11 @@ struct Candidate<'a> {
 }
 
 #[derive(Deserialize)]
-struct CandidateContent<'a> {
-    /// Read part by part, so unknown kinds are kept whole; borrowed from the body.
-    #[serde(default, borrow)]
-    parts: Vec<&'a RawValue>,
+struct CandidateContent<P> {
+    /// Each part read as [`PartIn`], or as raw JSON borrowed from the body (so that a part
+    /// of a kind golem does not read is kept whole).
+    #[serde(default = "Vec::new")]
+    parts: Vec<P>,
 }
 
 /// The kinds of part golem reads; any other is kept whole.
@@ -171,6 +197,13 @@ struct PartIn {
     thought: Option<Value>,
     thought_signature: Option<Value>,
     function_call: Option<FunctionCallIn>,
+}
+
+impl PartIn {
+    /// Whether the part is of a kind golem reads: text (a thought, maybe) or a call.
+    fn is_known(&self) -> bool {
+        self.function_call.is_some() || self.text.is_some()
+    }
 }
 
 /// What is wrong with a part that cannot be read, naming its call when the call is what is
@@ -240,6 +273,50 @@ impl UsageMetadata {
                 self.candidates_token_count
                     .saturating_add(self.thoughts_token_count),
             )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn read(parts: Value) -> Result<ModelResponse, String> {
+        let body = json!({
+            "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}]
+        });
+        parse(body.to_string().as_bytes())
+    }
+
+    #[test]
+    fn parts_read_in_one_pass_or_part_by_part_read_alike() {
+        let known = json!({"text": "Six.", "thoughtSignature": "c2ln"});
+        let other = json!({"executableCode": {"language": "PYTHON", "code": "print(1)"}});
+        let one_pass = read(json!([known])).expect("readable");
+        let by_part = read(json!([known, other])).expect("readable");
+        assert_eq!(one_pass.parts[..], by_part.parts[..2]);
+        assert_eq!(
+            by_part.parts[2],
+            ResponsePart::Provider(ProviderPart::new(PROVIDER, other))
+        );
+    }
+
+    #[test]
+    fn a_part_that_is_not_as_its_kind_should_be_is_refused_with_what_is_wrong() {
+        for (part, error) in [
+            (
+                json!({"text": "Six.", "thoughtSignature": 7}),
+                "a `thoughtSignature` is not a string",
+            ),
+            (json!({"text": 6}), "a `text` part's text is not a string"),
+            (
+                json!({"functionCall": {"args": {}}}),
+                "a `functionCall` part cannot be read: missing field `name`",
+            ),
+        ] {
+            assert_eq!(read(json!([part])).unwrap_err(), error);
         }
     }
 }

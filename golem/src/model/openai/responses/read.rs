@@ -16,14 +16,41 @@ use super::super::wire::null_default;
 use crate::schema::drop_added_nulls;
 use crate::usage::RequestUsage;
 
-/// Reads a response. With strict tools, the `null`s the strict form made the model write
-/// for optional properties are removed from function-call arguments.
+/// Reads a response: in one pass when every output item is of a kind golem reads and
+/// reads as it should; else again, item by item, each as its kind's own struct (see
+/// [`read_item`]). With strict tools, the `null`s the strict form made the model write for
+/// optional properties are removed from function-call arguments.
 pub(in crate::model) fn parse(
     body: &[u8],
     params: &RequestParams,
     strict_tools: bool,
 ) -> Result<ModelResponse, String> {
-    let response: ResponseBody = decode(body, "a response")?;
+    const WHAT: &str = "a response";
+    if let Ok(response) = decode::<ResponseBody<AnyItem<'_>>>(body, WHAT)
+        && let Ok(response) = respond(
+            response,
+            |item| item.known().ok_or_else(String::new),
+            params,
+            strict_tools,
+        )
+    {
+        return Ok(response);
+    }
+    respond(
+        decode::<ResponseBody<&RawValue>>(body, WHAT)?,
+        |item| read_item(item.get()),
+        params,
+        strict_tools,
+    )
+}
+
+/// The response, its output items read by `read`.
+fn respond<I>(
+    response: ResponseBody<I>,
+    read: impl Fn(I) -> Result<Item, String>,
+    params: &RequestParams,
+    strict_tools: bool,
+) -> Result<ModelResponse, String> {
     if response.status.as_deref() == Some("failed") {
         let error = response.error.unwrap_or_default();
         return Err(format!(
@@ -35,22 +62,9 @@ pub(in crate::model) fn parse(
     let mut parts = Vec::with_capacity(response.output.len());
     let mut refused = false;
     let mut called = false;
-    for item in &response.output {
-        let Ok(Typed { kind: Some(kind) }) = serde_json::from_str::<Typed<'_>>(item.get()) else {
-            return Err("an output item has no type".to_owned());
-        };
-        // Each kind is read as its own struct: an internally tagged enum would buffer the
-        // item first to find its tag, which is known already.
-        let text = item.get();
-        let read = |error: serde_json::Error| {
-            format!(
-                "a `{kind}` output item cannot be read: {}",
-                without_position(&error)
-            )
-        };
-        match &*kind {
-            "message" => {
-                let MessageItem { content } = serde_json::from_str(text).map_err(read)?;
+    for item in response.output {
+        match read(item)? {
+            Item::Message(content) => {
                 let mut text: Option<String> = None;
                 for content in content {
                     match content {
@@ -65,24 +79,22 @@ pub(in crate::model) fn parse(
                     parts.push(ResponsePart::text(text));
                 }
             }
-            "function_call" => {
-                let FunctionCallItem {
-                    call_id,
-                    name,
-                    mut arguments,
-                } = serde_json::from_str(text).map_err(read)?;
+            Item::FunctionCall(FunctionCallItem {
+                call_id,
+                name,
+                mut arguments,
+            }) => {
                 called = true;
                 if strict_tools && arguments.contains("null") {
                     arguments = without_added_nulls(arguments, &name, params);
                 }
                 parts.push(ResponsePart::tool_call(name, arguments, call_id));
             }
-            "reasoning" => {
-                let ReasoningItem {
-                    id,
-                    summary,
-                    encrypted_content,
-                } = serde_json::from_str(text).map_err(read)?;
+            Item::Reasoning(ReasoningItem {
+                id,
+                summary,
+                encrypted_content,
+            }) => {
                 let content = summary
                     .iter()
                     .map(|summary| summary.text.as_str())
@@ -95,9 +107,8 @@ pub(in crate::model) fn parse(
                     id: Some(id),
                 }));
             }
-            _ => {
-                // Built-in tools' items and whatever comes next: kept to be sent back.
-                let item: Value = serde_json::from_str(text).map_err(read)?;
+            // Built-in tools' items and whatever comes next: kept to be sent back.
+            Item::Other(item) => {
                 parts.push(ResponsePart::Provider(ProviderPart::new(PROVIDER, item)));
             }
         }
@@ -137,6 +148,39 @@ pub(in crate::model) fn parse(
     })
 }
 
+/// An output item, read.
+enum Item {
+    Message(Vec<MessageContent>),
+    FunctionCall(FunctionCallItem),
+    Reasoning(ReasoningItem),
+    Other(Value),
+}
+
+/// Reads an output item as its kind's own struct, found from a first look at the item: an
+/// internally tagged enum would buffer the item first to find its tag. Every item
+/// [`AnyItem`] does not read, whether it is of an unknown kind or not as its kind should
+/// be, is read here.
+fn read_item(text: &str) -> Result<Item, String> {
+    let Ok(Typed { kind: Some(kind) }) = serde_json::from_str::<Typed<'_>>(text) else {
+        return Err("an output item has no type".to_owned());
+    };
+    let read = |error: serde_json::Error| {
+        format!(
+            "a `{kind}` output item cannot be read: {}",
+            without_position(&error)
+        )
+    };
+    Ok(match &*kind {
+        "message" => {
+            let MessageItem { content } = serde_json::from_str(text).map_err(read)?;
+            Item::Message(content)
+        }
+        "function_call" => Item::FunctionCall(serde_json::from_str(text).map_err(read)?),
+        "reasoning" => Item::Reasoning(serde_json::from_str(text).map_err(read)?),
+        _ => Item::Other(serde_json::from_str(text).map_err(read)?),
+    })
+}
+
 /// `args` without the `null`s the strict form of `tool`'s schema added; as they were when
 /// they are not JSON or hold no such `null`.
 fn without_added_nulls(args: String, tool: &str, params: &RequestParams) -> String {
@@ -154,7 +198,8 @@ fn without_added_nulls(args: String, tool: &str, params: &RequestParams) -> Stri
 }
 
 #[derive(Deserialize)]
-struct ResponseBody {
+#[serde(bound(deserialize = "I: Deserialize<'de>"))]
+struct ResponseBody<I> {
     #[serde(default)]
     id: Option<String>,
     #[serde(default)]
@@ -165,9 +210,10 @@ struct ResponseBody {
     error: Option<ResponseError>,
     #[serde(default, deserialize_with = "null_default")]
     incomplete_details: Option<IncompleteDetails>,
-    /// Read item by item, so unknown kinds are kept whole.
-    #[serde(default, deserialize_with = "null_default")]
-    output: Vec<Box<RawValue>>,
+    /// Each item read as [`AnyItem`], or as raw JSON borrowed from the body (so that an item
+    /// of a kind golem does not read is kept whole).
+    #[serde(default = "Vec::new", deserialize_with = "null_default")]
+    output: Vec<I>,
     #[serde(default, deserialize_with = "null_default")]
     usage: Option<ResponseUsage>,
 }
@@ -191,6 +237,46 @@ struct IncompleteDetails {
 struct Typed<'a> {
     #[serde(rename = "type", borrow)]
     kind: Option<Cow<'a, str>>,
+}
+
+/// An output item of a kind golem reads, read in one pass: every kind's fields at once.
+/// An item it cannot read, or whose fields do not make its kind's struct, is read by
+/// [`read_item`], so that each kind is read exactly as its own struct reads it.
+#[derive(Deserialize)]
+struct AnyItem<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default, deserialize_with = "null_default")]
+    content: Vec<MessageContent>,
+    #[serde(default, deserialize_with = "null_default")]
+    call_id: String,
+    name: Option<String>,
+    arguments: Option<String>,
+    id: Option<String>,
+    #[serde(default, deserialize_with = "null_default")]
+    summary: Vec<SummaryText>,
+    #[serde(default)]
+    encrypted_content: Option<String>,
+}
+
+impl AnyItem<'_> {
+    /// The item, when it is of a kind golem reads and has what that kind needs.
+    fn known(self) -> Option<Item> {
+        match self.kind.as_deref()? {
+            "message" => Some(Item::Message(self.content)),
+            "function_call" => Some(Item::FunctionCall(FunctionCallItem {
+                call_id: self.call_id,
+                name: self.name?,
+                arguments: self.arguments?,
+            })),
+            "reasoning" => Some(Item::Reasoning(ReasoningItem {
+                id: self.id?,
+                summary: self.summary,
+                encrypted_content: self.encrypted_content,
+            })),
+            _ => None,
+        }
+    }
 }
 
 /// A `message` output item.
@@ -265,4 +351,71 @@ struct InputTokensDetails {
 struct OutputTokensDetails {
     #[serde(default, deserialize_with = "null_default")]
     reasoning_tokens: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn read(output: serde_json::Value) -> Result<ModelResponse, String> {
+        let body = json!({"id": "resp_1", "status": "completed", "output": output});
+        parse(
+            body.to_string().as_bytes(),
+            &RequestParams::text(Vec::new()),
+            false,
+        )
+    }
+
+    #[test]
+    fn an_item_read_in_one_pass_is_read_as_its_kinds_own_struct() {
+        let response = read(json!([
+            {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Roll."}]},
+            {"id": "fc_1", "type": "function_call", "call_id": "call_1", "name": "roll", "arguments": "{\"n\":2}"},
+            {"type": "function_call", "call_id": "call_2", "name": "roll"},
+            {"type": "function_call", "call_id": "call_3", "name": "roll", "arguments": "{}", "content": "not a list"},
+            {"type": "web_search_call", "id": "ws_1", "status": "completed"}
+        ]))
+        .expect("readable");
+        assert_eq!(
+            response.parts,
+            [
+                ResponsePart::Thinking(ThinkingPart {
+                    content: "Roll.".into(),
+                    signature: None,
+                    provider: Some(PROVIDER.into()),
+                    id: Some("rs_1".into()),
+                }),
+                ResponsePart::tool_call("roll", "{\"n\":2}", "call_1"),
+                ResponsePart::tool_call("roll", "{}", "call_2"),
+                ResponsePart::tool_call("roll", "{}", "call_3"),
+                ResponsePart::Provider(ProviderPart::new(
+                    PROVIDER,
+                    json!({"type": "web_search_call", "id": "ws_1", "status": "completed"})
+                )),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_item_that_is_not_as_its_kind_should_be_is_refused_with_what_is_wrong() {
+        for (item, error) in [
+            (json!({"id": "x"}), "an output item has no type"),
+            (
+                json!({"type": "function_call", "call_id": "call_1", "arguments": "{}"}),
+                "a `function_call` output item cannot be read: missing field `name`",
+            ),
+            (
+                json!({"type": "function_call", "name": "roll", "arguments": null}),
+                "a `function_call` output item cannot be read: invalid type: null, expected a string",
+            ),
+            (
+                json!({"type": "reasoning", "summary": []}),
+                "a `reasoning` output item cannot be read: missing field `id`",
+            ),
+        ] {
+            assert_eq!(read(json!([item])).unwrap_err(), error);
+        }
+    }
 }
