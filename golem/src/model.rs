@@ -5,7 +5,9 @@
 //! [`function::FunctionModel`] lets a closure play the model; [`test::TestModel`] exercises
 //! every tool with generated arguments.
 
+use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use futures_util::future::BoxFuture;
 
@@ -129,7 +131,7 @@ pub trait Model: Send + Sync + 'static {
 
 /// What the model needs to know besides the history: the tools it may call, how its
 /// output must look, and the settings of this agent (or run). Built once per agent.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 #[non_exhaustive]
 pub struct RequestParams {
     /// The agent's function tools.
@@ -152,6 +154,63 @@ pub struct RequestParams {
     /// of the agent that sends it (see
     /// [`AgentBuilder::instructions`](crate::AgentBuilder::instructions)).
     pub instructions: Option<String>,
+    /// Which sealed tool list the tools are, for the models that keep each tool's wire
+    /// form.
+    pub(crate) tools_stamp: ToolsStamp,
+}
+
+impl fmt::Debug for RequestParams {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestParams")
+            .field("function_tools", &self.function_tools)
+            .field("output_mode", &self.output_mode)
+            .field("output_tools", &self.output_tools)
+            .field("output_schema", &self.output_schema)
+            .field("allow_text_output", &self.allow_text_output)
+            .field("settings", &self.settings)
+            .field("instructions", &self.instructions)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The mark of a tool list sealed inside golem (an agent's, a run's), which nothing changes
+/// after: a number no other list has. A model that keeps each tool's wire form (see
+/// `ToolForms`) then knows the list it saw last without comparing each definition again.
+/// A copy of the parameters is unmarked, since its tools may change: cloning gives
+/// [`ToolsStamp::NONE`].
+pub(crate) struct ToolsStamp(u64);
+
+impl ToolsStamp {
+    /// No mark: the tools are compared one by one.
+    pub(crate) const NONE: ToolsStamp = ToolsStamp(0);
+
+    /// A mark no other list has.
+    pub(crate) fn fresh() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        ToolsStamp(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// The mark, if any.
+    #[cfg_attr(
+        not(any(feature = "openai", feature = "anthropic", feature = "gemini")),
+        allow(dead_code)
+    )]
+    pub(crate) fn get(&self) -> Option<u64> {
+        (self.0 != 0).then_some(self.0)
+    }
+}
+
+impl Clone for ToolsStamp {
+    fn clone(&self) -> Self {
+        ToolsStamp::NONE
+    }
+}
+
+/// Marks are not part of what parameters say.
+impl PartialEq for ToolsStamp {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl RequestParams {
@@ -165,6 +224,7 @@ impl RequestParams {
             allow_text_output: true,
             settings: ModelSettings::default(),
             instructions: None,
+            tools_stamp: ToolsStamp::NONE,
         }
     }
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::model::{ModelResponse, RequestParams, ToolCallPart};
+use crate::model::{ModelResponse, RequestParams, ToolCallPart, ToolsStamp};
 use crate::tool::{RetryLimit, Tool, ToolDefinition, is_valid_tool_name};
 
 /// Which counter a tool rejection is charged to.
@@ -176,8 +176,10 @@ impl<Deps: 'static> Toolbox<Deps> {
         }
     }
 
-    /// Completes the toolbox once every tool is in.
+    /// Completes the toolbox once every tool is in: its tool list is marked as one nothing
+    /// changes after.
     pub(crate) fn seal(&mut self) {
+        self.params.tools_stamp = ToolsStamp::fresh();
         self.available = self
             .params
             .all_tools()

@@ -156,7 +156,7 @@ impl Wire for GenerateContent {
         _stream: bool,
         capacity: usize,
     ) -> Result<Vec<u8>, ModelError> {
-        let declarations = self.declarations.get(params.all_tools(), |tool| {
+        let declarations = self.declarations.for_params(params, |tool| {
             serde_json::value::to_raw_value(&wire::FunctionDeclaration::new(tool))
         })?;
         wire::body(settings, messages, params, &declarations, capacity)
@@ -177,7 +177,7 @@ impl Wire for GenerateContent {
         messages: &[Message],
         params: &RequestParams,
     ) -> Result<Vec<u8>, ModelError> {
-        let declarations = self.declarations.get(params.all_tools(), |tool| {
+        let declarations = self.declarations.for_params(params, |tool| {
             serde_json::value::to_raw_value(&wire::FunctionDeclaration::new(tool))
         })?;
         wire::count_body(model_id(model), settings, messages, params, &declarations)

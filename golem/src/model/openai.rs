@@ -34,7 +34,6 @@ use super::http::{ApiKey, HttpBuilder, HttpModel, Wire};
 use super::provider::header_value;
 use super::tool_forms::ToolForms;
 use super::{Message, ModelError, ModelResponse, ModelSettings, ProviderError, RequestParams};
-use crate::tool::ToolDefinition;
 
 pub mod hosts;
 pub mod responses;
@@ -150,11 +149,8 @@ impl ChatCompletions {
 
     /// Each tool as sent, serialized (its strict form in strict mode): from the cache, or
     /// built once.
-    fn tool_forms<'a>(
-        &self,
-        tools: impl Iterator<Item = &'a ToolDefinition>,
-    ) -> Result<Vec<Arc<RawValue>>, ModelError> {
-        self.tool_forms.get(tools, |tool| {
+    fn tool_forms(&self, params: &RequestParams) -> Result<Arc<[Arc<RawValue>]>, ModelError> {
+        self.tool_forms.for_params(params, |tool| {
             if self.strict_tools {
                 serde_json::value::to_raw_value(&wire::ChatTool::strict(
                     tool,
@@ -301,6 +297,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::tool::ToolDefinition;
 
     #[test]
     fn tool_forms_are_built_once_per_tool_definition() {
@@ -320,11 +317,11 @@ mod tests {
         };
         let first = model
             .wire()
-            .tool_forms([&tool].into_iter())
+            .tool_forms(&RequestParams::text(vec![tool.clone()]))
             .expect("strict");
         let again = model
             .wire()
-            .tool_forms([&tool].into_iter())
+            .tool_forms(&RequestParams::text(vec![tool.clone()]))
             .expect("strict");
         assert!(Arc::ptr_eq(&first[0], &again[0]));
         let sent: serde_json::Value = serde_json::from_str(first[0].get()).expect("JSON");
@@ -337,7 +334,7 @@ mod tests {
         changed.description = Some("Days ahead.".into());
         let rebuilt = model
             .wire()
-            .tool_forms([&changed].into_iter())
+            .tool_forms(&RequestParams::text(vec![changed.clone()]))
             .expect("strict");
         assert!(!Arc::ptr_eq(&first[0], &rebuilt[0]));
         assert!(rebuilt[0].get().contains("Days ahead."));

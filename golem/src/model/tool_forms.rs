@@ -8,17 +8,26 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::ModelError;
+use super::{ModelError, RequestParams};
 use crate::tool::ToolDefinition;
 
 /// How many tools' forms a cache keeps before it starts over.
 const LIMIT: usize = 512;
 
 /// The serialized wire form of each tool, keyed by name and kept with the definition it was
-/// built from: a tool whose definition changed is built again.
+/// built from: a tool whose definition changed is built again. The forms of the last
+/// sealed tool list asked for are kept with its mark (see [`ToolsStamp`]), so the next
+/// request with that list takes them without comparing its definitions.
 #[derive(Default)]
 pub(crate) struct ToolForms {
-    forms: Mutex<BTreeMap<String, Form>>,
+    cache: Mutex<Cache>,
+}
+
+#[derive(Default)]
+struct Cache {
+    forms: BTreeMap<String, Form>,
+    /// The last sealed list's mark and forms.
+    last: Option<(u64, Arc<[Arc<RawValue>]>)>,
 }
 
 impl std::fmt::Debug for ToolForms {
@@ -33,15 +42,42 @@ struct Form {
 }
 
 impl ToolForms {
-    /// The form of each of `tools`: from the cache, or built and serialized now by `build`.
-    pub(crate) fn get<'a>(
+    /// The form of each of `params`' tools, function tools first: those kept for its
+    /// sealed tool list, or each from the cache, or built and serialized now by `build`.
+    pub(crate) fn for_params(
         &self,
+        params: &RequestParams,
+        build: impl Fn(&ToolDefinition) -> Result<Box<RawValue>, serde_json::Error>,
+    ) -> Result<Arc<[Arc<RawValue>]>, ModelError> {
+        let stamp = params.tools_stamp.get();
+        let mut cache = self.lock();
+        if let (Some(stamp), Some((last, forms))) = (stamp, &cache.last)
+            && stamp == *last
+        {
+            return Ok(Arc::clone(forms));
+        }
+        let forms: Arc<[Arc<RawValue>]> = cache.get(params.all_tools(), build)?.into();
+        if let Some(stamp) = stamp {
+            cache.last = Some((stamp, Arc::clone(&forms)));
+        }
+        Ok(forms)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Cache> {
+        // A poisoned lock only means another request panicked mid-insert: the map is
+        // still a valid cache.
+        self.cache.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Cache {
+    /// The form of each of `tools`: from the cache, or built and serialized now by `build`.
+    fn get<'a>(
+        &mut self,
         tools: impl Iterator<Item = &'a ToolDefinition>,
         build: impl Fn(&ToolDefinition) -> Result<Box<RawValue>, serde_json::Error>,
     ) -> Result<Vec<Arc<RawValue>>, ModelError> {
-        // A poisoned lock only means another request panicked mid-insert: the map is
-        // still a valid cache.
-        let mut forms = self.forms.lock().unwrap_or_else(PoisonError::into_inner);
+        let forms = &mut self.forms;
         let mut out = Vec::new();
         for tool in tools {
             if let Some(form) = forms.get(&tool.name)
@@ -96,6 +132,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::model::ToolsStamp;
 
     fn definition(parameters: Value) -> ToolDefinition {
         ToolDefinition {
@@ -115,20 +152,28 @@ mod tests {
         assert!(!same_definition(&a, &c));
     }
 
+    /// A `build` that counts what it builds.
+    fn counting(
+        built: &std::cell::Cell<u32>,
+    ) -> impl Fn(&ToolDefinition) -> Result<Box<RawValue>, serde_json::Error> + '_ {
+        |tool: &ToolDefinition| {
+            built.set(built.get() + 1);
+            serde_json::value::to_raw_value(&json!({"name": tool.name, "schema": tool.parameters}))
+        }
+    }
+
     #[test]
     fn a_changed_definition_is_built_again() {
         let forms = ToolForms::default();
         let built = std::cell::Cell::new(0);
-        let build = |tool: &ToolDefinition| {
-            built.set(built.get() + 1);
-            serde_json::value::to_raw_value(&json!({"name": tool.name, "schema": tool.parameters}))
-        };
-        let first = definition(json!({"type": "object"}));
-        let changed = definition(json!({"type": "object", "properties": {}}));
-        let sent = forms.get([&first].into_iter(), build).unwrap();
-        forms.get([&first].into_iter(), build).unwrap();
+        let first = RequestParams::text(vec![definition(json!({"type": "object"}))]);
+        let changed = RequestParams::text(vec![definition(
+            json!({"type": "object", "properties": {}}),
+        )]);
+        let sent = forms.for_params(&first, counting(&built)).unwrap();
+        forms.for_params(&first, counting(&built)).unwrap();
         assert_eq!(built.get(), 1);
-        let resent = forms.get([&changed].into_iter(), build).unwrap();
+        let resent = forms.for_params(&changed, counting(&built)).unwrap();
         assert_eq!(built.get(), 2);
         assert_eq!(
             sent[0].get(),
@@ -138,5 +183,31 @@ mod tests {
             resent[0].get(),
             r#"{"name":"roll","schema":{"type":"object","properties":{}}}"#
         );
+    }
+
+    #[test]
+    fn a_sealed_list_takes_its_kept_forms_and_a_copy_of_it_is_checked_again() {
+        let forms = ToolForms::default();
+        let built = std::cell::Cell::new(0);
+        let mut sealed = RequestParams::text(vec![definition(json!({"type": "object"}))]);
+        sealed.tools_stamp = ToolsStamp::fresh();
+        let first = forms.for_params(&sealed, counting(&built)).unwrap();
+        let again = forms.for_params(&sealed, counting(&built)).unwrap();
+        assert!(Arc::ptr_eq(&first, &again), "the kept forms, as they were");
+        assert_eq!(built.get(), 1);
+
+        // A copy is unmarked: its changed tool is seen and built again.
+        let mut copy = sealed.clone();
+        copy.function_tools[0].parameters = json!({"type": "object", "properties": {}});
+        let changed = forms.for_params(&copy, counting(&built)).unwrap();
+        assert_eq!(built.get(), 2);
+        assert_eq!(
+            changed[0].get(),
+            r#"{"name":"roll","schema":{"type":"object","properties":{}}}"#
+        );
+        // The sealed list's forms are still its own.
+        let sealed_again = forms.for_params(&sealed, counting(&built)).unwrap();
+        assert!(Arc::ptr_eq(&first, &sealed_again));
+        assert_eq!(built.get(), 2);
     }
 }

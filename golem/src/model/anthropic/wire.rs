@@ -39,7 +39,7 @@ pub(super) fn body(
         _ => None,
     };
     let settings = request_settings(provider_settings, params);
-    let forms = tool_forms.get(params.all_tools(), |tool| {
+    let forms = tool_forms.for_params(params, |tool| {
         serde_json::value::to_raw_value(&AnthropicTool {
             name: &tool.name,
             description: tool.description.as_deref(),

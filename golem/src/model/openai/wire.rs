@@ -31,7 +31,7 @@ pub(super) fn body(
 ) -> Result<Vec<u8>, ModelError> {
     let settings = request_settings(provider_settings, params);
     let profile = wire.profile();
-    let forms = wire.tool_forms(params.all_tools())?;
+    let forms = wire.tool_forms(params)?;
     let tools: Vec<&RawValue> = forms.iter().map(|form| &**form).collect();
     let has_tools = !tools.is_empty();
     let tool_choice = tool_use(messages, params, settings.tool_choice.as_ref())

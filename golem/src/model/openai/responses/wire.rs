@@ -49,7 +49,7 @@ pub(super) fn body(
             "the OpenAI Responses API takes no seed: unset ModelSettings::seed",
         ));
     }
-    let forms = wire.tool_forms.get(params.all_tools(), |tool| {
+    let forms = wire.tool_forms.for_params(params, |tool| {
         let strict = wire
             .strict_tools
             .then(|| to_strict_schema(&tool.parameters));
