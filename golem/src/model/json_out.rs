@@ -5,6 +5,7 @@
 //! byte for byte (see the tests).
 
 use serde::Serialize;
+use serde_json::value::RawValue;
 
 use super::ModelError;
 
@@ -26,6 +27,18 @@ pub(crate) fn string(out: &mut Vec<u8>, text: &str) {
 /// tool's result, settings, schemas).
 pub(crate) fn value<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Result<(), ModelError> {
     serde_json::to_writer(out, value).map_err(ModelError::other)
+}
+
+/// Appends `[a,b,...]`: each of `values`, JSON already (a tool's cached form), as it is.
+pub(crate) fn raw_list(out: &mut Vec<u8>, values: &[std::sync::Arc<RawValue>]) {
+    out.push(b'[');
+    for (index, value) in values.iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(value.get().as_bytes());
+    }
+    out.push(b']');
 }
 
 /// Whether a byte of `bytes` needs escaping in a JSON string: a control character, a quote

@@ -69,14 +69,9 @@ pub(super) fn body(
         out.extend_from_slice(b"}]}");
     }
     if !declarations.is_empty() {
-        out.extend_from_slice(b",\"tools\":[{\"functionDeclarations\":[");
-        for (index, declaration) in declarations.iter().enumerate() {
-            if index > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(declaration.get().as_bytes());
-        }
-        out.extend_from_slice(b"]}]");
+        out.extend_from_slice(b",\"tools\":[{\"functionDeclarations\":");
+        json_out::raw_list(&mut out, declarations);
+        out.extend_from_slice(b"}]");
     }
     if let Some(choice) = choice {
         write_tool_config(&mut out, choice);

@@ -173,7 +173,7 @@ pub(in crate::model) fn parse(
 
 /// `args` without the `null`s the strict form of `tool`'s schema added; as they were when
 /// they are not JSON (the run shows the model what it sent) or hold no such `null`.
-fn without_added_nulls(args: String, tool: &str, params: &RequestParams) -> String {
+pub(super) fn without_added_nulls(args: String, tool: &str, params: &RequestParams) -> String {
     let Some(definition) = params.all_tools().find(|t| t.name == tool) else {
         return args;
     };

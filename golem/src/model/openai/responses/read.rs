@@ -12,8 +12,7 @@ use super::super::super::{
     FinishReason, ModelResponse, ProviderPart, RequestParams, ResponsePart, ThinkingPart,
 };
 use super::super::PROVIDER;
-use super::super::wire::null_default;
-use crate::schema::drop_added_nulls;
+use super::super::wire::{null_default, without_added_nulls};
 use crate::usage::RequestUsage;
 
 /// Reads a response: in one pass when every output item is of a kind golem reads and
@@ -179,22 +178,6 @@ fn read_item(text: &str) -> Result<Item, String> {
         "reasoning" => Item::Reasoning(serde_json::from_str(text).map_err(read)?),
         _ => Item::Other(serde_json::from_str(text).map_err(read)?),
     })
-}
-
-/// `args` without the `null`s the strict form of `tool`'s schema added; as they were when
-/// they are not JSON or hold no such `null`.
-fn without_added_nulls(args: String, tool: &str, params: &RequestParams) -> String {
-    let Some(definition) = params.all_tools().find(|t| t.name == tool) else {
-        return args;
-    };
-    let Ok(mut value) = serde_json::from_str::<Value>(&args) else {
-        return args;
-    };
-    if drop_added_nulls(&mut value, &definition.parameters) {
-        value.to_string()
-    } else {
-        args
-    }
 }
 
 #[derive(Deserialize)]

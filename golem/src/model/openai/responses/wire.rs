@@ -84,14 +84,8 @@ pub(super) fn body(
     write_input(&mut out, messages, wire.store)?;
     out.push(b']');
     if !forms.is_empty() {
-        out.extend_from_slice(b",\"tools\":[");
-        for (index, form) in forms.iter().enumerate() {
-            if index > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(form.get().as_bytes());
-        }
-        out.push(b']');
+        out.extend_from_slice(b",\"tools\":");
+        json_out::raw_list(&mut out, &forms);
     }
     if let Some(choice) = choice {
         out.extend_from_slice(b",\"tool_choice\":");
