@@ -53,15 +53,9 @@ pub(super) fn body(
         response_mime_type,
         response_schema,
     };
-    let (system_instruction, contents) = contents(params.instructions.as_deref(), messages)?;
     let mut out = Vec::with_capacity(capacity);
     out.extend_from_slice(b"{\"contents\":[");
-    for (index, content) in contents.iter().enumerate() {
-        if index > 0 {
-            out.push(b',');
-        }
-        content.write(&mut out)?;
-    }
+    let system_instruction = write_contents(&mut out, params.instructions.as_deref(), messages)?;
     out.push(b']');
     if let Some(text) = system_instruction {
         out.extend_from_slice(b",\"systemInstruction\":{\"parts\":[{\"text\":");
@@ -163,34 +157,84 @@ fn write_tool_config(out: &mut Vec<u8>, choice: ToolUse<'_>) {
     out.extend_from_slice(b"}}");
 }
 
-/// The system instruction (the instructions, then the history's system prompts) and the
-/// `user` / `model` contents of a history.
-fn contents<'a>(
+/// Writes the `user` / `model` contents of a history (consecutive messages of one role in
+/// one content) and returns the system instruction: the instructions, then the history's
+/// system prompts.
+fn write_contents<'a>(
+    out: &mut Vec<u8>,
     instructions: Option<&'a str>,
     messages: &'a [Message],
-) -> Result<(Option<Cow<'a, str>>, Vec<Content<'a>>), ModelError> {
+) -> Result<Option<Cow<'a, str>>, ModelError> {
     let mut system: Option<Cow<'a, str>> = instructions.map(Cow::Borrowed);
-    let mut out: Vec<Content<'a>> = Vec::with_capacity(messages.len());
+    let mut contents = Contents { open: None };
     // The last response, whose calls' order the function responses follow.
     let mut calls: Option<&ModelResponse> = None;
     for (index, message) in messages.iter().enumerate() {
-        let (role, parts) = match message {
+        match message {
             Message::Request(request) => {
-                let mut answers: Vec<(usize, Part<'a>)> = Vec::new();
-                let mut parts = Vec::with_capacity(request.parts.len());
-                let rank = |id: &str| {
-                    calls.and_then(|response| {
-                        response
-                            .tool_calls()
-                            .position(|call| call.tool_call_id == id)
-                    })
+                let at = |part| At {
+                    provider: PROVIDER,
+                    message: index,
+                    part,
                 };
+                // Gemini pairs calls and answers by order: answers go first, in the order
+                // of the calls.
+                let mut answers: Vec<(usize, Part<'a>)> = Vec::new();
                 for (part_index, part) in request.parts.iter().enumerate() {
-                    let at = At {
-                        provider: PROVIDER,
-                        message: index,
-                        part: part_index,
+                    let rank = |id: &str| {
+                        calls
+                            .and_then(|response| {
+                                response
+                                    .tool_calls()
+                                    .position(|call| call.tool_call_id == id)
+                            })
+                            .unwrap_or(usize::MAX)
                     };
+                    match part {
+                        RequestPart::ToolReturn(p) => {
+                            let response = match &p.content {
+                                Value::Object(_) => Answer::Object(&p.content),
+                                other => Answer::Result(other),
+                            };
+                            let mut part =
+                                Part::function_response(&p.tool_name, &p.tool_call_id, response);
+                            if let Some(answer) = &mut part.function_response {
+                                for media in p.media.iter().filter(|m| m.as_text().is_none()) {
+                                    at(part_index).check(
+                                        media,
+                                        TOOL_ACCEPTS,
+                                        "in a function response",
+                                    )?;
+                                    let (inline_data, file_data) =
+                                        media_data(at(part_index), media)?;
+                                    answer.parts.push(FunctionResponsePart {
+                                        inline_data,
+                                        file_data,
+                                    });
+                                }
+                            }
+                            answers.push((rank(&p.tool_call_id), part));
+                        }
+                        RequestPart::RetryPrompt(p) => {
+                            if let (Some(name), Some(id)) = (&p.tool_name, &p.tool_call_id) {
+                                answers.push((
+                                    rank(id),
+                                    Part::function_response(
+                                        name,
+                                        id,
+                                        Answer::Error(p.model_text()),
+                                    ),
+                                ));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                answers.sort_by_key(|(rank, _)| *rank);
+                for (_, part) in &answers {
+                    part.write(contents.part(out, "user"))?;
+                }
+                for (part_index, part) in request.parts.iter().enumerate() {
                     match part {
                         RequestPart::SystemPrompt(p) => match &mut system {
                             Some(text) => {
@@ -205,75 +249,79 @@ fn contents<'a>(
                                 match content {
                                     UserContent::Text(text) if text.is_empty() => {}
                                     UserContent::Text(text) => {
-                                        parts.push(Part::text(Cow::Borrowed(text)));
+                                        let out = contents.part(out, "user");
+                                        out.extend_from_slice(b"{\"text\":");
+                                        json_out::string(out, text);
+                                        out.push(b'}');
                                     }
                                     media => {
-                                        at.check(media, ACCEPTS, "in a message")?;
-                                        let (inline_data, file_data) = media_data(at, media)?;
-                                        parts.push(Part {
+                                        at(part_index).check(media, ACCEPTS, "in a message")?;
+                                        let (inline_data, file_data) =
+                                            media_data(at(part_index), media)?;
+                                        Part {
                                             inline_data,
                                             file_data,
                                             ..Part::default()
-                                        });
+                                        }
+                                        .write(contents.part(out, "user"))?;
                                     }
                                 }
                             }
                         }
-                        RequestPart::ToolReturn(p) => {
-                            let response = match &p.content {
-                                Value::Object(_) => Answer::Object(&p.content),
-                                other => Answer::Result(other),
-                            };
-                            let mut part =
-                                Part::function_response(&p.tool_name, &p.tool_call_id, response);
-                            if let Some(answer) = &mut part.function_response {
-                                for media in p.media.iter().filter(|m| m.as_text().is_none()) {
-                                    at.check(media, TOOL_ACCEPTS, "in a function response")?;
-                                    let (inline_data, file_data) = media_data(at, media)?;
-                                    answer.parts.push(FunctionResponsePart {
-                                        inline_data,
-                                        file_data,
-                                    });
-                                }
-                            }
-                            answers.push((rank(&p.tool_call_id).unwrap_or(usize::MAX), part));
+                        RequestPart::RetryPrompt(p)
+                            if p.tool_name.is_none() || p.tool_call_id.is_none() =>
+                        {
+                            let out = contents.part(out, "user");
+                            out.extend_from_slice(b"{\"text\":");
+                            json_out::string(out, &p.model_text());
+                            out.push(b'}');
                         }
-                        RequestPart::RetryPrompt(p) => match (&p.tool_name, &p.tool_call_id) {
-                            (Some(name), Some(id)) => answers.push((
-                                rank(id).unwrap_or(usize::MAX),
-                                Part::function_response(name, id, Answer::Error(p.model_text())),
-                            )),
-                            _ => parts.push(Part::text(Cow::Owned(p.model_text()))),
-                        },
+                        RequestPart::ToolReturn(_) | RequestPart::RetryPrompt(_) => {}
                     }
                 }
-                // Gemini pairs calls and answers by order: answers go first, in the order
-                // of the calls.
-                let ordered = if answers.is_empty() {
-                    parts
-                } else {
-                    answers.sort_by_key(|(rank, _)| *rank);
-                    let mut ordered: Vec<Part<'a>> =
-                        answers.into_iter().map(|(_, part)| part).collect();
-                    ordered.extend(parts);
-                    ordered
-                };
-                ("user", ordered)
             }
             Message::Response(response) => {
                 calls = Some(response);
-                ("model", model_parts(&response.parts))
+                for part in model_parts(&response.parts) {
+                    part.write(contents.part(out, "model"))?;
+                }
             }
-        };
-        if parts.is_empty() {
-            continue;
-        }
-        match out.last_mut() {
-            Some(last) if last.role == role => last.parts.extend(parts),
-            _ => out.push(Content { role, parts }),
         }
     }
-    Ok((system, out))
+    contents.close(out);
+    Ok(system)
+}
+
+/// The contents being written: the role of the one open, whose parts a message of the same
+/// role goes on.
+struct Contents {
+    open: Option<&'static str>,
+}
+
+impl Contents {
+    /// Readies `out` for a part of `role`: in the open content when it is of that role, else
+    /// in a new one.
+    fn part<'o>(&mut self, out: &'o mut Vec<u8>, role: &'static str) -> &'o mut Vec<u8> {
+        match self.open {
+            Some(open) if open == role => out.push(b','),
+            open => {
+                if open.is_some() {
+                    out.extend_from_slice(b"]},");
+                }
+                out.extend_from_slice(b"{\"role\":\"");
+                out.extend_from_slice(role.as_bytes());
+                out.extend_from_slice(b"\",\"parts\":[");
+                self.open = Some(role);
+            }
+        }
+        out
+    }
+
+    fn close(self, out: &mut Vec<u8>) {
+        if self.open.is_some() {
+            out.extend_from_slice(b"]}");
+        }
+    }
 }
 
 /// What Gemini takes inline in a message (Google's limits: 50 MB for an inline PDF, 20 MB
@@ -450,11 +498,6 @@ fn model_parts(parts: &[ResponsePart]) -> Vec<Part<'_>> {
 /// never sent back.
 pub(super) const VERDICT: &str = "safetyVerdict";
 
-struct Content<'a> {
-    role: &'static str,
-    parts: Vec<Part<'a>>,
-}
-
 /// One part: text (a thought, maybe), a function call or response, or a part kept verbatim.
 #[derive(Default)]
 struct Part<'a> {
@@ -535,22 +578,6 @@ impl Object {
 
     fn close(self, out: &mut Vec<u8>) {
         out.push(b'}');
-    }
-}
-
-impl Content<'_> {
-    fn write(&self, out: &mut Vec<u8>) -> Result<(), ModelError> {
-        out.extend_from_slice(b"{\"role\":\"");
-        out.extend_from_slice(self.role.as_bytes());
-        out.extend_from_slice(b"\",\"parts\":[");
-        for (index, part) in self.parts.iter().enumerate() {
-            if index > 0 {
-                out.push(b',');
-            }
-            part.write(out)?;
-        }
-        out.extend_from_slice(b"]}");
-        Ok(())
     }
 }
 
