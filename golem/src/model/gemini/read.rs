@@ -17,7 +17,7 @@ use crate::usage::RequestUsage;
 /// is kept whole and a part that cannot be read says what is wrong with it.
 pub(super) fn parse(body: &[u8]) -> Result<ModelResponse, String> {
     const WHAT: &str = "a generateContent response";
-    if let Ok(response) = decode::<GenerateContentResponse<PartIn>>(body, WHAT)
+    if let Ok(response) = decode::<GenerateContentResponse<PartIn<FunctionCallIn>>>(body, WHAT)
         && let Ok(response) = respond(response, read_known_part)
     {
         return Ok(response);
@@ -108,7 +108,8 @@ fn respond<P>(
 /// Reads one part into golem's parts: a signature on a text or a call follows it as an
 /// empty [`ThinkingPart`].
 fn read_part(raw: &RawValue, parts: &mut Vec<ResponsePart>) -> Result<(), String> {
-    let part: PartIn = serde_json::from_str(raw.get()).map_err(|error| unreadable(raw, &error))?;
+    let part: PartIn<&RawValue> = serde_json::from_str(raw.get())
+        .map_err(|error| format!("a part cannot be read: {}", without_position(&error)))?;
     if !part.is_known() {
         // Code execution, inline data, whatever comes next: kept whole, to be echoed.
         let whole: Map<String, Value> = serde_json::from_str(raw.get())
@@ -122,8 +123,9 @@ fn read_part(raw: &RawValue, parts: &mut Vec<ResponsePart>) -> Result<(), String
     read_known_part(part, parts)
 }
 
-/// Reads a part of a kind golem reads (see [`PartIn::is_known`]); refuses any other.
-fn read_known_part(part: PartIn, parts: &mut Vec<ResponsePart>) -> Result<(), String> {
+/// Reads a part of a kind golem reads (see [`PartIn::is_known`]); refuses any other. Its
+/// call is read last, so that what is wrong with the rest of the part is said first.
+fn read_known_part<C: Call>(part: PartIn<C>, parts: &mut Vec<ResponsePart>) -> Result<(), String> {
     if !part.is_known() {
         return Err("a part of a kind golem does not read".to_owned());
     }
@@ -133,6 +135,7 @@ fn read_known_part(part: PartIn, parts: &mut Vec<ResponsePart>) -> Result<(), St
         None => None,
     };
     if let Some(call) = part.function_call {
+        let call = call.read()?;
         parts.push(ResponsePart::tool_call(
             call.name,
             call.args.unwrap_or_else(|| Value::Object(Map::new())),
@@ -192,40 +195,41 @@ struct CandidateContent<P> {
 /// The kinds of part golem reads; any other is kept whole.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct PartIn {
+struct PartIn<C> {
     text: Option<Value>,
     thought: Option<Value>,
     thought_signature: Option<Value>,
-    function_call: Option<FunctionCallIn>,
+    function_call: Option<C>,
 }
 
-impl PartIn {
+impl<C> PartIn<C> {
     /// Whether the part is of a kind golem reads: text (a thought, maybe) or a call.
     fn is_known(&self) -> bool {
         self.function_call.is_some() || self.text.is_some()
     }
 }
 
-/// What is wrong with a part that cannot be read, naming its call when the call is what is
-/// wrong.
-fn unreadable(raw: &RawValue, error: &serde_json::Error) -> String {
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct CallOnly<'a> {
-        #[serde(borrow)]
-        function_call: Option<&'a RawValue>,
+/// A part's `functionCall`: read with the part (the one-pass read), or kept as raw JSON to
+/// be read once the rest of the part is (the part-by-part read).
+trait Call {
+    fn read(self) -> Result<FunctionCallIn, String>;
+}
+
+impl Call for FunctionCallIn {
+    fn read(self) -> Result<FunctionCallIn, String> {
+        Ok(self)
     }
-    if let Ok(CallOnly {
-        function_call: Some(call),
-    }) = serde_json::from_str(raw.get())
-        && let Err(error) = serde_json::from_str::<FunctionCallIn>(call.get())
-    {
-        return format!(
-            "a `functionCall` part cannot be read: {}",
-            without_position(&error)
-        );
+}
+
+impl Call for &RawValue {
+    fn read(self) -> Result<FunctionCallIn, String> {
+        serde_json::from_str(self.get()).map_err(|error| {
+            format!(
+                "a `functionCall` part cannot be read: {}",
+                without_position(&error)
+            )
+        })
     }
-    format!("a part cannot be read: {}", without_position(error))
 }
 
 #[derive(Deserialize)]
@@ -315,8 +319,20 @@ mod tests {
                 json!({"functionCall": {"args": {}}}),
                 "a `functionCall` part cannot be read: missing field `name`",
             ),
+            // The call is read last: what is wrong with the rest of the part is said first.
+            (
+                json!({"functionCall": {"args": {}}, "thoughtSignature": 7}),
+                "a `thoughtSignature` is not a string",
+            ),
         ] {
             assert_eq!(read(json!([part])).unwrap_err(), error);
         }
+        let duplicate = r#"{"candidates": [{"content": {"parts": [
+            {"text": "a", "text": "b", "functionCall": {}}
+        ]}}]}"#;
+        assert_eq!(
+            parse(duplicate.as_bytes()).unwrap_err(),
+            "a part cannot be read: duplicate field `text`"
+        );
     }
 }

@@ -172,69 +172,25 @@ fn write_contents<'a>(
     for (index, message) in messages.iter().enumerate() {
         match message {
             Message::Request(request) => {
-                let at = |part| At {
-                    provider: PROVIDER,
-                    message: index,
-                    part,
-                };
                 // Gemini pairs calls and answers by order: answers go first, in the order
-                // of the calls.
+                // of the calls, then the message's other parts.
                 let mut answers: Vec<(usize, Part<'a>)> = Vec::new();
+                let mut rest: Vec<Part<'a>> = Vec::new();
+                let rank = |id: &str| {
+                    calls
+                        .and_then(|response| {
+                            response
+                                .tool_calls()
+                                .position(|call| call.tool_call_id == id)
+                        })
+                        .unwrap_or(usize::MAX)
+                };
                 for (part_index, part) in request.parts.iter().enumerate() {
-                    let rank = |id: &str| {
-                        calls
-                            .and_then(|response| {
-                                response
-                                    .tool_calls()
-                                    .position(|call| call.tool_call_id == id)
-                            })
-                            .unwrap_or(usize::MAX)
+                    let at = At {
+                        provider: PROVIDER,
+                        message: index,
+                        part: part_index,
                     };
-                    match part {
-                        RequestPart::ToolReturn(p) => {
-                            let response = match &p.content {
-                                Value::Object(_) => Answer::Object(&p.content),
-                                other => Answer::Result(other),
-                            };
-                            let mut part =
-                                Part::function_response(&p.tool_name, &p.tool_call_id, response);
-                            if let Some(answer) = &mut part.function_response {
-                                for media in p.media.iter().filter(|m| m.as_text().is_none()) {
-                                    at(part_index).check(
-                                        media,
-                                        TOOL_ACCEPTS,
-                                        "in a function response",
-                                    )?;
-                                    let (inline_data, file_data) =
-                                        media_data(at(part_index), media)?;
-                                    answer.parts.push(FunctionResponsePart {
-                                        inline_data,
-                                        file_data,
-                                    });
-                                }
-                            }
-                            answers.push((rank(&p.tool_call_id), part));
-                        }
-                        RequestPart::RetryPrompt(p) => {
-                            if let (Some(name), Some(id)) = (&p.tool_name, &p.tool_call_id) {
-                                answers.push((
-                                    rank(id),
-                                    Part::function_response(
-                                        name,
-                                        id,
-                                        Answer::Error(p.model_text()),
-                                    ),
-                                ));
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                answers.sort_by_key(|(rank, _)| *rank);
-                for (_, part) in &answers {
-                    part.write(contents.part(out, "user"))?;
-                }
-                for (part_index, part) in request.parts.iter().enumerate() {
                     match part {
                         RequestPart::SystemPrompt(p) => match &mut system {
                             Some(text) => {
@@ -249,35 +205,51 @@ fn write_contents<'a>(
                                 match content {
                                     UserContent::Text(text) if text.is_empty() => {}
                                     UserContent::Text(text) => {
-                                        let out = contents.part(out, "user");
-                                        out.extend_from_slice(b"{\"text\":");
-                                        json_out::string(out, text);
-                                        out.push(b'}');
+                                        rest.push(Part::text(Cow::Borrowed(text)));
                                     }
                                     media => {
-                                        at(part_index).check(media, ACCEPTS, "in a message")?;
-                                        let (inline_data, file_data) =
-                                            media_data(at(part_index), media)?;
-                                        Part {
+                                        at.check(media, ACCEPTS, "in a message")?;
+                                        let (inline_data, file_data) = media_data(at, media)?;
+                                        rest.push(Part {
                                             inline_data,
                                             file_data,
                                             ..Part::default()
-                                        }
-                                        .write(contents.part(out, "user"))?;
+                                        });
                                     }
                                 }
                             }
                         }
-                        RequestPart::RetryPrompt(p)
-                            if p.tool_name.is_none() || p.tool_call_id.is_none() =>
-                        {
-                            let out = contents.part(out, "user");
-                            out.extend_from_slice(b"{\"text\":");
-                            json_out::string(out, &p.model_text());
-                            out.push(b'}');
+                        RequestPart::ToolReturn(p) => {
+                            let response = match &p.content {
+                                Value::Object(_) => Answer::Object(&p.content),
+                                other => Answer::Result(other),
+                            };
+                            let mut part =
+                                Part::function_response(&p.tool_name, &p.tool_call_id, response);
+                            if let Some(answer) = &mut part.function_response {
+                                for media in p.media.iter().filter(|m| m.as_text().is_none()) {
+                                    at.check(media, TOOL_ACCEPTS, "in a function response")?;
+                                    let (inline_data, file_data) = media_data(at, media)?;
+                                    answer.parts.push(FunctionResponsePart {
+                                        inline_data,
+                                        file_data,
+                                    });
+                                }
+                            }
+                            answers.push((rank(&p.tool_call_id), part));
                         }
-                        RequestPart::ToolReturn(_) | RequestPart::RetryPrompt(_) => {}
+                        RequestPart::RetryPrompt(p) => match (&p.tool_name, &p.tool_call_id) {
+                            (Some(name), Some(id)) => answers.push((
+                                rank(id),
+                                Part::function_response(name, id, Answer::Error(p.model_text())),
+                            )),
+                            _ => rest.push(Part::text(Cow::Owned(p.model_text()))),
+                        },
                     }
+                }
+                answers.sort_by_key(|(rank, _)| *rank);
+                for part in answers.iter().map(|(_, part)| part).chain(&rest) {
+                    part.write(contents.part(out, "user"))?;
                 }
             }
             Message::Response(response) => {
@@ -763,5 +735,28 @@ impl GenerationConfig<'_> {
             && self.stop_sequences.is_none()
             && self.seed.is_none()
             && self.response_mime_type.is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn extra_body_fields_leave_golems_own_numbers_exact() {
+        let temperature = 0.199_999_999_999_999_98;
+        let settings = ModelSettings::default()
+            .temperature(temperature)
+            .extra("safetySettings", json!([]));
+        let written = body(&settings, &[], &RequestParams::text(Vec::new()), &[], 0)
+            .expect("a body is written");
+        let sent: Value = serde_json::from_slice(&written).expect("JSON");
+        assert_eq!(
+            sent["generationConfig"]["temperature"].as_f64(),
+            Some(temperature)
+        );
+        assert_eq!(sent["safetySettings"], json!([]));
     }
 }
