@@ -29,6 +29,18 @@ pub(crate) fn value<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Resu
     serde_json::to_writer(out, value).map_err(ModelError::other)
 }
 
+/// Appends `"name":value`, the name escaped: a field whose name is not one of the wire's own
+/// (an extra body field, a field of a part sent back as it came).
+pub(crate) fn entry<T: Serialize + ?Sized>(
+    out: &mut Vec<u8>,
+    name: &str,
+    field: &T,
+) -> Result<(), ModelError> {
+    string(out, name);
+    out.push(b':');
+    value(out, field)
+}
+
 /// Appends `[a,b,...]`: each of `values`, JSON already (a tool's cached form), as it is.
 pub(crate) fn raw_list(out: &mut Vec<u8>, values: &[std::sync::Arc<RawValue>]) {
     out.push(b'[');

@@ -16,7 +16,7 @@ const LIMIT: usize = 512;
 
 /// The serialized wire form of each tool, keyed by name and kept with the definition it was
 /// built from: a tool whose definition changed is built again. The forms of the last
-/// sealed tool list asked for are kept with its mark (see [`ToolsStamp`]), so the next
+/// sealed tool list asked for are kept with its mark (see [`ToolsStamp`](super::ToolsStamp)), so the next
 /// request with that list takes them without comparing its definitions.
 #[derive(Default)]
 pub(crate) struct ToolForms {
@@ -50,7 +50,9 @@ impl ToolForms {
         build: impl Fn(&ToolDefinition) -> Result<Box<RawValue>, serde_json::Error>,
     ) -> Result<Arc<[Arc<RawValue>]>, ModelError> {
         let stamp = params.tools_stamp.get();
-        let mut cache = self.lock();
+        // A poisoned lock only means another request panicked mid-insert: the map is still a
+        // valid cache.
+        let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
         if let (Some(stamp), Some((last, forms))) = (stamp, &cache.last)
             && stamp == *last
         {
@@ -61,12 +63,6 @@ impl ToolForms {
             cache.last = Some((stamp, Arc::clone(&forms)));
         }
         Ok(forms)
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Cache> {
-        // A poisoned lock only means another request panicked mid-insert: the map is
-        // still a valid cache.
-        self.cache.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -538,14 +538,31 @@ impl Object {
         Object { empty: true }
     }
 
-    /// Writes `"name":`; `name` is one of the wire's own names, which need no escaping.
-    fn field(&mut self, out: &mut Vec<u8>, name: &str) {
+    /// Writes the comma before a field, unless it is the first.
+    fn next(&mut self, out: &mut Vec<u8>) {
         if !std::mem::replace(&mut self.empty, false) {
             out.push(b',');
         }
+    }
+
+    /// Writes `"name":`; `name` is one of the wire's own names, which need no escaping.
+    fn field(&mut self, out: &mut Vec<u8>, name: &str) {
+        self.next(out);
         out.push(b'"');
         out.extend_from_slice(name.as_bytes());
         out.extend_from_slice(b"\":");
+    }
+
+    /// Writes the `inlineData` and `fileData` fields a media part has.
+    fn media(&mut self, out: &mut Vec<u8>, blob: Option<&Blob<'_>>, file: Option<&FileData<'_>>) {
+        if let Some(blob) = blob {
+            self.field(out, "inlineData");
+            blob.write(out);
+        }
+        if let Some(file) = file {
+            self.field(out, "fileData");
+            file.write(out);
+        }
     }
 
     fn close(self, out: &mut Vec<u8>) {
@@ -572,25 +589,14 @@ impl Part<'_> {
             object.field(out, "functionResponse");
             response.write(out)?;
         }
-        if let Some(blob) = &self.inline_data {
-            object.field(out, "inlineData");
-            blob.write(out);
-        }
-        if let Some(file) = &self.file_data {
-            object.field(out, "fileData");
-            file.write(out);
-        }
+        object.media(out, self.inline_data.as_ref(), self.file_data.as_ref());
         if let Some(signature) = self.thought_signature {
             object.field(out, "thoughtSignature");
             json_out::string(out, signature);
         }
         for (name, value) in self.raw.into_iter().flatten() {
-            if !std::mem::replace(&mut object.empty, false) {
-                out.push(b',');
-            }
-            json_out::string(out, name);
-            out.push(b':');
-            json_out::value(out, value)?;
+            object.next(out);
+            json_out::entry(out, name, value)?;
         }
         object.close(out);
         Ok(())
@@ -643,14 +649,7 @@ impl FunctionResponse<'_> {
                     out.push(b',');
                 }
                 let mut media = Object::open(out);
-                if let Some(blob) = &part.inline_data {
-                    media.field(out, "inlineData");
-                    blob.write(out);
-                }
-                if let Some(file) = &part.file_data {
-                    media.field(out, "fileData");
-                    file.write(out);
-                }
+                media.media(out, part.inline_data.as_ref(), part.file_data.as_ref());
                 media.close(out);
             }
             out.push(b']');

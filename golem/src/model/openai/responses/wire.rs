@@ -136,9 +136,7 @@ pub(super) fn body(
     }
     for (name, value) in settings.extra_body.iter() {
         out.push(b',');
-        json_out::string(&mut out, name);
-        out.push(b':');
-        json_out::value(&mut out, value)?;
+        json_out::entry(&mut out, name, value)?;
     }
     out.push(b'}');
     Ok(out)
