@@ -53,6 +53,109 @@ pub(crate) fn raw_list(out: &mut Vec<u8>, values: &[std::sync::Arc<RawValue>]) {
     out.push(b']');
 }
 
+/// Whether `raw` is already the text `serde_json` writes for the value it holds, so that it
+/// can be kept as it is instead of read and written again. Checked for the common shape of
+/// a call's arguments: one object of strings without escapes, integers of at most 18
+/// digits, booleans and nulls, with no space and no name twice (names in ascending order
+/// when `serde_json`'s objects sort them). Anything else is not.
+pub(crate) fn as_written(raw: &RawValue) -> bool {
+    let Some(inner) = raw
+        .get()
+        .as_bytes()
+        .strip_prefix(b"{")
+        .and_then(|rest| rest.strip_suffix(b"}"))
+    else {
+        return false;
+    };
+    if inner.is_empty() {
+        return true;
+    }
+    let mut names: [&[u8]; 16] = [&[]; 16];
+    let mut count = 0;
+    let mut at = 0;
+    loop {
+        let Some(name) = plain_string(inner, &mut at) else {
+            return false;
+        };
+        let fits = match names[..count].last() {
+            None => true,
+            Some(_) if names_keep_their_order() => {
+                count < names.len() && !names[..count].contains(&name)
+            }
+            Some(&last) => count < names.len() && last < name,
+        };
+        if !fits || inner.get(at) != Some(&b':') {
+            return false;
+        }
+        names[count] = name;
+        count += 1;
+        at += 1;
+        if !scalar(inner, &mut at) {
+            return false;
+        }
+        match inner.get(at) {
+            None => return true,
+            Some(b',') => at += 1,
+            Some(_) => return false,
+        }
+    }
+}
+
+/// Whether `serde_json`'s objects keep their names in the order read (its `preserve_order`
+/// feature, which any crate in the build may turn on) rather than sorted.
+fn names_keep_their_order() -> bool {
+    static KEEPS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *KEEPS.get_or_init(|| {
+        let mut map = serde_json::Map::new();
+        map.insert("b".to_owned(), serde_json::Value::Null);
+        map.insert("a".to_owned(), serde_json::Value::Null);
+        map.keys().next().is_some_and(|first| first == "b")
+    })
+}
+
+/// The string at `at` when it has no escape: its content, with `at` moved past it.
+fn plain_string<'t>(bytes: &'t [u8], at: &mut usize) -> Option<&'t [u8]> {
+    let rest = bytes.get(*at..)?.strip_prefix(b"\"")?;
+    let end = rest
+        .iter()
+        .position(|&byte| byte == b'"' || byte == b'\\')?;
+    if rest[end] != b'"' {
+        return None;
+    }
+    *at += end + 2;
+    Some(&rest[..end])
+}
+
+/// Whether the value at `at` is a string without escapes, an integer `serde_json` writes as
+/// read, a boolean or null; `at` moved past it.
+fn scalar(bytes: &[u8], at: &mut usize) -> bool {
+    let rest = &bytes[*at..];
+    let length = match rest.first() {
+        Some(b'"') => return plain_string(bytes, at).is_some(),
+        Some(b't') if rest.starts_with(b"true") => 4,
+        Some(b'f') if rest.starts_with(b"false") => 5,
+        Some(b'n') if rest.starts_with(b"null") => 4,
+        Some(b'-' | b'0'..=b'9') => {
+            let sign = usize::from(rest[0] == b'-');
+            let digits = rest[sign..]
+                .iter()
+                .take_while(|byte| byte.is_ascii_digit())
+                .count();
+            // `-0` is read as a float and written `-0.0`; longer integers may not fit.
+            let plain = (1..=18).contains(&digits)
+                && !(sign == 1 && rest[1] == b'0')
+                && !matches!(rest.get(sign + digits), Some(b'.' | b'e' | b'E'));
+            if !plain {
+                return false;
+            }
+            sign + digits
+        }
+        _ => return false,
+    };
+    *at += length;
+    true
+}
+
 /// Whether a byte of `bytes` needs escaping in a JSON string: a control character, a quote
 /// or a backslash. No early exit, so that the loop runs over whole vectors of bytes.
 fn needs_escape(bytes: &[u8]) -> bool {
@@ -116,6 +219,53 @@ mod tests {
         let mut out = Vec::new();
         string(&mut out, text);
         String::from_utf8(out).expect("JSON text is UTF-8")
+    }
+
+    #[test]
+    fn text_is_kept_as_written_only_when_serde_json_would_write_it_so() {
+        let rewritten = |text: &str| {
+            let value: serde_json::Value = serde_json::from_str(text).expect("JSON");
+            serde_json::to_string(&value).expect("JSON")
+        };
+        let kept = [
+            "{}",
+            r#"{"count":2,"sides":6}"#,
+            r#"{"a":"é 🎲 </script>","b":true,"c":false,"d":null,"e":-12,"f":0}"#,
+            r#"{"m":-999999999999999999,"n":999999999999999999}"#,
+            r#"{"empty":""}"#,
+        ];
+        let not_kept = [
+            r#"{"count": 2}"#,
+            "{\n\"count\":2}",
+            r#"{"text":"line\nbreak"}"#,
+            r#"{"text":"\u00e9"}"#,
+            r#"{"x":1.0}"#,
+            r#"{"x":1e3}"#,
+            r#"{"x":-0}"#,
+            r#"{"x":1000000000000000000}"#,
+            r#"{"x":[1]}"#,
+            r#"{"x":{"y":1}}"#,
+            r#"{"x":1,"x":2}"#,
+            r#"[1]"#,
+            r#""text""#,
+            "7",
+        ];
+        for text in kept {
+            let raw = RawValue::from_string(text.to_owned()).expect("JSON");
+            assert!(as_written(&raw), "{text}");
+            assert_eq!(rewritten(text), text);
+        }
+        for text in not_kept {
+            let raw = RawValue::from_string(text.to_owned()).expect("JSON");
+            assert!(!as_written(&raw), "{text}");
+        }
+        // Seventeen names is past what is checked.
+        let many: Vec<String> = (0..17).map(|n| format!("\"k{n:02}\":{n}")).collect();
+        let raw = RawValue::from_string(format!("{{{}}}", many.join(","))).expect("JSON");
+        assert!(!as_written(&raw));
+        // Names out of order are kept only when serde_json keeps them in order.
+        let raw = RawValue::from_string(r#"{"b":1,"a":2}"#.to_owned()).expect("JSON");
+        assert_eq!(as_written(&raw), rewritten(raw.get()) == raw.get());
     }
 
     #[test]

@@ -2,12 +2,16 @@
 //! golem does not read is kept whole), the finish reason (safety blocks kept as a verdict),
 //! and the usage metadata.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::super::provider::{decode, without_position};
-use super::super::{FinishReason, ModelResponse, ProviderPart, ResponsePart, ThinkingPart};
+use super::super::{
+    FinishReason, ModelResponse, ProviderPart, ResponsePart, ThinkingPart, ToolArgs, json_out,
+};
 use super::PROVIDER;
 use super::wire::VERDICT;
 use crate::usage::RequestUsage;
@@ -17,20 +21,21 @@ use crate::usage::RequestUsage;
 /// is kept whole and a part that cannot be read says what is wrong with it.
 pub(super) fn parse(body: &[u8]) -> Result<ModelResponse, String> {
     const WHAT: &str = "a generateContent response";
-    if let Ok(response) = decode::<GenerateContentResponse<PartIn<FunctionCallIn>>>(body, WHAT)
+    if let Ok(response) =
+        decode::<GenerateContentResponse<'_, PartIn<FunctionCallIn<'_>>>>(body, WHAT)
         && let Ok(response) = respond(response, read_known_part)
     {
         return Ok(response);
     }
     respond(
-        decode::<GenerateContentResponse<&RawValue>>(body, WHAT)?,
+        decode::<GenerateContentResponse<'_, &RawValue>>(body, WHAT)?,
         read_part,
     )
 }
 
 /// The response, its parts read by `read`.
 fn respond<P>(
-    response: GenerateContentResponse<P>,
+    response: GenerateContentResponse<'_, P>,
     read: impl Fn(P, &mut Vec<ResponsePart>) -> Result<(), String>,
 ) -> Result<ModelResponse, String> {
     let mut parts = Vec::new();
@@ -75,7 +80,10 @@ fn respond<P>(
                 }
             }
             if let Some(reason) = candidate.finish_reason {
-                verdict.insert("finishReason".to_owned(), Value::String(reason));
+                verdict.insert(
+                    "finishReason".to_owned(),
+                    Value::String(reason.into_owned()),
+                );
             }
         }
     } else if let Some(feedback) = response.prompt_feedback
@@ -125,7 +133,10 @@ fn read_part(raw: &RawValue, parts: &mut Vec<ResponsePart>) -> Result<(), String
 
 /// Reads a part of a kind golem reads (see [`PartIn::is_known`]); refuses any other. Its
 /// call is read last, so that what is wrong with the rest of the part is said first.
-fn read_known_part<C: Call>(part: PartIn<C>, parts: &mut Vec<ResponsePart>) -> Result<(), String> {
+fn read_known_part<'a, C: Call<'a>>(
+    part: PartIn<C>,
+    parts: &mut Vec<ResponsePart>,
+) -> Result<(), String> {
     if !part.is_known() {
         return Err("a part of a kind golem does not read".to_owned());
     }
@@ -136,9 +147,18 @@ fn read_known_part<C: Call>(part: PartIn<C>, parts: &mut Vec<ResponsePart>) -> R
     };
     if let Some(call) = part.function_call {
         let call = call.read()?;
+        let args = match call.args {
+            None => ToolArgs::from("{}"),
+            // Kept as it came when it is already as golem writes it, as it usually is.
+            Some(args) if json_out::as_written(args) => ToolArgs::from(args.get()),
+            Some(args) => ToolArgs::from(
+                serde_json::from_str::<Value>(args.get())
+                    .map_err(|error| format!("a call's `args` cannot be read: {error}"))?,
+            ),
+        };
         parts.push(ResponsePart::tool_call(
             call.name,
-            call.args.unwrap_or_else(|| Value::Object(Map::new())),
+            args,
             call.id.unwrap_or_default(),
         ));
     } else {
@@ -165,9 +185,9 @@ fn read_known_part<C: Call>(part: PartIn<C>, parts: &mut Vec<ResponsePart>) -> R
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct GenerateContentResponse<P> {
-    #[serde(default = "Vec::new")]
-    candidates: Vec<Candidate<P>>,
+struct GenerateContentResponse<'a, P> {
+    #[serde(default = "Vec::new", borrow)]
+    candidates: Vec<Candidate<'a, P>>,
     prompt_feedback: Option<Map<String, Value>>,
     usage_metadata: Option<UsageMetadata>,
     model_version: Option<String>,
@@ -176,9 +196,11 @@ struct GenerateContentResponse<P> {
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Candidate<P> {
+struct Candidate<'a, P> {
     content: Option<CandidateContent<P>>,
-    finish_reason: Option<String>,
+    /// Borrowed from the body: only a safety verdict keeps it.
+    #[serde(borrow)]
+    finish_reason: Option<Cow<'a, str>>,
     /// Kept for a safety verdict, with the safety ratings.
     finish_message: Option<Value>,
     safety_ratings: Option<Value>,
@@ -211,18 +233,18 @@ impl<C> PartIn<C> {
 
 /// A part's `functionCall`: read with the part (the one-pass read), or kept as raw JSON to
 /// be read once the rest of the part is (the part-by-part read).
-trait Call {
-    fn read(self) -> Result<FunctionCallIn, String>;
+trait Call<'a> {
+    fn read(self) -> Result<FunctionCallIn<'a>, String>;
 }
 
-impl Call for FunctionCallIn {
-    fn read(self) -> Result<FunctionCallIn, String> {
+impl<'a> Call<'a> for FunctionCallIn<'a> {
+    fn read(self) -> Result<FunctionCallIn<'a>, String> {
         Ok(self)
     }
 }
 
-impl Call for &RawValue {
-    fn read(self) -> Result<FunctionCallIn, String> {
+impl<'a> Call<'a> for &'a RawValue {
+    fn read(self) -> Result<FunctionCallIn<'a>, String> {
         serde_json::from_str(self.get()).map_err(|error| {
             format!(
                 "a `functionCall` part cannot be read: {}",
@@ -233,9 +255,11 @@ impl Call for &RawValue {
 }
 
 #[derive(Deserialize)]
-struct FunctionCallIn {
+struct FunctionCallIn<'a> {
     name: String,
-    args: Option<Value>,
+    /// Borrowed from the body: kept as it came when it is as golem writes it.
+    #[serde(borrow)]
+    args: Option<&'a RawValue>,
     id: Option<String>,
 }
 
