@@ -399,7 +399,7 @@ impl ModelError {
                 source
                     .downcast_ref::<reqwest::Error>()
                     .is_some_and(reqwest::Error::is_timeout)
-                    || source.is::<http::HeadersTimedOut>()
+                    || source.is::<http::TimedOut>()
             }
             ModelError::Fallback(error) => error.last().is_timeout(),
             _ => false,

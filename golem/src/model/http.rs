@@ -54,4 +54,4 @@ pub use redact::{ApiKey, REDACTED, Redactor};
 pub use retry::RetryPolicy;
 pub use settings::{DEFAULT_IDLE_TIMEOUT, HttpSettings};
 pub(crate) use sse::{Assemble, Deltas, Fault};
-pub(crate) use transport::{HeadersTimedOut, Transport};
+pub(crate) use transport::{TimedOut, Transport};

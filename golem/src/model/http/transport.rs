@@ -134,11 +134,27 @@ impl Transport {
                     .min(self.settings.timeout),
                 None => self.settings.timeout,
             };
-            // reqwest's timeout bounds the body too: a JSON answer's, not a stream's.
-            *request.timeout_mut() = (answer == Answer::Json).then_some(timeout);
             let retries_left = attempt <= policy.max_retries;
             let spare = retries_left.then(|| request.try_clone()).flatten();
-            let outcome = self.send_once(request, attempt, answer, timeout).await;
+            let outcome = match answer {
+                // A JSON answer's timeout bounds its body too; a stream's, its headers only
+                // (see `send_once`). Kept here rather than in reqwest's request, whose
+                // timeout costs two allocations a request.
+                Answer::Json => {
+                    tokio::time::timeout(timeout, self.send_once(request, attempt, answer, timeout))
+                        .await
+                        .unwrap_or_else(|_| {
+                            Err(Attempt::Retryable {
+                                asked: None,
+                                error: Failure::TimedOut(TimedOut {
+                                    after: timeout,
+                                    waiting_for: "a whole response",
+                                }),
+                            })
+                        })
+                }
+                Answer::Stream => self.send_once(request, attempt, answer, timeout).await,
+            };
             let (asked, error) = match outcome {
                 Ok(answered) => return Ok((answered, deadline)),
                 Err(Attempt::Final(error)) => return Err(error),
@@ -179,7 +195,10 @@ impl Transport {
                     Err(_) => {
                         return Err(Attempt::Retryable {
                             asked: None,
-                            error: Failure::HeadersTimedOut(HeadersTimedOut { after: timeout }),
+                            error: Failure::TimedOut(TimedOut {
+                                after: timeout,
+                                waiting_for: "response headers",
+                            }),
                         });
                     }
                 }
@@ -355,7 +374,7 @@ impl Transport {
         match failure {
             Failure::Status { status, message } => format!("HTTP {}: {message}", status.as_u16()),
             Failure::Transport(error) => self.redactor.redact(&error.to_string()).into_owned(),
-            Failure::HeadersTimedOut(error) => error.to_string(),
+            Failure::TimedOut(error) => error.to_string(),
         }
     }
 
@@ -383,7 +402,7 @@ impl Transport {
                 attempts,
                 source: Box::new(error),
             },
-            Failure::HeadersTimedOut(error) => ModelError::Transport {
+            Failure::TimedOut(error) => ModelError::Transport {
                 provider,
                 attempts,
                 source: Box::new(error),
@@ -407,16 +426,17 @@ enum Answered {
 enum Failure {
     Status { status: StatusCode, message: String },
     Transport(reqwest::Error),
-    HeadersTimedOut(HeadersTimedOut),
+    TimedOut(TimedOut),
 }
 
-/// The error of a stream request whose response headers did not arrive within the
-/// attempt's timeout: the source of a [`ModelError::Transport`], for which
-/// [`ModelError::is_timeout`] is true.
+/// The error of an attempt that timed out: a JSON request whose whole response, or a
+/// stream request whose response headers, did not arrive within the attempt's timeout. The
+/// source of a [`ModelError::Transport`], for which [`ModelError::is_timeout`] is true.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("no response headers arrived within {} ms", after.as_millis())]
-pub(crate) struct HeadersTimedOut {
+#[error("no {waiting_for} arrived within {} ms", after.as_millis())]
+pub(crate) struct TimedOut {
     after: Duration,
+    waiting_for: &'static str,
 }
 
 enum Attempt {
