@@ -25,7 +25,7 @@ pub(in crate::model) fn parse(
     strict_tools: bool,
 ) -> Result<ModelResponse, String> {
     const WHAT: &str = "a response";
-    if let Ok(response) = decode::<ResponseBody<AnyItem<'_>>>(body, WHAT)
+    if let Ok(response) = decode::<ResponseBody<'_, AnyItem<'_>>>(body, WHAT)
         && let Ok(response) = respond(
             response,
             |item| item.known().ok_or_else(String::new),
@@ -36,7 +36,7 @@ pub(in crate::model) fn parse(
         return Ok(response);
     }
     respond(
-        decode::<ResponseBody<&RawValue>>(body, WHAT)?,
+        decode::<ResponseBody<'_, &RawValue>>(body, WHAT)?,
         |item| read_item(item.get()),
         params,
         strict_tools,
@@ -45,7 +45,7 @@ pub(in crate::model) fn parse(
 
 /// The response, its output items read by `read`.
 fn respond<I>(
-    response: ResponseBody<I>,
+    response: ResponseBody<'_, I>,
     read: impl Fn(I) -> Result<Item, String>,
     params: &RequestParams,
     strict_tools: bool,
@@ -181,14 +181,14 @@ fn read_item(text: &str) -> Result<Item, String> {
 }
 
 #[derive(Deserialize)]
-#[serde(bound(deserialize = "I: Deserialize<'de>"))]
-struct ResponseBody<I> {
+#[serde(bound(deserialize = "'de: 'a, I: Deserialize<'de>"))]
+struct ResponseBody<'a, I> {
     #[serde(default)]
     id: Option<String>,
     #[serde(default)]
     model: Option<String>,
-    #[serde(default)]
-    status: Option<String>,
+    #[serde(default, borrow)]
+    status: Option<Cow<'a, str>>,
     #[serde(default, deserialize_with = "null_default")]
     error: Option<ResponseError>,
     #[serde(default, deserialize_with = "null_default")]
@@ -229,13 +229,15 @@ struct Typed<'a> {
 struct AnyItem<'a> {
     #[serde(rename = "type", borrow)]
     kind: Option<Cow<'a, str>>,
-    #[serde(default, deserialize_with = "null_default")]
-    content: Vec<MessageContent>,
+    #[serde(default, deserialize_with = "null_default", borrow)]
+    content: Vec<ContentIn<'a>>,
     #[serde(default, deserialize_with = "null_default")]
     call_id: String,
     name: Option<String>,
     arguments: Option<String>,
-    id: Option<String>,
+    /// Borrowed from the body: only a reasoning item keeps its id.
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
     #[serde(default, deserialize_with = "null_default")]
     summary: Vec<SummaryText>,
     #[serde(default)]
@@ -246,18 +248,43 @@ impl AnyItem<'_> {
     /// The item, when it is of a kind golem reads and has what that kind needs.
     fn known(self) -> Option<Item> {
         match self.kind.as_deref()? {
-            "message" => Some(Item::Message(self.content)),
+            "message" => Some(Item::Message(
+                self.content
+                    .into_iter()
+                    .map(ContentIn::known)
+                    .collect::<Option<_>>()?,
+            )),
             "function_call" => Some(Item::FunctionCall(FunctionCallItem {
                 call_id: self.call_id,
                 name: self.name?,
                 arguments: self.arguments?,
             })),
             "reasoning" => Some(Item::Reasoning(ReasoningItem {
-                id: self.id?,
+                id: self.id?.into_owned(),
                 summary: self.summary,
                 encrypted_content: self.encrypted_content,
             })),
             _ => None,
+        }
+    }
+}
+
+/// A `message` item's content, read in one pass with [`AnyItem`]: the kinds' fields at
+/// once, without the buffering an internally tagged enum does.
+#[derive(Deserialize)]
+struct ContentIn<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    text: Option<String>,
+}
+
+impl ContentIn<'_> {
+    /// The content as [`MessageContent`] reads it, when it reads as that would.
+    fn known(self) -> Option<MessageContent> {
+        match self.kind.as_deref()? {
+            "output_text" => Some(MessageContent::OutputText { text: self.text? }),
+            "refusal" => Some(MessageContent::Refusal {}),
+            _ => Some(MessageContent::Other),
         }
     }
 }
@@ -382,6 +409,23 @@ mod tests {
     }
 
     #[test]
+    fn a_messages_content_reads_alike_in_one_pass_and_item_by_item() {
+        let message = json!({"type": "message", "id": "msg_1", "role": "assistant", "content": [
+            {"type": "output_text", "text": "Six", "annotations": []},
+            {"type": "refusal", "refusal": "No."},
+            {"type": "output_audio", "text": 7},
+            {"type": "output_text", "text": "."}
+        ]});
+        // The content of another kind whose `text` is no string sends the item to the
+        // item-by-item read, which skips it as before.
+        let by_item = read(json!([message])).expect("readable");
+        assert_eq!(by_item.parts, [ResponsePart::text("Six.")]);
+        let mut one_pass = message.clone();
+        one_pass["content"][2]["text"] = json!("seven");
+        assert_eq!(read(json!([one_pass])).expect("readable"), by_item);
+    }
+
+    #[test]
     fn an_item_that_is_not_as_its_kind_should_be_is_refused_with_what_is_wrong() {
         for (item, error) in [
             (json!({"id": "x"}), "an output item has no type"),
@@ -396,6 +440,14 @@ mod tests {
             (
                 json!({"type": "reasoning", "summary": []}),
                 "a `reasoning` output item cannot be read: missing field `id`",
+            ),
+            (
+                json!({"type": "message", "content": [{"type": "output_text", "text": null}]}),
+                "a `message` output item cannot be read: invalid type: null, expected a string",
+            ),
+            (
+                json!({"type": "message", "content": [{"text": "Six."}]}),
+                "a `message` output item cannot be read: missing field `type`",
             ),
         ] {
             assert_eq!(read(json!([item])).unwrap_err(), error);
