@@ -154,6 +154,50 @@ pub(crate) fn decode<'a, T: serde::Deserialize<'a>>(
     .map_err(|error| format!("the body is not {what}: {error}"))
 }
 
+/// A string of a response that is only looked at: borrowed from the body when it has no
+/// escape, else owned. (serde reads a `Cow<str>` as owned when it is in an `Option`.)
+#[cfg(any(feature = "openai", feature = "gemini"))]
+#[derive(Debug)]
+pub(crate) struct Text<'a>(pub(crate) Cow<'a, str>);
+
+#[cfg(any(feature = "openai", feature = "gemini"))]
+impl std::ops::Deref for Text<'_> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+#[cfg(any(feature = "openai", feature = "gemini"))]
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Text<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Text<'de>;
+
+            fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str("a string")
+            }
+
+            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Borrowed(text)))
+            }
+
+            fn visit_str<E>(self, text: &str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(text.to_owned())))
+            }
+
+            fn visit_string<E>(self, text: String) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(text)))
+            }
+        }
+
+        deserializer.deserialize_str(Visit)
+    }
+}
+
 /// serde's message, without the position: for a piece read out of a larger body, where
 /// the position in the piece would mislead.
 #[cfg(any(feature = "openai", feature = "gemini"))]
@@ -263,6 +307,25 @@ mod tests {
     use super::*;
     use crate::model::{ModelRequest, ModelResponse, OutputSchema};
     use crate::tool::ToolDefinition;
+
+    #[cfg(any(feature = "openai", feature = "gemini"))]
+    #[test]
+    fn a_text_is_borrowed_from_the_body_unless_it_has_an_escape() {
+        let read = |json: &'static str| serde_json::from_str::<Option<Text<'static>>>(json);
+        assert!(matches!(
+            read(r#""STOP""#),
+            Ok(Some(Text(Cow::Borrowed("STOP"))))
+        ));
+        assert!(matches!(
+            read(r#""a \"quoted\" word""#),
+            Ok(Some(Text(Cow::Owned(text)))) if text == "a \"quoted\" word"
+        ));
+        assert!(matches!(read("null"), Ok(None)));
+        assert_eq!(
+            read("7").unwrap_err().to_string(),
+            "invalid type: integer `7`, expected a string at line 1 column 1"
+        );
+    }
 
     #[test]
     fn a_body_is_read_as_text_and_refused_with_serdes_message() {

@@ -2,13 +2,11 @@
 //! golem does not read is kept whole), the finish reason (safety blocks kept as a verdict),
 //! and the usage metadata.
 
-use std::borrow::Cow;
-
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::super::provider::{decode, without_position};
+use super::super::provider::{Text, decode, without_position};
 use super::super::{
     FinishReason, ModelResponse, ProviderPart, ResponsePart, ThinkingPart, ToolArgs, json_out,
 };
@@ -82,7 +80,7 @@ fn respond<P>(
             if let Some(reason) = candidate.finish_reason {
                 verdict.insert(
                     "finishReason".to_owned(),
-                    Value::String(reason.into_owned()),
+                    Value::String(reason.0.into_owned()),
                 );
             }
         }
@@ -200,7 +198,7 @@ struct Candidate<'a, P> {
     content: Option<CandidateContent<P>>,
     /// Borrowed from the body: only a safety verdict keeps it.
     #[serde(borrow)]
-    finish_reason: Option<Cow<'a, str>>,
+    finish_reason: Option<Text<'a>>,
     /// Kept for a safety verdict, with the safety ratings.
     finish_message: Option<Value>,
     safety_ratings: Option<Value>,

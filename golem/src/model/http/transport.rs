@@ -5,6 +5,7 @@
 use std::fmt;
 use std::time::{Duration, SystemTime};
 
+use bytes::Bytes;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
 use reqwest::{Client, StatusCode};
 use tokio::time::Instant;
@@ -117,14 +118,10 @@ impl Transport {
             .settings
             .deadline
             .and_then(|deadline| Instant::now().checked_add(deadline));
-        // Built once; an attempt with retries left keeps a clone that shares the body's
-        // buffer for the next one. The body is never copied.
-        let mut request = self
-            .client
-            .post(url.clone())
-            .body(body)
-            .build()
-            .map_err(|error| self.finish_error(Failure::Transport(error.without_url()), 1))?;
+        // Each attempt's request shares the body's buffer: the body is never copied. The
+        // request is handed to reqwest before the first wait, so that this future (boxed
+        // with the model's) holds no request across it.
+        let body = Bytes::from(body);
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -134,14 +131,18 @@ impl Transport {
                     .min(self.settings.timeout),
                 None => self.settings.timeout,
             };
-            let retries_left = attempt <= policy.max_retries;
-            let spare = retries_left.then(|| request.try_clone()).flatten();
+            let sent = match self.client.post(url.clone()).body(body.clone()).build() {
+                Ok(request) => self.client.execute(request),
+                Err(error) => {
+                    return Err(self.finish_error(Failure::Transport(error.without_url()), attempt));
+                }
+            };
             let outcome = match answer {
                 // A JSON answer's timeout bounds its body too; a stream's, its headers only
                 // (see `send_once`). Kept here rather than in reqwest's request, whose
                 // timeout costs two allocations a request.
                 Answer::Json => {
-                    tokio::time::timeout(timeout, self.send_once(request, attempt, answer, timeout))
+                    tokio::time::timeout(timeout, self.send_once(sent, attempt, answer, timeout))
                         .await
                         .unwrap_or_else(|_| {
                             Err(Attempt::Retryable {
@@ -153,18 +154,16 @@ impl Transport {
                             })
                         })
                 }
-                Answer::Stream => self.send_once(request, attempt, answer, timeout).await,
+                Answer::Stream => self.send_once(sent, attempt, answer, timeout).await,
             };
             let (asked, error) = match outcome {
                 Ok(answered) => return Ok((answered, deadline)),
                 Err(Attempt::Final(error)) => return Err(error),
                 Err(Attempt::Retryable { asked, error }) => (asked, error),
             };
-            // A byte body always clones, so `spare` is missing only when no retry is left.
-            let Some(spare) = spare else {
+            if attempt > policy.max_retries {
                 return Err(self.finish_error(error, attempt));
-            };
-            request = spare;
+            }
             let delay = policy.delay_asked(attempt, asked);
             if deadline.is_some_and(|deadline| Instant::now() + delay >= deadline) {
                 return Err(self.finish_error(error, attempt));
@@ -182,27 +181,25 @@ impl Transport {
 
     async fn send_once(
         &self,
-        request: reqwest::Request,
+        sent: impl Future<Output = reqwest::Result<reqwest::Response>>,
         attempt: u32,
         answer: Answer,
         timeout: Duration,
     ) -> Result<Answered, Attempt> {
-        let response = match answer {
-            Answer::Json => self.client.execute(request).await,
-            Answer::Stream => {
-                match tokio::time::timeout(timeout, self.client.execute(request)).await {
-                    Ok(response) => response,
-                    Err(_) => {
-                        return Err(Attempt::Retryable {
-                            asked: None,
-                            error: Failure::TimedOut(TimedOut {
-                                after: timeout,
-                                waiting_for: "response headers",
-                            }),
-                        });
-                    }
+        let mut response = match answer {
+            Answer::Json => sent.await,
+            Answer::Stream => match tokio::time::timeout(timeout, sent).await {
+                Ok(response) => response,
+                Err(_) => {
+                    return Err(Attempt::Retryable {
+                        asked: None,
+                        error: Failure::TimedOut(TimedOut {
+                            after: timeout,
+                            waiting_for: "response headers",
+                        }),
+                    });
                 }
-            }
+            },
         }
         .map_err(|error| self.transport_error(error, attempt))?;
         let status = response.status();
@@ -239,7 +236,7 @@ impl Transport {
         } else {
             None
         };
-        let bytes = self.read_body(response, attempt).await?;
+        let bytes = self.read_body(&mut response, attempt).await?;
         if status.is_success() {
             if let Some(content_type) = unexpected {
                 return Err(Attempt::Final(match answer {
@@ -274,7 +271,7 @@ impl Transport {
 
     async fn read_body(
         &self,
-        mut response: reqwest::Response,
+        response: &mut reqwest::Response,
         attempt: u32,
     ) -> Result<Vec<u8>, Attempt> {
         let limit = self.settings.max_response_bytes;

@@ -1,13 +1,11 @@
 //! Reading a Responses API response into golem's parts: its output items, each read as its
 //! kind's own struct (a kind golem does not read is kept whole), the status and the usage.
 
-use std::borrow::Cow;
-
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::super::super::provider::{decode, without_position};
+use super::super::super::provider::{Text, decode, without_position};
 use super::super::super::{
     FinishReason, ModelResponse, ProviderPart, RequestParams, ResponsePart, ThinkingPart,
 };
@@ -165,7 +163,8 @@ fn read_item(text: &str) -> Result<Item, String> {
     };
     let read = |error: serde_json::Error| {
         format!(
-            "a `{kind}` output item cannot be read: {}",
+            "a `{}` output item cannot be read: {}",
+            &*kind,
             without_position(&error)
         )
     };
@@ -188,7 +187,7 @@ struct ResponseBody<'a, I> {
     #[serde(default)]
     model: Option<String>,
     #[serde(default, borrow)]
-    status: Option<Cow<'a, str>>,
+    status: Option<Text<'a>>,
     #[serde(default, deserialize_with = "null_default")]
     error: Option<ResponseError>,
     #[serde(default, deserialize_with = "null_default")]
@@ -219,7 +218,7 @@ struct IncompleteDetails {
 #[derive(Deserialize)]
 struct Typed<'a> {
     #[serde(rename = "type", borrow)]
-    kind: Option<Cow<'a, str>>,
+    kind: Option<Text<'a>>,
 }
 
 /// An output item of a kind golem reads, read in one pass: every kind's fields at once.
@@ -228,7 +227,7 @@ struct Typed<'a> {
 #[derive(Deserialize)]
 struct AnyItem<'a> {
     #[serde(rename = "type", borrow)]
-    kind: Option<Cow<'a, str>>,
+    kind: Option<Text<'a>>,
     #[serde(default, deserialize_with = "null_default", borrow)]
     content: Vec<ContentIn<'a>>,
     #[serde(default, deserialize_with = "null_default")]
@@ -237,7 +236,7 @@ struct AnyItem<'a> {
     arguments: Option<String>,
     /// Borrowed from the body: only a reasoning item keeps its id.
     #[serde(borrow)]
-    id: Option<Cow<'a, str>>,
+    id: Option<Text<'a>>,
     #[serde(default, deserialize_with = "null_default")]
     summary: Vec<SummaryText>,
     #[serde(default)]
@@ -260,7 +259,7 @@ impl AnyItem<'_> {
                 arguments: self.arguments?,
             })),
             "reasoning" => Some(Item::Reasoning(ReasoningItem {
-                id: self.id?.into_owned(),
+                id: self.id?.0.into_owned(),
                 summary: self.summary,
                 encrypted_content: self.encrypted_content,
             })),
@@ -274,7 +273,7 @@ impl AnyItem<'_> {
 #[derive(Deserialize)]
 struct ContentIn<'a> {
     #[serde(rename = "type", borrow)]
-    kind: Option<Cow<'a, str>>,
+    kind: Option<Text<'a>>,
     text: Option<String>,
 }
 
