@@ -164,8 +164,9 @@ fn needs_escape(bytes: &[u8]) -> bool {
     })
 }
 
-/// Appends `bytes` escaped: runs that need nothing are copied whole, and blocks of 16
-/// bytes that need nothing are passed over without looking at each byte.
+/// Appends `bytes` escaped: runs that need nothing are copied whole, blocks of 16 bytes
+/// that need nothing are passed over without looking at each byte, and a block that needs
+/// something is gone through byte by byte with a table, as `serde_json` does.
 fn escaped(out: &mut Vec<u8>, bytes: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut start = 0;
@@ -177,39 +178,51 @@ fn escaped(out: &mut Vec<u8>, bytes: &[u8]) {
             index += 16;
             continue;
         }
-        let byte = bytes[index];
-        let short = match byte {
-            b'"' => b'"',
-            b'\\' => b'\\',
-            b'\n' => b'n',
-            b'\r' => b'r',
-            b'\t' => b't',
-            0x08 => b'b',
-            0x0c => b'f',
-            0x00..=0x1f => 0,
-            _ => {
-                index += 1;
+        let end = bytes.len().min(index + 16);
+        while index < end {
+            let byte = bytes[index];
+            let short = ESCAPE[usize::from(byte)];
+            index += 1;
+            if short == 0 {
                 continue;
             }
-        };
-        out.extend_from_slice(&bytes[start..index]);
-        index += 1;
-        start = index;
-        if short == 0 {
-            out.extend_from_slice(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[usize::from(byte >> 4)],
-                HEX[usize::from(byte & 0xf)],
-            ]);
-        } else {
-            out.extend_from_slice(&[b'\\', short]);
+            out.extend_from_slice(&bytes[start..index - 1]);
+            start = index;
+            if short == b'u' {
+                out.extend_from_slice(&[
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[usize::from(byte >> 4)],
+                    HEX[usize::from(byte & 0xf)],
+                ]);
+            } else {
+                out.extend_from_slice(&[b'\\', short]);
+            }
         }
     }
     out.extend_from_slice(&bytes[start..]);
 }
+
+/// For each byte, what follows the backslash that escapes it: its short escape, `u` for
+/// `\u00XX`, or 0 when it needs none.
+static ESCAPE: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut byte = 0;
+    while byte < 0x20 {
+        table[byte] = b'u';
+        byte += 1;
+    }
+    table[0x08] = b'b';
+    table[0x09] = b't';
+    table[0x0a] = b'n';
+    table[0x0c] = b'f';
+    table[0x0d] = b'r';
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table
+};
 
 #[cfg(test)]
 mod tests {
