@@ -39,7 +39,7 @@ fn respond<P>(
     let mut parts = Vec::new();
     let mut finish_reason = None;
     let mut verdict = Map::new();
-    if let Some(candidate) = response.candidate {
+    if let Some(candidate) = response.candidates.into_iter().next() {
         for part in candidate
             .content
             .map(|content| content.parts)
@@ -182,51 +182,14 @@ fn read_known_part<'a, C: Call<'a>>(
 }
 
 #[derive(Deserialize)]
-#[serde(
-    rename_all = "camelCase",
-    bound(deserialize = "'de: 'a, P: Deserialize<'de>")
-)]
+#[serde(rename_all = "camelCase")]
 struct GenerateContentResponse<'a, P> {
-    /// The first candidate, the one golem reads (it asks for one); any other is passed over.
-    #[serde(
-        rename = "candidates",
-        default = "Option::default",
-        deserialize_with = "first",
-        borrow
-    )]
-    candidate: Option<Candidate<'a, P>>,
+    #[serde(default = "Vec::new", borrow)]
+    candidates: Vec<Candidate<'a, P>>,
     prompt_feedback: Option<Map<String, Value>>,
     usage_metadata: Option<UsageMetadata>,
     model_version: Option<String>,
     response_id: Option<String>,
-}
-
-/// The first element of a list, the others read over without being kept: no list is made.
-fn first<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    struct First<T>(std::marker::PhantomData<T>);
-
-    impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for First<T> {
-        type Value = Option<T>;
-
-        fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            formatter.write_str("a sequence")
-        }
-
-        fn visit_seq<A: serde::de::SeqAccess<'de>>(
-            self,
-            mut seq: A,
-        ) -> Result<Option<T>, A::Error> {
-            let first = seq.next_element()?;
-            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-            Ok(first)
-        }
-    }
-
-    deserializer.deserialize_seq(First(std::marker::PhantomData))
 }
 
 #[derive(Deserialize)]
@@ -351,20 +314,6 @@ mod tests {
             "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}]
         });
         parse(body.to_string().as_bytes())
-    }
-
-    #[test]
-    fn the_first_candidate_is_read_and_any_other_passed_over() {
-        let body = json!({"candidates": [
-            {"content": {"role": "model", "parts": [{"text": "Six."}]}, "finishReason": "STOP"},
-            {"content": {"role": "model", "parts": [{"text": 5}]}, "finishReason": 7}
-        ]});
-        let response = parse(body.to_string().as_bytes()).expect("readable");
-        assert_eq!(response.parts, [ResponsePart::text("Six.")]);
-        assert_eq!(response.finish_reason, Some(FinishReason::Stop));
-        let none = parse(br#"{"candidates": []}"#).expect("readable");
-        assert!(none.parts.is_empty());
-        assert_eq!(none.finish_reason, None);
     }
 
     #[test]

@@ -206,13 +206,6 @@ impl<W: WireFormat> HttpModel<W> {
     }
 }
 
-/// The room a request body is written into: the last body's size and half again, and a
-/// little more, since a conversation's next body is its last one and what was said since.
-/// Growing the buffer while writing would copy it.
-fn body_capacity(last: usize) -> usize {
-    last + last / 2 + 512
-}
-
 impl<W: WireFormat> Model for HttpModel<W> {
     fn request<'a>(
         &'a self,
@@ -221,14 +214,14 @@ impl<W: WireFormat> Model for HttpModel<W> {
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         async move {
             let inner = &*self.inner;
-            let capacity = body_capacity(inner.last_body_len.load(Ordering::Relaxed));
+            let last = inner.last_body_len.load(Ordering::Relaxed);
             let body = inner.wire.body(
                 &inner.name,
                 &inner.settings,
                 messages,
                 params,
                 false,
-                capacity,
+                last + last / 4,
             )?;
             inner.last_body_len.store(body.len(), Ordering::Relaxed);
             let bytes = inner.transport.post_json(&inner.url, body).await?;
@@ -261,14 +254,14 @@ impl<W: WireFormat> Model for HttpModel<W> {
     ) -> ModelStream<'a> {
         let inner = &*self.inner;
         let open = async move {
-            let capacity = body_capacity(inner.last_body_len.load(Ordering::Relaxed));
+            let last = inner.last_body_len.load(Ordering::Relaxed);
             let body = inner.wire.body(
                 &inner.name,
                 &inner.settings,
                 messages,
                 params,
                 true,
-                capacity,
+                last + last / 4,
             )?;
             inner.last_body_len.store(body.len(), Ordering::Relaxed);
             inner.transport.post_stream(&inner.stream_url, body).await
