@@ -673,7 +673,14 @@ fn name_calls(response: &mut ModelResponse, history_len: usize) {
             continue;
         };
         if call.tool_call_id.is_empty() {
-            call.tool_call_id = format!("call_{history_len}_{index}");
+            // `call_{history_len}_{index}`, written without the formatting machinery, which
+            // costs more than the rest of a response's bookkeeping.
+            let id = &mut call.tool_call_id;
+            id.reserve(16);
+            id.push_str("call_");
+            push_decimal(id, history_len);
+            id.push('_');
+            push_decimal(id, index);
         }
         let taken = |id: &str| {
             earlier.iter().any(
@@ -684,6 +691,22 @@ fn name_calls(response: &mut ModelResponse, history_len: usize) {
             call.tool_call_id = format!("{}_{index}", call.tool_call_id);
         }
     }
+}
+
+/// Appends `number` in decimal.
+fn push_decimal(text: &mut String, mut number: usize) {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        // A remainder of ten is a single digit.
+        digits[start] = b'0' + (number % 10) as u8;
+        number /= 10;
+        if number == 0 {
+            break;
+        }
+    }
+    text.extend(digits[start..].iter().map(|&digit| char::from(digit)));
 }
 
 #[cfg(test)]
@@ -706,6 +729,10 @@ mod tests {
         let mut response = ModelResponse::new(vec![call("a"), call(""), call("a"), call("a")]);
         name_calls(&mut response, 4);
         assert_eq!(ids(&response), ["a", "call_4_1", "a_2", "a_3"]);
+        let mut response = ModelResponse::new(vec![call(""); 11]);
+        name_calls(&mut response, 1_234_567_890);
+        assert_eq!(ids(&response)[0], "call_1234567890_0");
+        assert_eq!(ids(&response)[10], "call_1234567890_10");
     }
 
     #[test]

@@ -4,9 +4,9 @@
 use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::super::json_out;
 use super::super::media::{Accepts, At, MB};
 use super::super::provider::{ToolUse, decode, request_settings, tool_use};
 use super::super::{
@@ -19,7 +19,9 @@ use crate::schema::{drop_added_nulls, is_strict_compatible};
 use crate::tool::ToolDefinition;
 use crate::usage::RequestUsage;
 
-/// The request body for `messages` and `params`.
+/// The request body for `messages` and `params`, written straight into a buffer of
+/// `capacity` bytes to start with (see [`json_out`]): the same text `serde_json` writes for
+/// the request's structs (see the tests).
 pub(super) fn body(
     wire: &ChatCompletions,
     model: &str,
@@ -32,8 +34,7 @@ pub(super) fn body(
     let settings = request_settings(provider_settings, params);
     let profile = wire.profile();
     let forms = wire.tool_forms(params)?;
-    let tools: Vec<&RawValue> = forms.iter().map(|form| &**form).collect();
-    let has_tools = !tools.is_empty();
+    let has_tools = !forms.is_empty();
     let tool_choice = tool_use(messages, params, settings.tool_choice.as_ref())
         .and_then(|choice| tool_choice(choice, profile, params));
     let response_format = match (&params.output_mode, &params.output_schema) {
@@ -53,28 +54,75 @@ pub(super) fn body(
     } else {
         (settings.max_tokens, None)
     };
-    let request = ChatRequest {
-        model,
-        messages: chat_messages(params.instructions.as_deref(), messages)?,
-        tools,
-        tool_choice,
-        parallel_tool_calls: settings.parallel_tool_calls.filter(|_| has_tools),
-        response_format,
-        temperature: settings.temperature,
-        top_p: settings.top_p,
-        max_tokens,
-        max_completion_tokens,
-        stop: settings.stop_sequences.as_deref(),
-        seed: settings.seed,
-        stream,
-        stream_options: (stream && !wire.no_stream_usage).then_some(StreamOptions {
-            include_usage: true,
-        }),
-        extra: &settings.extra_body,
-    };
-    let mut body = Vec::with_capacity(capacity);
-    serde_json::to_writer(&mut body, &request).map_err(ModelError::other)?;
-    Ok(body)
+    let mut out = Vec::with_capacity(capacity);
+    out.extend_from_slice(b"{\"model\":");
+    json_out::string(&mut out, model);
+    out.extend_from_slice(b",\"messages\":[");
+    for (index, message) in chat_messages(params.instructions.as_deref(), messages)?
+        .iter()
+        .enumerate()
+    {
+        if index > 0 {
+            out.push(b',');
+        }
+        message.write(&mut out);
+    }
+    out.push(b']');
+    if has_tools {
+        out.extend_from_slice(b",\"tools\":");
+        json_out::raw_list(&mut out, &forms);
+    }
+    if let Some(choice) = &tool_choice {
+        out.extend_from_slice(b",\"tool_choice\":");
+        json_out::value(&mut out, choice)?;
+    }
+    if let Some(parallel) = settings.parallel_tool_calls.filter(|_| has_tools) {
+        out.extend_from_slice(if parallel {
+            b",\"parallel_tool_calls\":true"
+        } else {
+            b",\"parallel_tool_calls\":false"
+        });
+    }
+    if let Some(format) = &response_format {
+        out.extend_from_slice(b",\"response_format\":");
+        json_out::value(&mut out, format)?;
+    }
+    if let Some(temperature) = settings.temperature {
+        out.extend_from_slice(b",\"temperature\":");
+        json_out::value(&mut out, &temperature)?;
+    }
+    if let Some(top_p) = settings.top_p {
+        out.extend_from_slice(b",\"top_p\":");
+        json_out::value(&mut out, &top_p)?;
+    }
+    if let Some(max_tokens) = max_tokens {
+        out.extend_from_slice(b",\"max_tokens\":");
+        json_out::value(&mut out, &max_tokens)?;
+    }
+    if let Some(max_tokens) = max_completion_tokens {
+        out.extend_from_slice(b",\"max_completion_tokens\":");
+        json_out::value(&mut out, &max_tokens)?;
+    }
+    if let Some(stop) = &settings.stop_sequences {
+        out.extend_from_slice(b",\"stop\":");
+        json_out::value(&mut out, stop)?;
+    }
+    if let Some(seed) = settings.seed {
+        out.extend_from_slice(b",\"seed\":");
+        json_out::value(&mut out, &seed)?;
+    }
+    if stream {
+        out.extend_from_slice(b",\"stream\":true");
+        if !wire.no_stream_usage {
+            out.extend_from_slice(b",\"stream_options\":{\"include_usage\":true}");
+        }
+    }
+    for (name, value) in settings.extra_body.iter() {
+        out.push(b',');
+        json_out::entry(&mut out, name, value)?;
+    }
+    out.push(b'}');
+    Ok(out)
 }
 
 /// The `tool_choice` for `choice`, as the server understands it, or `None` to send none.
@@ -387,13 +435,15 @@ fn chat_messages<'a>(
     Ok(out)
 }
 
+/// The request's structs as serde would write them: the reference the writer above is
+/// tested against, byte for byte.
+#[cfg(test)]
 #[derive(Serialize)]
 struct ChatRequest<'a> {
     model: &'a str,
     messages: Vec<ChatMessage<'a>>,
-    /// Each tool's serialized form, built once per tool definition.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<&'a RawValue>,
+    tools: Vec<&'a serde_json::value::RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -420,13 +470,13 @@ struct ChatRequest<'a> {
     extra: &'a Map<String, Value>,
 }
 
+#[cfg(test)]
 #[derive(Serialize)]
 struct StreamOptions {
     include_usage: bool,
 }
 
-#[derive(Serialize)]
-#[serde(tag = "role", rename_all = "lowercase")]
+#[cfg_attr(test, derive(Serialize), serde(tag = "role", rename_all = "lowercase"))]
 enum ChatMessage<'a> {
     System {
         content: Cow<'a, str>,
@@ -436,7 +486,7 @@ enum ChatMessage<'a> {
     },
     Assistant {
         content: Option<Cow<'a, str>>,
-        #[serde(skip_serializing_if = "Vec::is_empty")]
+        #[cfg_attr(test, serde(skip_serializing_if = "Vec::is_empty"))]
         tool_calls: Vec<ChatToolCall<'a>>,
     },
     Tool {
@@ -445,16 +495,84 @@ enum ChatMessage<'a> {
     },
 }
 
+impl ChatMessage<'_> {
+    /// Appends the message as serde would write it (see [`json_out`]).
+    fn write(&self, out: &mut Vec<u8>) {
+        match self {
+            ChatMessage::System { content } => {
+                out.extend_from_slice(b"{\"role\":\"system\",\"content\":");
+                json_out::string(out, content);
+            }
+            ChatMessage::User { content } => {
+                out.extend_from_slice(b"{\"role\":\"user\",\"content\":");
+                match content {
+                    UserMessage::Text(text) => json_out::string(out, text),
+                    UserMessage::Parts(parts) => {
+                        out.push(b'[');
+                        for (index, part) in parts.iter().enumerate() {
+                            if index > 0 {
+                                out.push(b',');
+                            }
+                            part.write(out);
+                        }
+                        out.push(b']');
+                    }
+                }
+            }
+            ChatMessage::Assistant {
+                content,
+                tool_calls,
+            } => {
+                out.extend_from_slice(b"{\"role\":\"assistant\",\"content\":");
+                match content {
+                    Some(text) => json_out::string(out, text),
+                    None => out.extend_from_slice(b"null"),
+                }
+                if !tool_calls.is_empty() {
+                    out.extend_from_slice(b",\"tool_calls\":[");
+                    for (index, call) in tool_calls.iter().enumerate() {
+                        if index > 0 {
+                            out.push(b',');
+                        }
+                        out.extend_from_slice(b"{\"id\":");
+                        json_out::string(out, call.id);
+                        out.extend_from_slice(b",\"type\":");
+                        json_out::string(out, call.kind);
+                        out.extend_from_slice(b",\"function\":{\"name\":");
+                        json_out::string(out, call.function.name);
+                        out.extend_from_slice(b",\"arguments\":");
+                        json_out::string(out, call.function.arguments);
+                        out.extend_from_slice(b"}}");
+                    }
+                    out.push(b']');
+                }
+            }
+            ChatMessage::Tool {
+                tool_call_id,
+                content,
+            } => {
+                out.extend_from_slice(b"{\"role\":\"tool\",\"tool_call_id\":");
+                json_out::string(out, tool_call_id);
+                out.extend_from_slice(b",\"content\":");
+                json_out::string(out, content);
+            }
+        }
+        out.push(b'}');
+    }
+}
+
 /// A user message's content: text, or content parts.
-#[derive(Serialize)]
-#[serde(untagged)]
+#[cfg_attr(test, derive(Serialize), serde(untagged))]
 enum UserMessage<'a> {
     Text(Cow<'a, str>),
     Parts(Vec<ChatContent<'a>>),
 }
 
-#[derive(Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[cfg_attr(
+    test,
+    derive(Serialize),
+    serde(tag = "type", rename_all = "snake_case")
+)]
 enum ChatContent<'a> {
     Text { text: Cow<'a, str> },
     ImageUrl { image_url: ChatImageUrl<'a> },
@@ -462,32 +580,64 @@ enum ChatContent<'a> {
     File { file: ChatFile },
 }
 
-#[derive(Serialize)]
+impl ChatContent<'_> {
+    /// Appends the content part as serde would write it (see [`json_out`]).
+    fn write(&self, out: &mut Vec<u8>) {
+        match self {
+            ChatContent::Text { text } => {
+                out.extend_from_slice(b"{\"type\":\"text\",\"text\":");
+                json_out::string(out, text);
+            }
+            ChatContent::ImageUrl { image_url } => {
+                out.extend_from_slice(b"{\"type\":\"image_url\",\"image_url\":{\"url\":");
+                json_out::string(out, &image_url.url);
+                out.push(b'}');
+            }
+            ChatContent::InputAudio { input_audio } => {
+                out.extend_from_slice(b"{\"type\":\"input_audio\",\"input_audio\":{\"data\":");
+                json_out::string(out, &input_audio.data);
+                out.extend_from_slice(b",\"format\":");
+                json_out::string(out, input_audio.format);
+                out.push(b'}');
+            }
+            ChatContent::File { file } => {
+                out.extend_from_slice(b"{\"type\":\"file\",\"file\":{\"filename\":");
+                json_out::string(out, file.filename);
+                out.extend_from_slice(b",\"file_data\":");
+                json_out::string(out, &file.file_data);
+                out.push(b'}');
+            }
+        }
+        out.push(b'}');
+    }
+}
+
+#[cfg_attr(test, derive(Serialize))]
 struct ChatImageUrl<'a> {
     url: Cow<'a, str>,
 }
 
-#[derive(Serialize)]
+#[cfg_attr(test, derive(Serialize))]
 struct ChatAudio {
     data: String,
     format: &'static str,
 }
 
-#[derive(Serialize)]
+#[cfg_attr(test, derive(Serialize))]
 struct ChatFile {
     filename: &'static str,
     file_data: String,
 }
 
-#[derive(Serialize)]
+#[cfg_attr(test, derive(Serialize))]
 struct ChatToolCall<'a> {
     id: &'a str,
-    #[serde(rename = "type")]
+    #[cfg_attr(test, serde(rename = "type"))]
     kind: &'static str,
     function: ChatFunctionCall<'a>,
 }
 
-#[derive(Serialize)]
+#[cfg_attr(test, derive(Serialize))]
 struct ChatFunctionCall<'a> {
     name: &'a str,
     arguments: &'a str,
@@ -633,4 +783,118 @@ where
     T: Default + Deserialize<'de>,
 {
     Option::<T>::deserialize(deserializer).map(Option::unwrap_or_default)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::model::{ModelRequest, OutputSchema, ToolChoice, ToolContent};
+
+    /// A history with every kind of message and content part Chat Completions is sent.
+    fn history() -> Vec<Message> {
+        let png: &[u8] = &[0x89, b'P', b'N', b'G'];
+        vec![
+            Message::Request(ModelRequest::new(vec![
+                RequestPart::system_prompt("Be \"brief\".\nAlways."),
+                RequestPart::user_prompt("Roll é 🎲 </script>"),
+                RequestPart::user_prompt(vec![
+                    UserContent::text("Look:"),
+                    UserContent::image_url("https://example.com/a.png"),
+                    UserContent::binary(png, "image/png"),
+                    UserContent::binary(png, "audio/mpeg"),
+                    UserContent::binary(png, "application/pdf"),
+                ]),
+            ])),
+            Message::from(
+                ModelResponse::new(vec![
+                    ResponsePart::text("Rolling."),
+                    ResponsePart::text(" Twice."),
+                    ResponsePart::tool_call("roll", "{\"n\":2}", "call_1"),
+                    ResponsePart::tool_call("look", "{}", "call_2"),
+                ])
+                .with_usage(10, 2),
+            ),
+            Message::Request(ModelRequest::new(vec![
+                RequestPart::tool_return("roll", "call_1", json!({"rolled": [3, 4]})),
+                RequestPart::tool_return(
+                    "look",
+                    "call_2",
+                    ToolContent::new("seen").with(UserContent::binary(png, "image/png")),
+                ),
+                RequestPart::tool_retry("roll", "call_1", "n must be positive"),
+                RequestPart::retry_prompt("Answer with the tool."),
+            ])),
+            Message::from(ModelResponse::new(Vec::new())),
+        ]
+    }
+
+    #[test]
+    fn the_body_is_what_serde_writes_for_the_request_byte_for_byte() {
+        let tool = ToolDefinition {
+            name: "roll".into(),
+            description: Some("Rolls \"dice\".".into()),
+            parameters: json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
+        };
+        let wire = ChatCompletions::default();
+        let settings = ModelSettings::default()
+            .temperature(0.2)
+            .top_p(0.9)
+            .max_tokens(100)
+            .stop_sequences(["END"])
+            .seed(7)
+            .parallel_tool_calls(false)
+            .tool_choice(ToolChoice::Tool("roll".into()))
+            .extra("user", "u-1")
+            .extra("logit \"bias\"", json!({"50256": -100}));
+        let mut params = RequestParams::text(vec![tool]);
+        params.instructions = Some("You referee dice games.".into());
+        params.output_mode = OutputMode::Native;
+        params.output_schema = Some(OutputSchema {
+            name: "final_result".into(),
+            description: Some("The verdict.".into()),
+            schema: json!({"type": "object", "properties": {"winner": {"type": "string"}}}),
+        });
+        let whole = history();
+        // Right after the prompt, the choice of tool is sent; later, not.
+        for (messages, stream) in [(&whole[..1], false), (&whole[..], true)] {
+            let written =
+                body(&wire, "gpt-4.1", &settings, messages, &params, stream, 0).expect("a body");
+            let forms = wire.tool_forms(&params).expect("forms");
+            let schema = params.output_schema.as_ref().expect("a schema");
+            let reference = ChatRequest {
+                model: "gpt-4.1",
+                messages: chat_messages(params.instructions.as_deref(), messages)
+                    .expect("messages"),
+                tools: forms.iter().map(|form| &**form).collect(),
+                tool_choice: tool_use(messages, &params, settings.tool_choice.as_ref())
+                    .and_then(|choice| tool_choice(choice, wire.profile(), &params)),
+                parallel_tool_calls: Some(false),
+                response_format: Some(ResponseFormat {
+                    kind: "json_schema",
+                    json_schema: JsonSchemaFormat {
+                        name: &schema.name,
+                        description: schema.description.as_deref(),
+                        strict: is_strict_compatible(&schema.schema),
+                        schema: &schema.schema,
+                    },
+                }),
+                temperature: Some(0.2),
+                top_p: Some(0.9),
+                max_tokens: Some(100),
+                max_completion_tokens: None,
+                stop: settings.stop_sequences.as_deref(),
+                seed: Some(7),
+                stream,
+                stream_options: stream.then_some(StreamOptions {
+                    include_usage: true,
+                }),
+                extra: &settings.extra_body,
+            };
+            assert_eq!(reference.tool_choice.is_some(), !stream);
+            let expected = serde_json::to_string(&reference).expect("serializes");
+            assert_eq!(String::from_utf8(written).expect("UTF-8"), expected);
+        }
+    }
 }
