@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::super::json_out;
 use super::super::media::{Accepts, At, MB};
-use super::super::provider::{ToolUse, decode, request_settings, tool_use};
+use super::super::provider::{Text, ToolUse, decode, request_settings, tool_use};
 use super::super::{
     FinishReason, MediaKind, Message, ModelError, ModelResponse, ModelSettings, RequestParams,
     RequestPart, ResponsePart, ThinkingPart, UserContent,
@@ -159,7 +159,7 @@ pub(in crate::model) fn parse(
     params: &RequestParams,
     strict_tools: bool,
 ) -> Result<ModelResponse, String> {
-    let response: ChatResponse = decode(body, "a chat completion")?;
+    let response: ChatResponse<'_> = decode(body, "a chat completion")?;
     let Some(choice) = response.choices.into_iter().next() else {
         return Err("the response has no choices".to_owned());
     };
@@ -705,29 +705,34 @@ struct JsonSchemaFormat<'a> {
 }
 
 #[derive(Deserialize)]
-struct ChatResponse {
+struct ChatResponse<'a> {
     id: Option<String>,
     model: Option<String>,
-    choices: Vec<Choice>,
+    #[serde(borrow)]
+    choices: Vec<Choice<'a>>,
     usage: Option<ChatUsage>,
 }
 
+/// A choice; the strings golem only looks at are borrowed from the body.
 #[derive(Deserialize)]
-struct Choice {
-    message: ChoiceMessage,
-    finish_reason: Option<String>,
+struct Choice<'a> {
+    #[serde(borrow)]
+    message: ChoiceMessage<'a>,
+    #[serde(borrow)]
+    finish_reason: Option<Text<'a>>,
 }
 
 // Compatible servers send `null` for absent lists and numbers: `null_default` reads it as
 // missing.
 #[derive(Deserialize)]
-struct ChoiceMessage {
+struct ChoiceMessage<'a> {
     content: Option<String>,
     #[serde(default)]
     reasoning_content: Option<String>,
     #[serde(default, deserialize_with = "null_default")]
     tool_calls: Vec<ResponseToolCall>,
-    refusal: Option<String>,
+    #[serde(borrow)]
+    refusal: Option<Text<'a>>,
 }
 
 #[derive(Deserialize)]
