@@ -12,15 +12,61 @@ use super::ModelError;
 /// Appends `text` as a JSON string: as it is when nothing in it needs escaping (found in one
 /// pass the compiler vectorizes), else escaped as `serde_json` escapes it.
 pub(crate) fn string(out: &mut Vec<u8>, text: &str) {
-    let bytes = text.as_bytes();
-    out.reserve(bytes.len() + 2);
+    out.reserve(text.len() + 2);
     out.push(b'"');
+    contents(out, text.as_bytes());
+    out.push(b'"');
+}
+
+/// Appends one JSON string made of `pieces` one after the other: a text put together from
+/// parts, written without putting it together first.
+pub(crate) fn string_of(out: &mut Vec<u8>, pieces: &[&str]) {
+    out.push(b'"');
+    for piece in pieces {
+        contents(out, piece.as_bytes());
+    }
+    out.push(b'"');
+}
+
+/// Appends `value` as the text a model reads for it, as one JSON string: a string as it is,
+/// any other value as its JSON, escaped as it is written rather than written first.
+#[cfg(feature = "openai")]
+pub(crate) fn value_text(out: &mut Vec<u8>, value: &serde_json::Value) -> Result<(), ModelError> {
+    if let serde_json::Value::String(text) = value {
+        string(out, text);
+        return Ok(());
+    }
+    out.push(b'"');
+    serde_json::to_writer(Escaping(&mut *out), value).map_err(ModelError::other)?;
+    out.push(b'"');
+    Ok(())
+}
+
+/// A writer that appends what it is given escaped for a JSON string: escaping is byte by
+/// byte, so it does not matter where the writes cut the text.
+#[cfg(feature = "openai")]
+struct Escaping<'o>(&'o mut Vec<u8>);
+
+#[cfg(feature = "openai")]
+impl std::io::Write for Escaping<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        contents(self.0, bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Appends `bytes` as the inside of a JSON string: as they are when nothing needs escaping,
+/// else escaped.
+fn contents(out: &mut Vec<u8>, bytes: &[u8]) {
     if needs_escape(bytes) {
         escaped(out, bytes);
     } else {
         out.extend_from_slice(bytes);
     }
-    out.push(b'"');
 }
 
 /// Appends `value` as `serde_json` writes it: for what has no writer of its own here (a
@@ -284,6 +330,38 @@ mod tests {
         // Names out of order are kept only when serde_json keeps them in order.
         let raw = RawValue::from_string(r#"{"b":1,"a":2}"#.to_owned()).expect("JSON");
         assert_eq!(as_written(&raw), rewritten(raw.get()) == raw.get());
+    }
+
+    #[test]
+    fn a_text_in_pieces_is_the_string_serde_json_writes() {
+        let mut out = Vec::new();
+        string_of(
+            &mut out,
+            &["Feedback:\n", "a \"quoted\" \u{1}reason", "\n\nAgain."],
+        );
+        assert_eq!(
+            out,
+            serde_json::to_vec("Feedback:\na \"quoted\" \u{1}reason\n\nAgain.").expect("JSON")
+        );
+    }
+
+    #[cfg(feature = "openai")]
+    #[test]
+    fn a_value_as_text_is_the_string_serde_json_writes() {
+        for value in [
+            serde_json::json!("plain \"text\""),
+            serde_json::json!({"rolled": [3, 4], "note": "a \"b\"\n", "x": 0.1, "é": null}),
+            serde_json::json!([1, "two", {"three": true}]),
+            serde_json::json!(7),
+        ] {
+            let mut out = Vec::new();
+            value_text(&mut out, &value).expect("written");
+            let text = match &value {
+                serde_json::Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            assert_eq!(out, serde_json::to_vec(&text).expect("JSON"), "{value}");
+        }
     }
 
     #[test]

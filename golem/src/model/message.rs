@@ -444,10 +444,17 @@ impl RetryPromptPart {
     /// );
     /// ```
     pub fn model_text(&self) -> String {
-        format!(
-            "Automated validation feedback (not from the user):\n{}\n\nFix the errors and try again.",
-            self.content
-        )
+        self.model_text_pieces().concat()
+    }
+
+    /// [`model_text`](Self::model_text) in its three pieces, for a writer that writes them
+    /// one after the other.
+    pub(crate) fn model_text_pieces(&self) -> [&str; 3] {
+        [
+            "Automated validation feedback (not from the user):\n",
+            &self.content,
+            "\n\nFix the errors and try again.",
+        ]
     }
 }
 

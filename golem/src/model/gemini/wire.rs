@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use smallvec::SmallVec;
 
 use super::super::json_out;
 use super::super::media::{Accepts, At, MB, split_data_url};
@@ -174,8 +175,9 @@ fn write_contents<'a>(
             Message::Request(request) => {
                 // Gemini pairs calls and answers by order: answers go first, in the order
                 // of the calls, then the message's other parts.
-                let mut answers: Vec<(usize, Part<'a>)> = Vec::new();
-                let mut rest: Vec<Part<'a>> = Vec::new();
+                // Most requests carry a part or two: kept on the stack.
+                let mut answers: SmallVec<[(usize, Part<'a>); 2]> = SmallVec::new();
+                let mut rest: SmallVec<[Part<'a>; 2]> = SmallVec::new();
                 let rank = |id: &str| {
                     calls
                         .and_then(|response| {
@@ -241,7 +243,11 @@ fn write_contents<'a>(
                         RequestPart::RetryPrompt(p) => match (&p.tool_name, &p.tool_call_id) {
                             (Some(name), Some(id)) => answers.push((
                                 rank(id),
-                                Part::function_response(name, id, Answer::Error(p.model_text())),
+                                Part::function_response(
+                                    name,
+                                    id,
+                                    Answer::Error(p.model_text_pieces()),
+                                ),
                             )),
                             _ => rest.push(Part::text(Cow::Owned(p.model_text()))),
                         },
@@ -407,8 +413,8 @@ struct FunctionResponsePart<'a> {
 
 /// A response's parts as Gemini's `model` parts: a signature golem kept apart goes back
 /// onto the part before it.
-fn model_parts(parts: &[ResponsePart]) -> Vec<Part<'_>> {
-    let mut out: Vec<Part<'_>> = Vec::with_capacity(parts.len());
+fn model_parts(parts: &[ResponsePart]) -> SmallVec<[Part<'_>; 2]> {
+    let mut out: SmallVec<[Part<'_>; 2]> = SmallVec::with_capacity(parts.len());
     for part in parts {
         match part {
             ResponsePart::Text(p) => out.push(Part::text(Cow::Borrowed(&p.content))),
@@ -524,7 +530,8 @@ struct FunctionResponse<'a> {
 enum Answer<'a> {
     Object(&'a Value),
     Result(&'a Value),
-    Error(String),
+    /// A rejection's feedback, in its pieces.
+    Error([&'a str; 3]),
 }
 
 /// An object being written: its fields' names are written with the comma before them.
@@ -635,9 +642,9 @@ impl FunctionResponse<'_> {
                 json_out::value(out, value)?;
                 out.push(b'}');
             }
-            Answer::Error(text) => {
+            Answer::Error(pieces) => {
                 out.extend_from_slice(b"{\"error\":");
-                json_out::string(out, text);
+                json_out::string_of(out, pieces);
                 out.push(b'}');
             }
         }

@@ -65,7 +65,7 @@ pub(super) fn body(
         if index > 0 {
             out.push(b',');
         }
-        message.write(&mut out);
+        message.write(&mut out)?;
     }
     out.push(b']');
     if has_tools {
@@ -376,13 +376,13 @@ fn chat_messages<'a>(
                             }
                             ChatMessage::Tool {
                                 tool_call_id: &p.tool_call_id,
-                                content: p.model_text(),
+                                content: ToolText::Returned(&p.content),
                             }
                         }
                         RequestPart::RetryPrompt(p) => match &p.tool_call_id {
                             Some(id) => ChatMessage::Tool {
                                 tool_call_id: id,
-                                content: Cow::Owned(p.model_text()),
+                                content: ToolText::Pieces(p.model_text_pieces()),
                             },
                             None => ChatMessage::User {
                                 content: UserMessage::Text(Cow::Owned(p.model_text())),
@@ -491,13 +491,44 @@ enum ChatMessage<'a> {
     },
     Tool {
         tool_call_id: &'a str,
-        content: Cow<'a, str>,
+        content: ToolText<'a>,
     },
+}
+
+/// A tool message's text, written without being put together first: a tool's result as
+/// the model reads it, or a rejection's feedback in its pieces.
+enum ToolText<'a> {
+    Returned(&'a Value),
+    Pieces([&'a str; 3]),
+}
+
+impl ToolText<'_> {
+    fn write(&self, out: &mut Vec<u8>) -> Result<(), ModelError> {
+        match self {
+            ToolText::Returned(value) => json_out::value_text(out, value),
+            ToolText::Pieces(pieces) => {
+                json_out::string_of(out, pieces);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The text as one string, as the reference for the writer.
+#[cfg(test)]
+impl Serialize for ToolText<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ToolText::Returned(Value::String(text)) => serializer.serialize_str(text),
+            ToolText::Returned(value) => serializer.serialize_str(&value.to_string()),
+            ToolText::Pieces(pieces) => serializer.serialize_str(&pieces.concat()),
+        }
+    }
 }
 
 impl ChatMessage<'_> {
     /// Appends the message as serde would write it (see [`json_out`]).
-    fn write(&self, out: &mut Vec<u8>) {
+    fn write(&self, out: &mut Vec<u8>) -> Result<(), ModelError> {
         match self {
             ChatMessage::System { content } => {
                 out.extend_from_slice(b"{\"role\":\"system\",\"content\":");
@@ -554,10 +585,11 @@ impl ChatMessage<'_> {
                 out.extend_from_slice(b"{\"role\":\"tool\",\"tool_call_id\":");
                 json_out::string(out, tool_call_id);
                 out.extend_from_slice(b",\"content\":");
-                json_out::string(out, content);
+                content.write(out)?;
             }
         }
         out.push(b'}');
+        Ok(())
     }
 }
 

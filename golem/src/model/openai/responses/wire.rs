@@ -159,12 +159,12 @@ fn write_input(body: &mut Vec<u8>, messages: &[Message], store: bool) -> Result<
                     out.push(match part {
                         RequestPart::SystemPrompt(p) => Item::Message {
                             role: "system",
-                            content: Content::Text(Cow::Borrowed(&p.content)),
+                            content: Content::Text(&p.content),
                         },
                         RequestPart::UserPrompt(p) => Item::Message {
                             role: "user",
                             content: match p.content.as_slice() {
-                                [UserContent::Text(text)] => Content::Text(Cow::Borrowed(text)),
+                                [UserContent::Text(text)] => Content::Text(text),
                                 content => {
                                     let mut parts = Vec::with_capacity(content.len());
                                     input_content(at, content, "in a message", &mut parts)?;
@@ -175,7 +175,7 @@ fn write_input(body: &mut Vec<u8>, messages: &[Message], store: bool) -> Result<
                         RequestPart::ToolReturn(p) if p.media.is_empty() => {
                             Item::FunctionCallOutput {
                                 call_id: &p.tool_call_id,
-                                output: Content::Text(p.model_text()),
+                                output: Content::Returned(&p.content),
                             }
                         }
                         RequestPart::ToolReturn(p) => {
@@ -191,11 +191,11 @@ fn write_input(body: &mut Vec<u8>, messages: &[Message], store: bool) -> Result<
                         RequestPart::RetryPrompt(p) => match &p.tool_call_id {
                             Some(id) => Item::FunctionCallOutput {
                                 call_id: id,
-                                output: Content::Text(Cow::Owned(p.model_text())),
+                                output: Content::Pieces(p.model_text_pieces()),
                             },
                             None => Item::Message {
                                 role: "user",
-                                content: Content::Text(Cow::Owned(p.model_text())),
+                                content: Content::Pieces(p.model_text_pieces()),
                             },
                         },
                     })?;
@@ -208,7 +208,7 @@ fn write_input(body: &mut Vec<u8>, messages: &[Message], store: bool) -> Result<
                         ResponsePart::Text(p) if p.content.is_empty() => {}
                         ResponsePart::Text(p) => out.push(Item::Message {
                             role: "assistant",
-                            content: Content::Text(Cow::Borrowed(&p.content)),
+                            content: Content::Text(&p.content),
                         })?,
                         ResponsePart::ToolCall(call) => {
                             out.push(Item::FunctionCall {
@@ -255,7 +255,7 @@ fn write_input(body: &mut Vec<u8>, messages: &[Message], store: bool) -> Result<
                 if out.count == before {
                     out.push(Item::Message {
                         role: "assistant",
-                        content: Content::Text(Cow::Borrowed("")),
+                        content: Content::Text(""),
                     })?;
                 }
             }
@@ -353,7 +353,11 @@ impl Item<'_> {
 
 /// A message's content, or a function call's output: text, or content parts.
 enum Content<'a> {
-    Text(Cow<'a, str>),
+    Text(&'a str),
+    /// A text in pieces (a rejection's feedback), written as one string.
+    Pieces([&'a str; 3]),
+    /// A tool's result as the model reads it (see `ToolReturnPart::model_text`).
+    Returned(&'a Value),
     Parts(Vec<InputContent<'a>>),
 }
 
@@ -364,6 +368,11 @@ impl Content<'_> {
                 json_out::string(out, text);
                 Ok(())
             }
+            Content::Pieces(pieces) => {
+                json_out::string_of(out, pieces);
+                Ok(())
+            }
+            Content::Returned(value) => json_out::value_text(out, value),
             Content::Parts(parts) => json_out::value(out, parts),
         }
     }
