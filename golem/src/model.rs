@@ -26,7 +26,7 @@ pub mod gemini;
 #[cfg(feature = "http")]
 pub mod http;
 mod infer;
-#[cfg(any(feature = "openai", feature = "gemini"))]
+#[cfg(any(feature = "openai", feature = "gemini", feature = "anthropic"))]
 mod json_out;
 pub mod media;
 mod message;

@@ -30,7 +30,7 @@ pub(crate) fn string_of(out: &mut Vec<u8>, pieces: &[&str]) {
 
 /// Appends `value` as the text a model reads for it, as one JSON string: a string as it is,
 /// any other value as its JSON, escaped as it is written rather than written first.
-#[cfg(feature = "openai")]
+#[cfg(any(feature = "openai", feature = "anthropic"))]
 pub(crate) fn value_text(out: &mut Vec<u8>, value: &serde_json::Value) -> Result<(), ModelError> {
     if let serde_json::Value::String(text) = value {
         string(out, text);
@@ -44,10 +44,10 @@ pub(crate) fn value_text(out: &mut Vec<u8>, value: &serde_json::Value) -> Result
 
 /// A writer that appends what it is given escaped for a JSON string: escaping is byte by
 /// byte, so it does not matter where the writes cut the text.
-#[cfg(feature = "openai")]
+#[cfg(any(feature = "openai", feature = "anthropic"))]
 struct Escaping<'o>(&'o mut Vec<u8>);
 
-#[cfg(feature = "openai")]
+#[cfg(any(feature = "openai", feature = "anthropic"))]
 impl std::io::Write for Escaping<'_> {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
         contents(self.0, bytes);
@@ -345,7 +345,7 @@ mod tests {
         );
     }
 
-    #[cfg(feature = "openai")]
+    #[cfg(any(feature = "openai", feature = "anthropic"))]
     #[test]
     fn a_value_as_text_is_the_string_serde_json_writes() {
         for value in [

@@ -4,9 +4,9 @@
 use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::super::json_out;
 use super::super::media::{Accepts, At, MB, split_data_url};
 use super::super::provider::{ToolUse, decode, request_settings, tool_use};
 use super::super::tool_forms::ToolForms;
@@ -19,7 +19,9 @@ use super::{DEFAULT_MAX_TOKENS, PROVIDER};
 use crate::output::OutputMode;
 use crate::usage::RequestUsage;
 
-/// The request body for `messages` and `params`.
+/// The request body for `messages` and `params`, written straight into a buffer of
+/// `capacity` bytes to start with (see [`json_out`]): the same text `serde_json` writes for
+/// the request's structs (see the tests).
 pub(super) fn body(
     tool_forms: &ToolForms,
     model: &str,
@@ -46,8 +48,7 @@ pub(super) fn body(
             input_schema: &tool.parameters,
         })
     })?;
-    let tools: Vec<&RawValue> = forms.iter().map(|form| &**form).collect();
-    let has_tools = !tools.is_empty();
+    let has_tools = !forms.is_empty();
     // With extended thinking on, the API refuses a forced tool (`any`, a named tool): the
     // model decides, and the run's feedback asks for the output tool if it answers in text.
     let thinking = settings
@@ -67,23 +68,73 @@ pub(super) fn body(
         choice["disable_parallel_tool_use"] = Value::Bool(true);
     }
     let (system, messages) = anthropic_messages(params.instructions.as_deref(), messages)?;
-    let request = MessagesRequest {
-        model,
-        max_tokens: settings.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-        system,
-        messages,
-        tools,
-        tool_choice,
-        temperature: settings.temperature,
-        top_p: settings.top_p,
-        stop_sequences: settings.stop_sequences.as_deref(),
-        output_config,
-        stream,
-        extra: &settings.extra_body,
-    };
-    let mut body = Vec::with_capacity(capacity);
-    serde_json::to_writer(&mut body, &request).map_err(ModelError::other)?;
-    Ok(body)
+    let mut out = Vec::with_capacity(capacity);
+    out.extend_from_slice(b"{\"model\":");
+    json_out::string(&mut out, model);
+    out.extend_from_slice(b",\"max_tokens\":");
+    json_out::value(&mut out, &settings.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS))?;
+    if let Some(system) = &system {
+        out.extend_from_slice(b",\"system\":");
+        json_out::string(&mut out, system);
+    }
+    out.extend_from_slice(b",\"messages\":[");
+    for (index, message) in messages.iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"role\":");
+        json_out::string(&mut out, message.role);
+        out.extend_from_slice(b",\"content\":");
+        write_blocks(&mut out, &message.content)?;
+        out.push(b'}');
+    }
+    out.push(b']');
+    if has_tools {
+        out.extend_from_slice(b",\"tools\":");
+        json_out::raw_list(&mut out, &forms);
+    }
+    if let Some(choice) = &tool_choice {
+        out.extend_from_slice(b",\"tool_choice\":");
+        json_out::value(&mut out, choice)?;
+    }
+    if let Some(temperature) = settings.temperature {
+        out.extend_from_slice(b",\"temperature\":");
+        json_out::value(&mut out, &temperature)?;
+    }
+    if let Some(top_p) = settings.top_p {
+        out.extend_from_slice(b",\"top_p\":");
+        json_out::value(&mut out, &top_p)?;
+    }
+    if let Some(stop) = &settings.stop_sequences {
+        out.extend_from_slice(b",\"stop_sequences\":");
+        json_out::value(&mut out, stop)?;
+    }
+    if let Some(config) = &output_config {
+        out.extend_from_slice(b",\"output_config\":");
+        json_out::value(&mut out, config)?;
+    }
+    if stream {
+        out.extend_from_slice(b",\"stream\":true");
+    }
+    for (name, value) in settings.extra_body.iter() {
+        out.push(b',');
+        json_out::entry(&mut out, name, value)?;
+    }
+    out.push(b'}');
+    Ok(out)
+}
+
+/// Appends `blocks` as a JSON list, each as serde would write it (see [`json_out`]).
+fn write_blocks(out: &mut Vec<u8>, blocks: &[Block<'_>]) -> Result<(), ModelError> {
+    out.push(b'[');
+    for (index, block) in blocks.iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        block.write(out)?;
+    }
+    out.push(b']');
+    Ok(())
 }
 
 /// The fields of a Messages request the token-counting endpoint takes: the request minus
@@ -235,7 +286,7 @@ fn anthropic_messages<'a>(
                         RequestPart::ToolReturn(p) if p.media.is_empty() => {
                             blocks.push(Block::ToolResult {
                                 tool_use_id: &p.tool_call_id,
-                                content: ToolResultContent::Text(p.model_text()),
+                                content: ToolResultContent::Returned(&p.content),
                                 is_error: false,
                             });
                         }
@@ -255,7 +306,7 @@ fn anthropic_messages<'a>(
                         RequestPart::RetryPrompt(p) => match &p.tool_call_id {
                             Some(id) => blocks.push(Block::ToolResult {
                                 tool_use_id: id,
-                                content: ToolResultContent::Text(Cow::Owned(p.model_text())),
+                                content: ToolResultContent::Pieces(p.model_text_pieces()),
                                 is_error: true,
                             }),
                             None => blocks.push(Block::Text {
@@ -392,8 +443,11 @@ fn url_source(url: &str) -> Source<'_> {
 }
 
 /// Where an image's or a document's bytes come from.
-#[derive(Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[cfg_attr(
+    test,
+    derive(Serialize),
+    serde(tag = "type", rename_all = "snake_case")
+)]
 enum Source<'a> {
     Base64 {
         media_type: Cow<'a, str>,
@@ -408,14 +462,31 @@ enum Source<'a> {
     },
 }
 
-/// A tool result's content: text, or blocks (text, images, documents).
-#[derive(Serialize)]
-#[serde(untagged)]
+/// A tool result's content: text (a tool's result as the model reads it, or a rejection's
+/// feedback in its pieces, each written without being put together first), or blocks
+/// (text, images, documents).
 enum ToolResultContent<'a> {
-    Text(Cow<'a, str>),
+    Returned(&'a Value),
+    Pieces([&'a str; 3]),
     Blocks(Vec<Block<'a>>),
 }
 
+/// The content as one string or a list, as the reference for the writer.
+#[cfg(test)]
+impl Serialize for ToolResultContent<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ToolResultContent::Returned(Value::String(text)) => serializer.serialize_str(text),
+            ToolResultContent::Returned(value) => serializer.serialize_str(&value.to_string()),
+            ToolResultContent::Pieces(pieces) => serializer.serialize_str(&pieces.concat()),
+            ToolResultContent::Blocks(blocks) => blocks.serialize(serializer),
+        }
+    }
+}
+
+/// The request's structs as serde would write them: the reference the writer above is
+/// tested against, byte for byte.
+#[cfg(test)]
 #[derive(Serialize)]
 struct MessagesRequest<'a> {
     model: &'a str,
@@ -424,8 +495,7 @@ struct MessagesRequest<'a> {
     system: Option<String>,
     messages: Vec<AnthropicMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    /// Each tool's serialized form, built once per tool definition.
-    tools: Vec<&'a RawValue>,
+    tools: Vec<&'a serde_json::value::RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -526,14 +596,17 @@ fn restrict(schema: &mut Value) {
     }
 }
 
-#[derive(Serialize)]
+#[cfg_attr(test, derive(Serialize))]
 struct AnthropicMessage<'a> {
     role: &'static str,
     content: Vec<Block<'a>>,
 }
 
-#[derive(Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[cfg_attr(
+    test,
+    derive(Serialize),
+    serde(tag = "type", rename_all = "snake_case")
+)]
 enum Block<'a> {
     Text {
         text: Cow<'a, str>,
@@ -556,12 +629,94 @@ enum Block<'a> {
     ToolResult {
         tool_use_id: &'a str,
         content: ToolResultContent<'a>,
-        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        #[cfg_attr(test, serde(skip_serializing_if = "std::ops::Not::not"))]
         is_error: bool,
     },
     /// A block kept verbatim from a response.
-    #[serde(untagged)]
+    #[cfg_attr(test, serde(untagged))]
     Raw(&'a Value),
+}
+
+impl Block<'_> {
+    /// Appends the block as serde would write it (see [`json_out`]).
+    fn write(&self, out: &mut Vec<u8>) -> Result<(), ModelError> {
+        match self {
+            Block::Text { text } => {
+                out.extend_from_slice(b"{\"type\":\"text\",\"text\":");
+                json_out::string(out, text);
+            }
+            Block::Thinking {
+                thinking,
+                signature,
+            } => {
+                out.extend_from_slice(b"{\"type\":\"thinking\",\"thinking\":");
+                json_out::string(out, thinking);
+                out.extend_from_slice(b",\"signature\":");
+                json_out::string(out, signature);
+            }
+            Block::ToolUse { id, name, input } => {
+                out.extend_from_slice(b"{\"type\":\"tool_use\",\"id\":");
+                json_out::string(out, id);
+                out.extend_from_slice(b",\"name\":");
+                json_out::string(out, name);
+                out.extend_from_slice(b",\"input\":");
+                json_out::value(out, input)?;
+            }
+            Block::Image { source } => {
+                out.extend_from_slice(b"{\"type\":\"image\",\"source\":");
+                source.write(out);
+            }
+            Block::Document { source } => {
+                out.extend_from_slice(b"{\"type\":\"document\",\"source\":");
+                source.write(out);
+            }
+            Block::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } => {
+                out.extend_from_slice(b"{\"type\":\"tool_result\",\"tool_use_id\":");
+                json_out::string(out, tool_use_id);
+                out.extend_from_slice(b",\"content\":");
+                match content {
+                    ToolResultContent::Returned(value) => json_out::value_text(out, value)?,
+                    ToolResultContent::Pieces(pieces) => json_out::string_of(out, pieces),
+                    ToolResultContent::Blocks(blocks) => write_blocks(out, blocks)?,
+                }
+                if *is_error {
+                    out.extend_from_slice(b",\"is_error\":true");
+                }
+            }
+            Block::Raw(value) => return json_out::value(out, value),
+        }
+        out.push(b'}');
+        Ok(())
+    }
+}
+
+impl Source<'_> {
+    /// Appends the source as serde would write it (see [`json_out`]).
+    fn write(&self, out: &mut Vec<u8>) {
+        match self {
+            Source::Base64 { media_type, data } => {
+                out.extend_from_slice(b"{\"type\":\"base64\",\"media_type\":");
+                json_out::string(out, media_type);
+                out.extend_from_slice(b",\"data\":");
+                json_out::string(out, data);
+            }
+            Source::Url { url } => {
+                out.extend_from_slice(b"{\"type\":\"url\",\"url\":");
+                json_out::string(out, url);
+            }
+            Source::Text { media_type, data } => {
+                out.extend_from_slice(b"{\"type\":\"text\",\"media_type\":");
+                json_out::string(out, media_type);
+                out.extend_from_slice(b",\"data\":");
+                json_out::string(out, data);
+            }
+        }
+        out.push(b'}');
+    }
 }
 
 #[derive(Serialize)]
@@ -613,6 +768,127 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::model::{ModelRequest, OutputSchema, ToolChoice, ToolContent};
+    use crate::tool::ToolDefinition;
+
+    /// A history with every kind of block the Messages API is sent.
+    fn history() -> Vec<Message> {
+        let png: &[u8] = &[0x89, b'P', b'N', b'G'];
+        vec![
+            Message::Request(ModelRequest::new(vec![
+                RequestPart::system_prompt("Be \"brief\".\nAlways."),
+                RequestPart::user_prompt("Roll é 🎲 </script>"),
+                RequestPart::user_prompt(vec![
+                    UserContent::text("Look:"),
+                    UserContent::image_url("https://example.com/a.png"),
+                    UserContent::image_url("data:image/png;base64,iVBORw=="),
+                    UserContent::binary(png, "image/png"),
+                    UserContent::document_url("https://example.com/a.pdf"),
+                    UserContent::binary(png, "application/pdf"),
+                    UserContent::binary(&b"plain \"words\"\n"[..], "text/plain"),
+                ]),
+            ])),
+            Message::from(
+                ModelResponse::new(vec![
+                    ResponsePart::Thinking(
+                        ThinkingPart::new("Dice.")
+                            .with_signature("c2ln")
+                            .with_provider(PROVIDER),
+                    ),
+                    ResponsePart::text("Rolling."),
+                    ResponsePart::tool_call("roll", "{\"n\":2}", "toolu_1"),
+                    ResponsePart::tool_call("look", "{}", "toolu_2"),
+                    ResponsePart::Provider(ProviderPart::new(
+                        PROVIDER,
+                        json!({"type": "server_tool_use", "id": "srv_1", "name": "web_search", "input": {}}),
+                    )),
+                ])
+                .with_usage(10, 2),
+            ),
+            Message::Request(ModelRequest::new(vec![
+                RequestPart::tool_return("roll", "toolu_1", json!({"rolled": [3, 4]})),
+                RequestPart::tool_return(
+                    "look",
+                    "toolu_2",
+                    ToolContent::new("seen").with(UserContent::binary(png, "image/png")),
+                ),
+                RequestPart::tool_return("roll", "toolu_1", "a \"string\" result"),
+                RequestPart::tool_retry("roll", "toolu_1", "n must be positive"),
+                RequestPart::retry_prompt("Answer with the tool."),
+            ])),
+        ]
+    }
+
+    #[test]
+    fn the_body_is_what_serde_writes_for_the_request_byte_for_byte() {
+        let tool = ToolDefinition {
+            name: "roll".into(),
+            description: Some("Rolls \"dice\".".into()),
+            parameters: json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
+        };
+        let forms = ToolForms::default();
+        let settings = ModelSettings::default()
+            .temperature(0.2)
+            .top_p(0.9)
+            .max_tokens(100)
+            .stop_sequences(["END"])
+            .parallel_tool_calls(false)
+            .tool_choice(ToolChoice::Tool("roll".into()))
+            .extra("metadata", json!({"user_id": "u-1"}))
+            .extra("top \"k\"", 5);
+        let mut params = RequestParams::text(vec![tool]);
+        params.instructions = Some("You referee dice games.".into());
+        params.output_mode = OutputMode::Native;
+        params.output_schema = Some(OutputSchema {
+            name: "final_result".into(),
+            description: None,
+            schema: json!({"type": "object", "properties": {"winner": {"type": "string"}}}),
+        });
+        let whole = history();
+        for (messages, stream) in [(&whole[..1], false), (&whole[..], true)] {
+            let written = body(
+                &forms,
+                "claude-sonnet-4-5",
+                &settings,
+                messages,
+                &params,
+                stream,
+                0,
+            )
+            .expect("a body");
+            let kept = forms
+                .for_params(&params, |_| unreachable!("the forms are kept"))
+                .expect("forms");
+            let (system, chat) =
+                anthropic_messages(params.instructions.as_deref(), messages).expect("messages");
+            let mut choice =
+                tool_use(messages, &params, settings.tool_choice.as_ref()).map(tool_choice);
+            let parallel = choice.get_or_insert_with(|| json!({"type": "auto"}));
+            parallel["disable_parallel_tool_use"] = Value::Bool(true);
+            let schema = params.output_schema.as_ref().expect("a schema");
+            let reference = MessagesRequest {
+                model: "claude-sonnet-4-5",
+                max_tokens: 100,
+                system,
+                messages: chat,
+                tools: kept.iter().map(|form| &**form).collect(),
+                tool_choice: choice,
+                temperature: Some(0.2),
+                top_p: Some(0.9),
+                stop_sequences: settings.stop_sequences.as_deref(),
+                output_config: Some(OutputConfig {
+                    format: OutputFormat {
+                        kind: "json_schema",
+                        schema: output_schema(&schema.schema),
+                    },
+                }),
+                stream,
+                extra: &settings.extra_body,
+            };
+            let expected = serde_json::to_string(&reference).expect("serializes");
+            assert_eq!(String::from_utf8(written).expect("UTF-8"), expected);
+        }
+    }
 
     #[test]
     fn output_schemas_keep_what_anthropic_enforces_and_describe_the_rest() {
