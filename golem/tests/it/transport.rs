@@ -165,6 +165,14 @@ async fn the_deadline_cuts_a_slow_attempt_short() {
         model_error,
         ModelError::Transport { attempts: 1, .. }
     ));
+    // The attempt's timeout is the deadline's rest, and says what did not arrive.
+    let cause = std::error::Error::source(model_error)
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    assert!(
+        cause.starts_with("no whole response arrived within ") && cause.ends_with(" ms"),
+        "{cause}"
+    );
     assert!(started.elapsed() < Duration::from_secs(3));
 }
 

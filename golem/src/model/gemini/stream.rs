@@ -74,8 +74,10 @@ impl Chunks {
                 tool_name: field("name"),
                 tool_call_id: field("id"),
             });
+            // Missing or null, as the whole response reads them: `{}`.
             let args = call
                 .get("args")
+                .filter(|args| !args.is_null())
                 .cloned()
                 .unwrap_or_else(|| Value::Object(Map::new()));
             deltas.push(ResponseDelta::ToolCallArgs {
@@ -242,6 +244,37 @@ mod tests {
             start = cut;
         }
         out
+    }
+
+    #[test]
+    fn a_calls_missing_or_null_args_stream_as_the_whole_response_reads_them() {
+        for call in [
+            json!({"name": "roll"}),
+            json!({"name": "roll", "args": null}),
+        ] {
+            let chunk = json!({"candidates": [{
+                "content": {"role": "model", "parts": [{"functionCall": call}]},
+                "finishReason": "STOP"
+            }]});
+            let mut assembler = Chunks::default();
+            let mut deltas = Deltas::default();
+            assert!(
+                !assembler
+                    .event("", &chunk.to_string(), &mut deltas)
+                    .unwrap()
+            );
+            let streamed: Vec<String> = deltas
+                .into_deltas()
+                .into_iter()
+                .filter_map(|delta| match delta {
+                    ResponseDelta::ToolCallArgs { args, .. } => Some(args),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(streamed, ["{}"]);
+            let whole = read::parse(chunk.to_string().as_bytes()).unwrap();
+            assert_eq!(whole.tool_calls().next().unwrap().args, "{}");
+        }
     }
 
     proptest! {

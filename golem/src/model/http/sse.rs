@@ -72,7 +72,7 @@ impl Deltas {
     }
 
     /// The deltas pushed, without the ends.
-    #[cfg(all(test, feature = "openai"))]
+    #[cfg(all(test, any(feature = "openai", feature = "gemini")))]
     pub(crate) fn into_deltas(self) -> Vec<ResponseDelta> {
         self.items
             .into_iter()

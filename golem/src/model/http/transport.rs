@@ -53,8 +53,8 @@ impl Transport {
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         let client = Client::builder()
             .connect_timeout(settings.connect_timeout)
-            // No client-wide timeout: reqwest's would bound a stream's whole body. Each
-            // request gets its own (see `post`).
+            // No client-wide timeout: reqwest's would bound a stream's whole body. golem
+            // bounds each attempt itself (see `post`).
             .default_headers(headers)
             .user_agent(concat!("golem/", env!("CARGO_PKG_VERSION")))
             .build()?;
@@ -149,7 +149,7 @@ impl Transport {
                                 asked: None,
                                 error: Failure::TimedOut(TimedOut {
                                     after: timeout,
-                                    waiting_for: "a whole response",
+                                    waiting_for: "whole response",
                                 }),
                             })
                         })
