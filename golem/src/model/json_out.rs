@@ -87,6 +87,35 @@ pub(crate) fn entry<T: Serialize + ?Sized>(
     value(out, field)
 }
 
+/// Appends `key` (literal text, `,"name":`) and `value` as `serde_json` writes it, when
+/// there is a value: a field a request has only when it is set.
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+pub(crate) fn field<T: Serialize + ?Sized>(
+    out: &mut Vec<u8>,
+    key: &[u8],
+    value: Option<&T>,
+) -> Result<(), ModelError> {
+    if let Some(field) = value {
+        out.extend_from_slice(key);
+        self::value(out, field)?;
+    }
+    Ok(())
+}
+
+/// Appends `,"name":value` for each of `fields`: extra body fields, after the wire's own,
+/// as serde's `flatten` wrote them.
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+pub(crate) fn entries(
+    out: &mut Vec<u8>,
+    fields: &serde_json::Map<String, serde_json::Value>,
+) -> Result<(), ModelError> {
+    for (name, field) in fields {
+        out.push(b',');
+        entry(out, name, field)?;
+    }
+    Ok(())
+}
+
 /// Appends `[a,b,...]`: each of `values`, JSON already (a tool's cached form), as it is.
 pub(crate) fn raw_list(out: &mut Vec<u8>, values: &[std::sync::Arc<RawValue>]) {
     out.push(b'[');

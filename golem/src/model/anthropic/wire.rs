@@ -93,33 +93,23 @@ pub(super) fn body(
         out.extend_from_slice(b",\"tools\":");
         json_out::raw_list(&mut out, &forms);
     }
-    if let Some(choice) = &tool_choice {
-        out.extend_from_slice(b",\"tool_choice\":");
-        json_out::value(&mut out, choice)?;
-    }
-    if let Some(temperature) = settings.temperature {
-        out.extend_from_slice(b",\"temperature\":");
-        json_out::value(&mut out, &temperature)?;
-    }
-    if let Some(top_p) = settings.top_p {
-        out.extend_from_slice(b",\"top_p\":");
-        json_out::value(&mut out, &top_p)?;
-    }
-    if let Some(stop) = &settings.stop_sequences {
-        out.extend_from_slice(b",\"stop_sequences\":");
-        json_out::value(&mut out, stop)?;
-    }
-    if let Some(config) = &output_config {
-        out.extend_from_slice(b",\"output_config\":");
-        json_out::value(&mut out, config)?;
-    }
+    json_out::field(&mut out, b",\"tool_choice\":", tool_choice.as_ref())?;
+    json_out::field(
+        &mut out,
+        b",\"temperature\":",
+        settings.temperature.as_ref(),
+    )?;
+    json_out::field(&mut out, b",\"top_p\":", settings.top_p.as_ref())?;
+    json_out::field(
+        &mut out,
+        b",\"stop_sequences\":",
+        settings.stop_sequences.as_ref(),
+    )?;
+    json_out::field(&mut out, b",\"output_config\":", output_config.as_ref())?;
     if stream {
         out.extend_from_slice(b",\"stream\":true");
     }
-    for (name, value) in settings.extra_body.iter() {
-        out.push(b',');
-        json_out::entry(&mut out, name, value)?;
-    }
+    json_out::entries(&mut out, &settings.extra_body)?;
     out.push(b'}');
     Ok(out)
 }

@@ -72,10 +72,7 @@ pub(super) fn body(
         out.extend_from_slice(b",\"tools\":");
         json_out::raw_list(&mut out, &forms);
     }
-    if let Some(choice) = &tool_choice {
-        out.extend_from_slice(b",\"tool_choice\":");
-        json_out::value(&mut out, choice)?;
-    }
+    json_out::field(&mut out, b",\"tool_choice\":", tool_choice.as_ref())?;
     if let Some(parallel) = settings.parallel_tool_calls.filter(|_| has_tools) {
         out.extend_from_slice(if parallel {
             b",\"parallel_tool_calls\":true"
@@ -83,44 +80,28 @@ pub(super) fn body(
             b",\"parallel_tool_calls\":false"
         });
     }
-    if let Some(format) = &response_format {
-        out.extend_from_slice(b",\"response_format\":");
-        json_out::value(&mut out, format)?;
-    }
-    if let Some(temperature) = settings.temperature {
-        out.extend_from_slice(b",\"temperature\":");
-        json_out::value(&mut out, &temperature)?;
-    }
-    if let Some(top_p) = settings.top_p {
-        out.extend_from_slice(b",\"top_p\":");
-        json_out::value(&mut out, &top_p)?;
-    }
-    if let Some(max_tokens) = max_tokens {
-        out.extend_from_slice(b",\"max_tokens\":");
-        json_out::value(&mut out, &max_tokens)?;
-    }
-    if let Some(max_tokens) = max_completion_tokens {
-        out.extend_from_slice(b",\"max_completion_tokens\":");
-        json_out::value(&mut out, &max_tokens)?;
-    }
-    if let Some(stop) = &settings.stop_sequences {
-        out.extend_from_slice(b",\"stop\":");
-        json_out::value(&mut out, stop)?;
-    }
-    if let Some(seed) = settings.seed {
-        out.extend_from_slice(b",\"seed\":");
-        json_out::value(&mut out, &seed)?;
-    }
+    json_out::field(&mut out, b",\"response_format\":", response_format.as_ref())?;
+    json_out::field(
+        &mut out,
+        b",\"temperature\":",
+        settings.temperature.as_ref(),
+    )?;
+    json_out::field(&mut out, b",\"top_p\":", settings.top_p.as_ref())?;
+    json_out::field(&mut out, b",\"max_tokens\":", max_tokens.as_ref())?;
+    json_out::field(
+        &mut out,
+        b",\"max_completion_tokens\":",
+        max_completion_tokens.as_ref(),
+    )?;
+    json_out::field(&mut out, b",\"stop\":", settings.stop_sequences.as_ref())?;
+    json_out::field(&mut out, b",\"seed\":", settings.seed.as_ref())?;
     if stream {
         out.extend_from_slice(b",\"stream\":true");
         if !wire.no_stream_usage {
             out.extend_from_slice(b",\"stream_options\":{\"include_usage\":true}");
         }
     }
-    for (name, value) in settings.extra_body.iter() {
-        out.push(b',');
-        json_out::entry(&mut out, name, value)?;
-    }
+    json_out::entries(&mut out, &settings.extra_body)?;
     out.push(b'}');
     Ok(out)
 }

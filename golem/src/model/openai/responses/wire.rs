@@ -100,30 +100,27 @@ pub(super) fn body(
             }
         }
     }
-    if let Some(parallel) = settings.parallel_tool_calls.filter(|_| !forms.is_empty()) {
-        out.extend_from_slice(b",\"parallel_tool_calls\":");
-        json_out::value(&mut out, &parallel)?;
-    }
-    if let Some(text) = &text {
-        out.extend_from_slice(b",\"text\":");
-        json_out::value(&mut out, text)?;
-    }
-    if let Some(reasoning) = &reasoning {
-        out.extend_from_slice(b",\"reasoning\":");
-        json_out::value(&mut out, reasoning)?;
-    }
-    if let Some(temperature) = settings.temperature {
-        out.extend_from_slice(b",\"temperature\":");
-        json_out::value(&mut out, &temperature)?;
-    }
-    if let Some(top_p) = settings.top_p {
-        out.extend_from_slice(b",\"top_p\":");
-        json_out::value(&mut out, &top_p)?;
-    }
-    if let Some(max_tokens) = settings.max_tokens {
-        out.extend_from_slice(b",\"max_output_tokens\":");
-        json_out::value(&mut out, &max_tokens)?;
-    }
+    json_out::field(
+        &mut out,
+        b",\"parallel_tool_calls\":",
+        settings
+            .parallel_tool_calls
+            .filter(|_| !forms.is_empty())
+            .as_ref(),
+    )?;
+    json_out::field(&mut out, b",\"text\":", text.as_ref())?;
+    json_out::field(&mut out, b",\"reasoning\":", reasoning.as_ref())?;
+    json_out::field(
+        &mut out,
+        b",\"temperature\":",
+        settings.temperature.as_ref(),
+    )?;
+    json_out::field(&mut out, b",\"top_p\":", settings.top_p.as_ref())?;
+    json_out::field(
+        &mut out,
+        b",\"max_output_tokens\":",
+        settings.max_tokens.as_ref(),
+    )?;
     if wire.store {
         out.extend_from_slice(b",\"store\":true");
     } else {
@@ -134,10 +131,7 @@ pub(super) fn body(
     if stream {
         out.extend_from_slice(b",\"stream\":true");
     }
-    for (name, value) in settings.extra_body.iter() {
-        out.push(b',');
-        json_out::entry(&mut out, name, value)?;
-    }
+    json_out::entries(&mut out, &settings.extra_body)?;
     out.push(b'}');
     Ok(out)
 }
