@@ -116,6 +116,24 @@ pub(crate) fn entries(
     Ok(())
 }
 
+/// Appends `[a,b,...]`: each of `items` by `write`.
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+pub(crate) fn list<T>(
+    out: &mut Vec<u8>,
+    items: impl IntoIterator<Item = T>,
+    mut write: impl FnMut(&mut Vec<u8>, T) -> Result<(), ModelError>,
+) -> Result<(), ModelError> {
+    out.push(b'[');
+    for (index, item) in items.into_iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        write(out, item)?;
+    }
+    out.push(b']');
+    Ok(())
+}
+
 /// Appends `[a,b,...]`: each of `values`, JSON already (a tool's cached form), as it is.
 pub(crate) fn raw_list(out: &mut Vec<u8>, values: &[std::sync::Arc<RawValue>]) {
     out.push(b'[');

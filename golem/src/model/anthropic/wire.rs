@@ -77,18 +77,15 @@ pub(super) fn body(
         out.extend_from_slice(b",\"system\":");
         json_out::string(&mut out, system);
     }
-    out.extend_from_slice(b",\"messages\":[");
-    for (index, message) in messages.iter().enumerate() {
-        if index > 0 {
-            out.push(b',');
-        }
+    out.extend_from_slice(b",\"messages\":");
+    json_out::list(&mut out, &messages, |out, message| {
         out.extend_from_slice(b"{\"role\":");
-        json_out::string(&mut out, message.role);
+        json_out::string(out, message.role);
         out.extend_from_slice(b",\"content\":");
-        write_blocks(&mut out, &message.content)?;
+        json_out::list(out, &message.content, |out, block| block.write(out))?;
         out.push(b'}');
-    }
-    out.push(b']');
+        Ok(())
+    })?;
     if has_tools {
         out.extend_from_slice(b",\"tools\":");
         json_out::raw_list(&mut out, &forms);
@@ -112,19 +109,6 @@ pub(super) fn body(
     json_out::entries(&mut out, &settings.extra_body)?;
     out.push(b'}');
     Ok(out)
-}
-
-/// Appends `blocks` as a JSON list, each as serde would write it (see [`json_out`]).
-fn write_blocks(out: &mut Vec<u8>, blocks: &[Block<'_>]) -> Result<(), ModelError> {
-    out.push(b'[');
-    for (index, block) in blocks.iter().enumerate() {
-        if index > 0 {
-            out.push(b',');
-        }
-        block.write(out)?;
-    }
-    out.push(b']');
-    Ok(())
 }
 
 /// The fields of a Messages request the token-counting endpoint takes: the request minus
@@ -671,7 +655,9 @@ impl Block<'_> {
                 match content {
                     ToolResultContent::Returned(value) => json_out::value_text(out, value)?,
                     ToolResultContent::Pieces(pieces) => json_out::string_of(out, pieces),
-                    ToolResultContent::Blocks(blocks) => write_blocks(out, blocks)?,
+                    ToolResultContent::Blocks(blocks) => {
+                        json_out::list(out, blocks, |out, block| block.write(out))?;
+                    }
                 }
                 if *is_error {
                     out.extend_from_slice(b",\"is_error\":true");

@@ -57,17 +57,12 @@ pub(super) fn body(
     let mut out = Vec::with_capacity(capacity);
     out.extend_from_slice(b"{\"model\":");
     json_out::string(&mut out, model);
-    out.extend_from_slice(b",\"messages\":[");
-    for (index, message) in chat_messages(params.instructions.as_deref(), messages)?
-        .iter()
-        .enumerate()
-    {
-        if index > 0 {
-            out.push(b',');
-        }
-        message.write(&mut out)?;
-    }
-    out.push(b']');
+    out.extend_from_slice(b",\"messages\":");
+    json_out::list(
+        &mut out,
+        &chat_messages(params.instructions.as_deref(), messages)?,
+        |out, message| message.write(out),
+    )?;
     if has_tools {
         out.extend_from_slice(b",\"tools\":");
         json_out::raw_list(&mut out, &forms);
@@ -519,16 +514,10 @@ impl ChatMessage<'_> {
                 out.extend_from_slice(b"{\"role\":\"user\",\"content\":");
                 match content {
                     UserMessage::Text(text) => json_out::string(out, text),
-                    UserMessage::Parts(parts) => {
-                        out.push(b'[');
-                        for (index, part) in parts.iter().enumerate() {
-                            if index > 0 {
-                                out.push(b',');
-                            }
-                            part.write(out);
-                        }
-                        out.push(b']');
-                    }
+                    UserMessage::Parts(parts) => json_out::list(out, parts, |out, part| {
+                        part.write(out);
+                        Ok(())
+                    })?,
                 }
             }
             ChatMessage::Assistant {
@@ -541,11 +530,8 @@ impl ChatMessage<'_> {
                     None => out.extend_from_slice(b"null"),
                 }
                 if !tool_calls.is_empty() {
-                    out.extend_from_slice(b",\"tool_calls\":[");
-                    for (index, call) in tool_calls.iter().enumerate() {
-                        if index > 0 {
-                            out.push(b',');
-                        }
+                    out.extend_from_slice(b",\"tool_calls\":");
+                    json_out::list(out, tool_calls, |out, call| {
                         out.extend_from_slice(b"{\"id\":");
                         json_out::string(out, call.id);
                         out.extend_from_slice(b",\"type\":");
@@ -555,8 +541,8 @@ impl ChatMessage<'_> {
                         out.extend_from_slice(b",\"arguments\":");
                         json_out::string(out, call.function.arguments);
                         out.extend_from_slice(b"}}");
-                    }
-                    out.push(b']');
+                        Ok(())
+                    })?;
                 }
             }
             ChatMessage::Tool {
