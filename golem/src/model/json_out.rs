@@ -151,7 +151,7 @@ pub(crate) fn raw_list(out: &mut Vec<u8>, values: &[std::sync::Arc<RawValue>]) {
 /// a call's arguments: one object of strings without escapes, integers of at most 18
 /// digits, booleans and nulls, with no space and no name twice (names in ascending order
 /// when `serde_json`'s objects sort them). Anything else is not.
-#[cfg(feature = "gemini")]
+#[cfg(any(feature = "gemini", feature = "anthropic"))]
 pub(crate) fn as_written(raw: &RawValue) -> bool {
     let Some(inner) = raw
         .get()
@@ -197,7 +197,7 @@ pub(crate) fn as_written(raw: &RawValue) -> bool {
 
 /// Whether `serde_json`'s objects keep their names in the order read (its `preserve_order`
 /// feature, which any crate in the build may turn on) rather than sorted.
-#[cfg(feature = "gemini")]
+#[cfg(any(feature = "gemini", feature = "anthropic"))]
 fn names_keep_their_order() -> bool {
     static KEEPS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *KEEPS.get_or_init(|| {
@@ -209,7 +209,7 @@ fn names_keep_their_order() -> bool {
 }
 
 /// The string at `at` when it has no escape: its content, with `at` moved past it.
-#[cfg(feature = "gemini")]
+#[cfg(any(feature = "gemini", feature = "anthropic"))]
 fn plain_string<'t>(bytes: &'t [u8], at: &mut usize) -> Option<&'t [u8]> {
     let rest = bytes.get(*at..)?.strip_prefix(b"\"")?;
     let end = rest
@@ -224,7 +224,7 @@ fn plain_string<'t>(bytes: &'t [u8], at: &mut usize) -> Option<&'t [u8]> {
 
 /// Whether the value at `at` is a string without escapes, an integer `serde_json` writes as
 /// read, a boolean or null; `at` moved past it.
-#[cfg(feature = "gemini")]
+#[cfg(any(feature = "gemini", feature = "anthropic"))]
 fn scalar(bytes: &[u8], at: &mut usize) -> bool {
     let rest = &bytes[*at..];
     let length = match rest.first() {
@@ -331,7 +331,7 @@ mod tests {
         String::from_utf8(out).expect("JSON text is UTF-8")
     }
 
-    #[cfg(feature = "gemini")]
+    #[cfg(any(feature = "gemini", feature = "anthropic"))]
     #[test]
     fn text_is_kept_as_written_only_when_serde_json_would_write_it_so() {
         let rewritten = |text: &str| {

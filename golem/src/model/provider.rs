@@ -156,11 +156,11 @@ pub(crate) fn decode<'a, T: serde::Deserialize<'a>>(
 
 /// A string of a response that is only looked at: borrowed from the body when it has no
 /// escape, else owned. (serde reads a `Cow<str>` as owned when it is in an `Option`.)
-#[cfg(any(feature = "openai", feature = "gemini"))]
+#[cfg(any(feature = "openai", feature = "gemini", feature = "anthropic"))]
 #[derive(Debug)]
 pub(crate) struct Text<'a>(pub(crate) Cow<'a, str>);
 
-#[cfg(any(feature = "openai", feature = "gemini"))]
+#[cfg(any(feature = "openai", feature = "gemini", feature = "anthropic"))]
 impl std::ops::Deref for Text<'_> {
     type Target = str;
 
@@ -169,7 +169,7 @@ impl std::ops::Deref for Text<'_> {
     }
 }
 
-#[cfg(any(feature = "openai", feature = "gemini"))]
+#[cfg(any(feature = "openai", feature = "gemini", feature = "anthropic"))]
 impl<'de: 'a, 'a> serde::Deserialize<'de> for Text<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct Visit;
@@ -308,7 +308,7 @@ mod tests {
     use crate::model::{ModelRequest, ModelResponse, OutputSchema};
     use crate::tool::ToolDefinition;
 
-    #[cfg(any(feature = "openai", feature = "gemini"))]
+    #[cfg(any(feature = "openai", feature = "gemini", feature = "anthropic"))]
     #[test]
     fn a_text_is_borrowed_from_the_body_unless_it_has_an_escape() {
         let read = |json: &'static str| serde_json::from_str::<Option<Text<'static>>>(json);

@@ -4,17 +4,18 @@
 use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::super::json_out;
 use super::super::media::{Accepts, At, MB, split_data_url};
-use super::super::provider::{ToolUse, decode, request_settings, tool_use};
+use super::super::provider::{Text, ToolUse, decode, request_settings, tool_use};
 use super::super::tool_forms::ToolForms;
 use super::super::{
     FinishReason, Message, ModelError, ModelResponse, ModelSettings, RequestParams, RequestPart,
     ResponsePart,
 };
-use super::super::{MediaKind, ProviderPart, ThinkingPart, UserContent};
+use super::super::{MediaKind, ProviderPart, ThinkingPart, ToolArgs, UserContent};
 use super::{DEFAULT_MAX_TOKENS, PROVIDER};
 use crate::output::OutputMode;
 use crate::usage::RequestUsage;
@@ -161,39 +162,63 @@ pub(super) fn parse_count(body: &[u8]) -> Result<u64, String> {
         .map_err(|error| format!("unreadable token count: {error}"))
 }
 
-/// Reads a message.
+/// Reads a message: in one pass when every content block is of a kind golem reads and reads
+/// as it should; else again, block by block, so that a block of another kind is kept whole
+/// and a block that cannot be read says what is wrong with it.
 pub(in crate::model) fn parse(body: &[u8]) -> Result<ModelResponse, String> {
-    let response: MessagesResponse = decode(body, "a message")?;
-    let mut parts = Vec::with_capacity(response.content.len());
-    for block in response.content {
-        let Some(kind) = block.get("type").and_then(Value::as_str) else {
-            return Err("a content block has no type".to_owned());
-        };
-        if !matches!(kind, "text" | "tool_use" | "thinking") {
-            // `redacted_thinking`, server tools, whatever comes next: kept to be echoed.
-            parts.push(ResponsePart::Provider(ProviderPart {
-                provider: PROVIDER.to_owned(),
-                data: block,
-            }));
-            continue;
-        }
-        let kind = kind.to_owned();
-        let block: ContentBlock = serde_json::from_value(block)
-            .map_err(|error| format!("a `{kind}` content block cannot be read: {error}"))?;
-        parts.push(match block {
-            ContentBlock::Text { text } => ResponsePart::text(text),
-            ContentBlock::ToolUse { id, name, input } => ResponsePart::tool_call(name, input, id),
-            ContentBlock::Thinking {
-                thinking,
-                signature,
-            } => ResponsePart::Thinking(ThinkingPart {
-                content: thinking,
-                signature,
-                provider: Some(PROVIDER.to_owned()),
-                id: None,
-            }),
-        });
+    const WHAT: &str = "a message";
+    if let Ok(response) = decode::<MessagesResponse<'_, AnyBlock<'_>>>(body, WHAT)
+        && let Ok(response) = respond(response, |block| block.known().ok_or_else(String::new))
+    {
+        return Ok(response);
     }
+    respond(
+        decode::<MessagesResponse<'_, Value>>(body, WHAT)?,
+        read_block,
+    )
+}
+
+/// Reads a content block read as JSON: a kind golem reads as its own struct, any other kept
+/// whole.
+fn read_block(block: Value) -> Result<ResponsePart, String> {
+    let Some(kind) = block.get("type").and_then(Value::as_str) else {
+        return Err("a content block has no type".to_owned());
+    };
+    if !matches!(kind, "text" | "tool_use" | "thinking") {
+        // `redacted_thinking`, server tools, whatever comes next: kept to be echoed.
+        return Ok(ResponsePart::Provider(ProviderPart {
+            provider: PROVIDER.to_owned(),
+            data: block,
+        }));
+    }
+    let kind = kind.to_owned();
+    let block: ContentBlock = serde_json::from_value(block)
+        .map_err(|error| format!("a `{kind}` content block cannot be read: {error}"))?;
+    Ok(match block {
+        ContentBlock::Text { text } => ResponsePart::text(text),
+        ContentBlock::ToolUse { id, name, input } => ResponsePart::tool_call(name, input, id),
+        ContentBlock::Thinking {
+            thinking,
+            signature,
+        } => ResponsePart::Thinking(ThinkingPart {
+            content: thinking,
+            signature,
+            provider: Some(PROVIDER.to_owned()),
+            id: None,
+        }),
+    })
+}
+
+/// The message, its content blocks read by `read`.
+fn respond<B>(
+    response: MessagesResponse<'_, B>,
+    read: impl Fn(B) -> Result<ResponsePart, String>,
+) -> Result<ModelResponse, String> {
+    let parts = response
+        .content
+        .into_iter()
+        .map(read)
+        .collect::<Result<Vec<_>, _>>()?;
     let finish_reason = response.stop_reason.as_deref().map(|reason| match reason {
         "end_turn" | "stop_sequence" | "pause_turn" => FinishReason::Stop,
         "max_tokens" => FinishReason::Length,
@@ -469,7 +494,7 @@ struct MessagesRequest<'a> {
     system: Option<String>,
     messages: Vec<AnthropicMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<&'a serde_json::value::RawValue>,
+    tools: Vec<&'a RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -704,13 +729,58 @@ struct AnthropicTool<'a> {
 }
 
 #[derive(Deserialize)]
-struct MessagesResponse {
+#[serde(bound(deserialize = "'de: 'a, B: Deserialize<'de>"))]
+struct MessagesResponse<'a, B> {
     id: Option<String>,
     model: Option<String>,
-    /// Read block by block, so unknown kinds are kept whole.
-    content: Vec<Value>,
-    stop_reason: Option<String>,
+    /// Each block read as [`AnyBlock`], or as JSON (so that a block of another kind is kept
+    /// whole).
+    content: Vec<B>,
+    #[serde(borrow)]
+    stop_reason: Option<Text<'a>>,
     usage: AnthropicUsage,
+}
+
+/// A content block of a kind golem reads, read in one pass: every kind's fields at once. A
+/// block it cannot read, or whose fields do not make its kind's, is read by [`read_block`],
+/// so that each kind is read exactly as [`ContentBlock`] reads it.
+#[derive(Deserialize)]
+struct AnyBlock<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Text<'a>>,
+    text: Option<String>,
+    id: Option<String>,
+    name: Option<String>,
+    #[serde(borrow)]
+    input: Option<&'a RawValue>,
+    thinking: Option<String>,
+    signature: Option<String>,
+}
+
+impl AnyBlock<'_> {
+    /// The block, when it is of a kind golem reads and has what that kind needs.
+    fn known(self) -> Option<ResponsePart> {
+        Some(match &*self.kind? {
+            "text" => ResponsePart::text(self.text?),
+            "tool_use" => {
+                let input = self.input?;
+                // Kept as it came when it is already as golem writes it, as it usually is.
+                let args = if json_out::as_written(input) {
+                    ToolArgs::from(input.get())
+                } else {
+                    ToolArgs::from(serde_json::from_str::<Value>(input.get()).ok()?)
+                };
+                ResponsePart::tool_call(self.name?, args, self.id?)
+            }
+            "thinking" => ResponsePart::Thinking(ThinkingPart {
+                content: self.thinking?,
+                signature: self.signature,
+                provider: Some(PROVIDER.to_owned()),
+                id: None,
+            }),
+            _ => return None,
+        })
+    }
 }
 
 #[derive(Deserialize)]
@@ -746,6 +816,63 @@ mod tests {
     use super::*;
     use crate::model::{ModelRequest, OutputSchema, ToolChoice, ToolContent};
     use crate::tool::ToolDefinition;
+
+    fn read(content: Value) -> Result<ModelResponse, String> {
+        let body = json!({
+            "id": "msg_1", "model": "claude-sonnet-4-5", "content": content,
+            "stop_reason": "tool_use", "usage": {"input_tokens": 5, "output_tokens": 3}
+        });
+        parse(body.to_string().as_bytes())
+    }
+
+    #[test]
+    fn blocks_read_in_one_pass_or_block_by_block_read_alike() {
+        let known = json!([
+            {"type": "thinking", "thinking": "Dice.", "signature": "c2ln"},
+            {"type": "text", "text": "Rolling.", "citations": null},
+            {"type": "tool_use", "id": "toolu_1", "name": "roll", "input": {"n": 2, "why": "é"}}
+        ]);
+        let other = json!({"type": "redacted_thinking", "data": "c2VjcmV0"});
+        let one_pass = read(known.clone()).expect("readable");
+        let mut with_other = known.as_array().expect("a list").clone();
+        with_other.push(other.clone());
+        let by_block = read(Value::Array(with_other)).expect("readable");
+        assert_eq!(one_pass.parts[..], by_block.parts[..3]);
+        assert_eq!(
+            by_block.parts[3],
+            ResponsePart::Provider(ProviderPart::new(PROVIDER, other))
+        );
+        assert_eq!(
+            one_pass.parts[2],
+            ResponsePart::tool_call("roll", r#"{"n":2,"why":"é"}"#, "toolu_1")
+        );
+        assert_eq!(one_pass.finish_reason, Some(FinishReason::ToolCall));
+        // Arguments written otherwise than golem writes them are written again.
+        let spaced = r#"{"content": [{"type": "tool_use", "id": "t", "name": "roll", "input": {"n" : 2.50}}],
+            "usage": {"input_tokens": 1, "output_tokens": 1}}"#;
+        let response = parse(spaced.as_bytes()).expect("readable");
+        assert_eq!(
+            response.parts,
+            [ResponsePart::tool_call("roll", r#"{"n":2.5}"#, "t")]
+        );
+    }
+
+    #[test]
+    fn a_block_that_is_not_as_its_kind_should_be_is_refused_with_what_is_wrong() {
+        for (block, error) in [
+            (json!({"text": "Six."}), "a content block has no type"),
+            (
+                json!({"type": "tool_use", "id": "t", "name": "roll"}),
+                "a `tool_use` content block cannot be read: missing field `input`",
+            ),
+            (
+                json!({"type": "text", "text": 6}),
+                "a `text` content block cannot be read: invalid type: integer `6`, expected a string",
+            ),
+        ] {
+            assert_eq!(read(json!([block])).unwrap_err(), error);
+        }
+    }
 
     /// A history with every kind of block the Messages API is sent.
     fn history() -> Vec<Message> {
