@@ -8,6 +8,8 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use super::ModelError;
+#[cfg(any(feature = "gemini", feature = "anthropic"))]
+use super::ToolArgs;
 
 /// Appends `text` as a JSON string: as it is when nothing in it needs escaping (found in one
 /// pass the compiler vectorizes), else escaped as `serde_json` escapes it.
@@ -146,13 +148,24 @@ pub(crate) fn raw_list(out: &mut Vec<u8>, values: &[std::sync::Arc<RawValue>]) {
     out.push(b']');
 }
 
+/// A call's arguments read from a response, as the text `serde_json` writes for them: kept
+/// as they came when they already are that text (see [`as_written`]), as they usually are,
+/// else read and written again.
+#[cfg(any(feature = "gemini", feature = "anthropic"))]
+pub(crate) fn args_text(raw: &RawValue) -> Result<ToolArgs, serde_json::Error> {
+    if as_written(raw) {
+        return Ok(ToolArgs::from(raw.get()));
+    }
+    serde_json::from_str::<serde_json::Value>(raw.get()).map(ToolArgs::from)
+}
+
 /// Whether `raw` is already the text `serde_json` writes for the value it holds, so that it
 /// can be kept as it is instead of read and written again. Checked for the common shape of
 /// a call's arguments: one object of strings without escapes, integers of at most 18
 /// digits, booleans and nulls, with no space and no name twice (names in ascending order
 /// when `serde_json`'s objects sort them). Anything else is not.
 #[cfg(any(feature = "gemini", feature = "anthropic"))]
-pub(crate) fn as_written(raw: &RawValue) -> bool {
+fn as_written(raw: &RawValue) -> bool {
     let Some(inner) = raw
         .get()
         .as_bytes()

@@ -15,7 +15,7 @@ use super::super::{
     FinishReason, Message, ModelError, ModelResponse, ModelSettings, RequestParams, RequestPart,
     ResponsePart,
 };
-use super::super::{MediaKind, ProviderPart, ThinkingPart, ToolArgs, UserContent};
+use super::super::{MediaKind, ProviderPart, ThinkingPart, UserContent};
 use super::{DEFAULT_MAX_TOKENS, PROVIDER};
 use crate::output::OutputMode;
 use crate::usage::RequestUsage;
@@ -763,13 +763,7 @@ impl AnyBlock<'_> {
         Some(match &*self.kind? {
             "text" => ResponsePart::text(self.text?),
             "tool_use" => {
-                let input = self.input?;
-                // Kept as it came when it is already as golem writes it, as it usually is.
-                let args = if json_out::as_written(input) {
-                    ToolArgs::from(input.get())
-                } else {
-                    ToolArgs::from(serde_json::from_str::<Value>(input.get()).ok()?)
-                };
+                let args = json_out::args_text(self.input?).ok()?;
                 ResponsePart::tool_call(self.name?, args, self.id?)
             }
             "thinking" => ResponsePart::Thinking(ThinkingPart {

@@ -147,16 +147,12 @@ fn read_known_part<'a, C: Call<'a>>(
         let call = call.read()?;
         let args = match call.args {
             None => ToolArgs::from("{}"),
-            // Kept as it came when it is already as golem writes it, as it usually is.
-            Some(args) if json_out::as_written(args) => ToolArgs::from(args.get()),
-            Some(args) => {
-                ToolArgs::from(serde_json::from_str::<Value>(args.get()).map_err(|error| {
-                    format!(
-                        "a `functionCall` part cannot be read: {}",
-                        without_position(&error)
-                    )
-                })?)
-            }
+            Some(args) => json_out::args_text(args).map_err(|error| {
+                format!(
+                    "a `functionCall` part cannot be read: {}",
+                    without_position(&error)
+                )
+            })?,
         };
         parts.push(ResponsePart::tool_call(
             call.name,
