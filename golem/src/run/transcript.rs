@@ -675,12 +675,12 @@ fn name_calls(response: &mut ModelResponse, history_len: usize) {
         if call.tool_call_id.is_empty() {
             // `call_{history_len}_{index}`, written without the formatting machinery, which
             // costs more than the rest of a response's bookkeeping.
+            let mut number = itoa::Buffer::new();
             let id = &mut call.tool_call_id;
-            id.reserve(16);
             id.push_str("call_");
-            push_decimal(id, history_len);
+            id.push_str(number.format(history_len));
             id.push('_');
-            push_decimal(id, index);
+            id.push_str(number.format(index));
         }
         let taken = |id: &str| {
             earlier.iter().any(
@@ -691,22 +691,6 @@ fn name_calls(response: &mut ModelResponse, history_len: usize) {
             call.tool_call_id = format!("{}_{index}", call.tool_call_id);
         }
     }
-}
-
-/// Appends `number` in decimal.
-fn push_decimal(text: &mut String, mut number: usize) {
-    let mut digits = [0u8; 20];
-    let mut start = digits.len();
-    loop {
-        start -= 1;
-        // A remainder of ten is a single digit.
-        digits[start] = b'0' + (number % 10) as u8;
-        number /= 10;
-        if number == 0 {
-            break;
-        }
-    }
-    text.extend(digits[start..].iter().map(|&digit| char::from(digit)));
 }
 
 #[cfg(test)]
