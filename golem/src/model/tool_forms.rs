@@ -16,8 +16,9 @@ const LIMIT: usize = 512;
 
 /// The serialized wire form of each tool, keyed by name and kept with the definition it was
 /// built from: a tool whose definition changed is built again. The forms of the last
-/// sealed tool list asked for are kept with its mark (see [`ToolsStamp`](super::ToolsStamp)), so the next
-/// request with that list takes them without comparing its definitions.
+/// sealed tool list asked for are kept with its mark (see
+/// [`ToolsStamp`](super::ToolsStamp)), so the next request with that list takes them
+/// without comparing its definitions.
 #[derive(Default)]
 pub(crate) struct ToolForms {
     cache: Mutex<Cache>,

@@ -144,15 +144,7 @@ impl Transport {
                 Answer::Json => {
                     tokio::time::timeout(timeout, self.send_once(sent, attempt, answer, timeout))
                         .await
-                        .unwrap_or_else(|_| {
-                            Err(Attempt::Retryable {
-                                asked: None,
-                                error: Failure::TimedOut(TimedOut {
-                                    after: timeout,
-                                    waiting_for: "whole response",
-                                }),
-                            })
-                        })
+                        .unwrap_or_else(|_| Err(Attempt::timed_out(timeout, "whole response")))
                 }
                 Answer::Stream => self.send_once(sent, attempt, answer, timeout).await,
             };
@@ -190,15 +182,7 @@ impl Transport {
             Answer::Json => sent.await,
             Answer::Stream => match tokio::time::timeout(timeout, sent).await {
                 Ok(response) => response,
-                Err(_) => {
-                    return Err(Attempt::Retryable {
-                        asked: None,
-                        error: Failure::TimedOut(TimedOut {
-                            after: timeout,
-                            waiting_for: "response headers",
-                        }),
-                    });
-                }
+                Err(_) => return Err(Attempt::timed_out(timeout, "response headers")),
             },
         }
         .map_err(|error| self.transport_error(error, attempt))?;
@@ -443,6 +427,16 @@ enum Attempt {
         error: Failure,
     },
     Final(ModelError),
+}
+
+impl Attempt {
+    /// An attempt that ran out of its timeout `after` waiting for `waiting_for`: retried.
+    fn timed_out(after: Duration, waiting_for: &'static str) -> Self {
+        Attempt::Retryable {
+            asked: None,
+            error: Failure::TimedOut(TimedOut { after, waiting_for }),
+        }
+    }
 }
 
 /// The start of a text, for error messages.
