@@ -389,30 +389,39 @@ fn main() {
 }
 
 /// Interleaved rounds of both clients (which goes first alternates), so drift on a shared
-/// machine hits both alike; the medians of the per-round wall times per run, and their ratio.
+/// machine hits both alike; the medians of the per-round wall and client CPU times per run,
+/// and their ratios. The CPU time (the bench thread's user + system time) tells the regime:
+/// where the machine's idle cores halt between requests, wall time per run is several times
+/// the CPU time, and the code run after each wake-up runs cold (docs/benchmarks.md §10).
 fn summary(wire: &str, clients: &Clients) {
     const ROUNDS: usize = 21;
     const RUNS: u32 = 300;
     let mut walls = [Vec::new(), Vec::new()];
+    let mut cpus = [Vec::new(), Vec::new()];
     for round in 0..ROUNDS {
         let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
         for index in order {
-            let start = Instant::now();
+            let (start, cpu) = (Instant::now(), CpuTime::thread());
             clients.run(index == 0, u64::from(RUNS));
             walls[index].push(start.elapsed() / RUNS);
+            cpus[index].push((CpuTime::thread() - cpu).total() / RUNS);
         }
     }
-    let [golem, floor] = walls.map(|mut rounds| {
+    let median = |mut rounds: Vec<Duration>| {
         rounds.sort();
-        rounds[rounds.len() / 2]
-    });
+        rounds[rounds.len() / 2].as_secs_f64() * 1e6
+    };
+    let [golem, floor] = walls.map(median);
+    let [golem_cpu, floor_cpu] = cpus.map(median);
     println!(
         "\nwires_http summary for {wire}: medians of {ROUNDS} interleaved rounds of {RUNS} runs (3 requests each), per run"
     );
     println!(
-        "  golem {:.1} µs, floor {:.1} µs: golem/floor wall {:.3}× (target ≤ 1.1×)",
-        golem.as_secs_f64() * 1e6,
-        floor.as_secs_f64() * 1e6,
-        golem.as_secs_f64() / floor.as_secs_f64()
+        "  golem {golem:.1} µs, floor {floor:.1} µs: golem/floor wall {:.3}× (target ≤ 1.1×)",
+        golem / floor
+    );
+    println!(
+        "  client CPU: golem {golem_cpu:.1} µs, floor {floor_cpu:.1} µs: golem/floor {:.3}×",
+        golem_cpu / floor_cpu
     );
 }
