@@ -38,6 +38,9 @@ struct Wire {
     key_header: (&'static str, &'static str),
     /// The response of a turn: (tool, arguments, prompt tokens, output tokens).
     response: fn(usize, &str, &Value, u64, u64) -> Value,
+    /// How the JSON floor reads a response: into the least that any client must read (the
+    /// call's name and arguments, the usage), with serde_json; the number of calls.
+    read: fn(&[u8]) -> usize,
 }
 
 const WIRES: [Wire; 2] = [
@@ -47,6 +50,7 @@ const WIRES: [Wire; 2] = [
         result_marker: b"\"functionResponse\"",
         key_header: ("x-goog-api-key", ""),
         response: gemini_response,
+        read: read::gemini,
     },
     Wire {
         name: "responses",
@@ -54,6 +58,7 @@ const WIRES: [Wire; 2] = [
         result_marker: b"\"function_call_output\"",
         key_header: ("authorization", "Bearer "),
         response: responses_response,
+        read: read::responses,
     },
 ];
 
@@ -215,14 +220,18 @@ fn content_length(head: &[u8]) -> Option<usize> {
 }
 
 /// A raw reqwest client replaying golem's recorded bodies, set up as golem's transport is.
+/// With `json`, it is the JSON floor: it also writes each body from its JSON tree and reads
+/// each response with serde_json, as any client of the API must, and nothing else.
 struct Floor {
     client: reqwest::Client,
     url: String,
     bodies: Vec<Bytes>,
+    /// The bodies as JSON trees, and how a response is read.
+    json: Option<(Vec<Value>, fn(&[u8]) -> usize)>,
 }
 
 impl Floor {
-    fn new(wire: Wire, url: String, bodies: Vec<Bytes>) -> Self {
+    fn new(wire: Wire, url: String, bodies: Vec<Bytes>, json: bool) -> Self {
         let mut headers = HeaderMap::new();
         let (name, prefix) = wire.key_header;
         let mut key = HeaderValue::from_str(&format!("{prefix}{API_KEY}")).expect("a header");
@@ -236,26 +245,179 @@ impl Floor {
             .user_agent("golem-bench-floor/0.1.0")
             .build()
             .expect("the floor's client builds");
+        let json = json.then(|| {
+            let trees = bodies
+                .iter()
+                .map(|body| serde_json::from_slice(body).expect("golem's bodies are JSON"))
+                .collect();
+            (trees, wire.read)
+        });
         Floor {
             client,
             url,
             bodies,
+            json,
         }
     }
 
     async fn run(&self) -> Result<usize, reqwest::Error> {
         let mut received = 0;
-        for body in &self.bodies {
+        for (turn, body) in self.bodies.iter().enumerate() {
+            let body = match &self.json {
+                Some((trees, _)) => Bytes::from(serde_json::to_vec(&trees[turn]).expect("json")),
+                None => body.clone(),
+            };
             let response = self
                 .client
                 .post(&self.url)
-                .body(body.clone())
+                .body(body)
                 .send()
                 .await?
                 .error_for_status()?;
-            received += response.bytes().await?.len();
+            let bytes = response.bytes().await?;
+            received += match &self.json {
+                Some((_, read)) => read(&bytes),
+                None => bytes.len(),
+            };
         }
         Ok(received)
+    }
+}
+
+/// The JSON floor's readers: the least any client of each API reads from a response.
+mod read {
+    use serde::Deserialize;
+    use serde_json::value::RawValue;
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Generated<'a> {
+        #[serde(borrow)]
+        candidates: Vec<Candidate<'a>>,
+        usage_metadata: Option<GeminiUsage>,
+        model_version: Option<String>,
+        response_id: Option<String>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Candidate<'a> {
+        #[serde(borrow)]
+        content: Content<'a>,
+        finish_reason: Option<String>,
+    }
+
+    #[derive(Deserialize)]
+    struct Content<'a> {
+        #[serde(borrow)]
+        parts: Vec<Part<'a>>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Part<'a> {
+        text: Option<String>,
+        #[serde(borrow)]
+        function_call: Option<Call<'a>>,
+    }
+
+    #[derive(Deserialize)]
+    struct Call<'a> {
+        name: String,
+        #[serde(borrow)]
+        args: Option<&'a RawValue>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct GeminiUsage {
+        prompt_token_count: u64,
+        candidates_token_count: u64,
+    }
+
+    pub(super) fn gemini(body: &[u8]) -> usize {
+        let response: Generated<'_> = serde_json::from_slice(body).expect("a response");
+        let usage = response
+            .usage_metadata
+            .map_or(0, |usage| usage.prompt_token_count + usage.candidates_token_count);
+        let calls = response
+            .candidates
+            .into_iter()
+            .flat_map(|candidate| {
+                std::hint::black_box(candidate.finish_reason);
+                candidate.content.parts
+            })
+            .filter(|part| {
+                std::hint::black_box(&part.text);
+                part.function_call.as_ref().is_some_and(|call| {
+                    std::hint::black_box((&call.name, call.args));
+                    true
+                })
+            })
+            .count();
+        std::hint::black_box((usage, response.model_version, response.response_id));
+        calls
+    }
+
+    #[derive(Deserialize)]
+    struct Response {
+        id: String,
+        status: String,
+        output: Vec<Item>,
+        usage: Option<ResponsesUsage>,
+    }
+
+    #[derive(Deserialize)]
+    struct Item {
+        #[serde(rename = "type")]
+        kind: String,
+        call_id: Option<String>,
+        name: Option<String>,
+        arguments: Option<String>,
+    }
+
+    #[derive(Deserialize)]
+    struct ResponsesUsage {
+        input_tokens: u64,
+        output_tokens: u64,
+    }
+
+    pub(super) fn responses(body: &[u8]) -> usize {
+        let response: Response = serde_json::from_slice(body).expect("a response");
+        let usage = response
+            .usage
+            .map_or(0, |usage| usage.input_tokens + usage.output_tokens);
+        let calls = response
+            .output
+            .into_iter()
+            .filter(|item| {
+                std::hint::black_box((&item.call_id, &item.name, &item.arguments));
+                item.kind == "function_call"
+            })
+            .count();
+        std::hint::black_box((usage, response.id, response.status));
+        calls
+    }
+}
+
+/// The clients the bench compares.
+#[derive(Clone, Copy, PartialEq)]
+enum Client {
+    Golem,
+    Floor,
+    /// The floor that also writes and reads the JSON (see [`Floor`]).
+    JsonFloor,
+}
+
+impl Client {
+    const ALL: [Client; 3] = [Client::Golem, Client::Floor, Client::JsonFloor];
+
+    fn name(self) -> &'static str {
+        match self {
+            Client::Golem => "golem",
+            Client::Floor => "floor",
+            Client::JsonFloor => "json-floor",
+        }
     }
 }
 
@@ -263,21 +425,29 @@ struct Clients {
     runtime: Runtime,
     golem: Agent<Table, Verdict>,
     floor: Floor,
+    json_floor: Floor,
 }
 
 impl Clients {
-    fn run(&self, golem: bool, runs: u64) {
+    fn run(&self, client: Client, runs: u64) {
         self.runtime.block_on(async {
             for _ in 0..runs {
-                if golem {
-                    let result = self
-                        .golem
-                        .run(PROMPT, Table { face: 3 })
-                        .await
-                        .expect("golem's run succeeds");
-                    debug_assert!(scenario::is_expected(&result));
-                } else {
-                    self.floor.run().await.expect("the floor's run succeeds");
+                match client {
+                    Client::Golem => {
+                        let result = self
+                            .golem
+                            .run(PROMPT, Table { face: 3 })
+                            .await
+                            .expect("golem's run succeeds");
+                        debug_assert!(scenario::is_expected(&result));
+                    }
+                    Client::Floor => {
+                        self.floor.run().await.expect("the floor's run succeeds");
+                    }
+                    Client::JsonFloor => {
+                        let calls = self.json_floor.run().await.expect("the floor's run succeeds");
+                        debug_assert_eq!(calls, TURNS as usize);
+                    }
                 }
             }
         });
@@ -328,13 +498,17 @@ fn clients(wire: Wire) -> Clients {
     );
     let bodies = recorded.lock().expect("not poisoned").clone();
     assert_eq!(bodies.len(), TURNS as usize);
-    let floor = Floor::new(wire, format!("{base}{}", wire.path), bodies);
+    let url = format!("{base}{}", wire.path);
+    let floor = Floor::new(wire, url.clone(), bodies.clone(), false);
+    let json_floor = Floor::new(wire, url, bodies, true);
     let clients = Clients {
         runtime,
         golem,
         floor,
+        json_floor,
     };
-    clients.run(false, 1);
+    clients.run(Client::Floor, 1);
+    clients.run(Client::JsonFloor, 1);
     clients
 }
 
@@ -346,21 +520,21 @@ fn main() {
     let all: Vec<(Wire, Clients)> = WIRES.iter().map(|&wire| (wire, clients(wire))).collect();
     for (wire, clients) in &all {
         let mut group = criterion.benchmark_group(format!("wires_http/{}", wire.name));
-        for (name, golem) in [("golem", true), ("floor", false)] {
-            group.bench_function(format!("wall/{name}"), |b| {
+        for client in Client::ALL {
+            group.bench_function(format!("wall/{}", client.name()), |b| {
                 b.iter_custom(|runs| {
                     let start = Instant::now();
-                    clients.run(golem, runs);
+                    clients.run(client, runs);
                     start.elapsed()
                 });
             });
         }
         // The "time" criterion reports here is the client thread's CPU time (user + sys).
-        for (name, golem) in [("golem", true), ("floor", false)] {
-            group.bench_function(format!("cpu/{name}"), |b| {
+        for client in Client::ALL {
+            group.bench_function(format!("cpu/{}", client.name()), |b| {
                 b.iter_custom(|runs| {
                     let start = CpuTime::thread();
-                    clients.run(golem, runs);
+                    clients.run(client, runs);
                     (CpuTime::thread() - start).total()
                 });
             });
@@ -370,13 +544,13 @@ fn main() {
     criterion.final_summary();
 
     if golem_benches::is_bench_run() {
-        // `WIRES_PROFILE=<wire>/<golem|floor>` runs that client alone, 2,000 runs, e.g. under
-        // callgrind with `--bench none`.
+        // `WIRES_PROFILE=<wire>/<golem|floor|json-floor>` runs that client alone, 2,000 runs,
+        // e.g. under callgrind with `--bench none`.
         if let Ok(only) = std::env::var("WIRES_PROFILE") {
             for (wire, clients) in &all {
-                for (name, golem) in [("golem", true), ("floor", false)] {
-                    if only == format!("{}/{name}", wire.name) {
-                        clients.run(golem, 2_000);
+                for client in Client::ALL {
+                    if only == format!("{}/{}", wire.name, client.name()) {
+                        clients.run(client, 2_000);
                     }
                 }
             }
@@ -388,21 +562,22 @@ fn main() {
     }
 }
 
-/// Interleaved rounds of both clients (which goes first alternates), so drift on a shared
-/// machine hits both alike; the medians of the per-round wall and client CPU times per run,
-/// and their ratios. The CPU time (the bench thread's user + system time) tells the regime:
-/// where the machine's idle cores halt between requests, wall time per run is several times
-/// the CPU time, and the code run after each wake-up runs cold (docs/benchmarks.md §10).
+/// Interleaved rounds of the three clients (which goes first turns round), so drift on a
+/// shared machine hits them alike; the medians of the per-round wall and client CPU times
+/// per run, and their ratios. The CPU time (the bench thread's user + system time) tells
+/// the regime: where the machine's idle cores halt between requests, wall time per run is
+/// several times the CPU time, and the code run after each wake-up runs cold
+/// (docs/benchmarks.md §10).
 fn summary(wire: &str, clients: &Clients) {
     const ROUNDS: usize = 21;
     const RUNS: u32 = 300;
-    let mut walls = [Vec::new(), Vec::new()];
-    let mut cpus = [Vec::new(), Vec::new()];
+    let mut walls: [Vec<Duration>; 3] = Default::default();
+    let mut cpus: [Vec<Duration>; 3] = Default::default();
     for round in 0..ROUNDS {
-        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
-        for index in order {
+        for turn in 0..Client::ALL.len() {
+            let index = (round + turn) % Client::ALL.len();
             let (start, cpu) = (Instant::now(), CpuTime::thread());
-            clients.run(index == 0, u64::from(RUNS));
+            clients.run(Client::ALL[index], u64::from(RUNS));
             walls[index].push(start.elapsed() / RUNS);
             cpus[index].push((CpuTime::thread() - cpu).total() / RUNS);
         }
@@ -411,8 +586,8 @@ fn summary(wire: &str, clients: &Clients) {
         rounds.sort();
         rounds[rounds.len() / 2].as_secs_f64() * 1e6
     };
-    let [golem, floor] = walls.map(median);
-    let [golem_cpu, floor_cpu] = cpus.map(median);
+    let [golem, floor, json] = walls.map(median);
+    let [golem_cpu, floor_cpu, json_cpu] = cpus.map(median);
     println!(
         "\nwires_http summary for {wire}: medians of {ROUNDS} interleaved rounds of {RUNS} runs (3 requests each), per run"
     );
@@ -423,5 +598,10 @@ fn summary(wire: &str, clients: &Clients) {
     println!(
         "  client CPU: golem {golem_cpu:.1} µs, floor {floor_cpu:.1} µs: golem/floor {:.3}×",
         golem_cpu / floor_cpu
+    );
+    println!(
+        "  the JSON floor (the floor writing and reading the JSON): wall {json:.1} µs, {:.3}× the floor; CPU {json_cpu:.1} µs, {:.3}× the floor",
+        json / floor,
+        json_cpu / floor_cpu
     );
 }
