@@ -337,9 +337,9 @@ mod read {
 
     pub(super) fn gemini(body: &[u8]) -> usize {
         let response: Generated<'_> = serde_json::from_slice(body).expect("a response");
-        let usage = response
-            .usage_metadata
-            .map_or(0, |usage| usage.prompt_token_count + usage.candidates_token_count);
+        let usage = response.usage_metadata.map_or(0, |usage| {
+            usage.prompt_token_count + usage.candidates_token_count
+        });
         let calls = response
             .candidates
             .into_iter()
@@ -445,7 +445,11 @@ impl Clients {
                         self.floor.run().await.expect("the floor's run succeeds");
                     }
                     Client::JsonFloor => {
-                        let calls = self.json_floor.run().await.expect("the floor's run succeeds");
+                        let calls = self
+                            .json_floor
+                            .run()
+                            .await
+                            .expect("the floor's run succeeds");
                         debug_assert_eq!(calls, TURNS as usize);
                     }
                 }
