@@ -40,8 +40,11 @@ struct Wire {
     response: fn(usize, &str, &Value, u64, u64) -> Value,
     /// How the JSON floor reads a response: into the least that any client must read (the
     /// call's name and arguments, the usage), with serde_json; the number of calls.
-    read: fn(&[u8]) -> usize,
+    read: Reader,
 }
+
+/// Reads a response body as the JSON floor does; returns the number of calls in it.
+type Reader = fn(&[u8]) -> usize;
 
 const WIRES: [Wire; 2] = [
     Wire {
@@ -227,7 +230,7 @@ struct Floor {
     url: String,
     bodies: Vec<Bytes>,
     /// The bodies as JSON trees, and how a response is read.
-    json: Option<(Vec<Value>, fn(&[u8]) -> usize)>,
+    json: Option<(Vec<Value>, Reader)>,
 }
 
 impl Floor {
