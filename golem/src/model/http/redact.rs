@@ -214,7 +214,13 @@ impl Redactor {
 
     /// `bytes` with every secret replaced, when they are UTF-8 and hold one.
     pub(super) fn redact_bytes(&self, bytes: Vec<u8>) -> Vec<u8> {
-        if self.needles.is_empty() {
+        // Most bodies hold no secret: the bytes are searched first, so that only a body that
+        // holds one is read as text.
+        if !self
+            .finders
+            .iter()
+            .any(|finder| finder.find(&bytes).is_some())
+        {
             return bytes;
         }
         match std::str::from_utf8(&bytes).map(|text| self.redact(text)) {
