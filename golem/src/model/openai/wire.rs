@@ -68,13 +68,11 @@ pub(super) fn body(
         json_out::raw_list(&mut out, &forms);
     }
     json_out::field(&mut out, b",\"tool_choice\":", tool_choice.as_ref())?;
-    if let Some(parallel) = settings.parallel_tool_calls.filter(|_| has_tools) {
-        out.extend_from_slice(if parallel {
-            b",\"parallel_tool_calls\":true"
-        } else {
-            b",\"parallel_tool_calls\":false"
-        });
-    }
+    json_out::field(
+        &mut out,
+        b",\"parallel_tool_calls\":",
+        settings.parallel_tool_calls.filter(|_| has_tools).as_ref(),
+    )?;
     json_out::field(&mut out, b",\"response_format\":", response_format.as_ref())?;
     json_out::field(
         &mut out,
