@@ -5,9 +5,9 @@ lines of machine code it goes through. Not a test; nothing is asserted.
     benches/code_lines.py <wires_http executable> <wire>/<client> [<wire>/<client> ...]
 
 The executable is the one `cargo bench -p golem-benches --bench wires_http --no-run`
-prints; a client is `gemini` or `responses` with `golem`, `floor` or `json-floor`. Each
-client runs alone for 2,000 runs (`WIRES_PROFILE`) under `valgrind --tool=callgrind
---dump-instr=yes`; a line of code counts when it ran at least 1,000 times, so the set-up
+prints; a client is `gemini` or `responses` with `golem`, `model` (golem's model alone),
+`floor` or `json-floor`. Each client runs alone for 2,000 runs (`WIRES_PROFILE`) under
+`valgrind --tool=callgrind --dump-instr=yes`; a line of code counts when it ran at least 1,000 times, so the set-up
 (run once) drops out and what is left is what every run goes through. With more than one
 client, the lines each runs that the first does not are counted by function. Where idle
 cores halt between requests, wall time follows these lines more than the instructions

@@ -2,7 +2,9 @@
 //! API: the scenario through golem's model against a loopback server answering the wire's
 //! responses, side by side with the floor, a raw reqwest client sending the same three
 //! request bodies to the same server with the same key header. The same targets as `http`:
-//! golem's wall time per run ≤ 1.1× the floor's.
+//! golem's wall time per run ≤ 1.1× the floor's. Beside them, golem's model alone (the run's
+//! three requests sent again through `Model::request`, without the run: what the wire
+//! itself costs) and the JSON floor (the floor that also writes and reads the JSON).
 //!
 //! The server, on its own thread and runtime, reads the model turn from the request: the
 //! number of tool results in the history (`functionResponse` parts, `function_call_output`
@@ -14,10 +16,12 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use criterion::Criterion;
+use futures_util::future::BoxFuture;
 use golem::Agent;
 use golem::model::gemini::GeminiModel;
 use golem::model::http::{HttpSettings, RetryPolicy};
 use golem::model::openai::responses::OpenAiResponsesModel;
+use golem::model::{Message, Model, ModelError, ModelResponse, RequestParams};
 use golem_benches::scenario::{self, API_KEY, PROMPT, TURNS, Table, Verdict};
 use golem_benches::sys::CpuTime;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
@@ -407,17 +411,25 @@ mod read {
 #[derive(Clone, Copy, PartialEq)]
 enum Client {
     Golem,
+    /// golem's model alone (see [`ModelOnly`]).
+    ModelOnly,
     Floor,
     /// The floor that also writes and reads the JSON (see [`Floor`]).
     JsonFloor,
 }
 
 impl Client {
-    const ALL: [Client; 3] = [Client::Golem, Client::Floor, Client::JsonFloor];
+    const ALL: [Client; 4] = [
+        Client::Golem,
+        Client::ModelOnly,
+        Client::Floor,
+        Client::JsonFloor,
+    ];
 
     fn name(self) -> &'static str {
         match self {
             Client::Golem => "golem",
+            Client::ModelOnly => "model",
             Client::Floor => "floor",
             Client::JsonFloor => "json-floor",
         }
@@ -427,6 +439,7 @@ impl Client {
 struct Clients {
     runtime: Runtime,
     golem: Agent<Table, Verdict>,
+    model_only: ModelOnly,
     floor: Floor,
     json_floor: Floor,
 }
@@ -443,6 +456,10 @@ impl Clients {
                             .await
                             .expect("golem's run succeeds");
                         debug_assert!(scenario::is_expected(&result));
+                    }
+                    Client::ModelOnly => {
+                        let calls = self.model_only.run().await.expect("golem's model answers");
+                        debug_assert_eq!(calls, TURNS as usize);
                     }
                     Client::Floor => {
                         self.floor.run().await.expect("the floor's run succeeds");
@@ -461,28 +478,115 @@ impl Clients {
     }
 }
 
-/// golem's agent on `wire`'s model at the server's `base` URL.
-fn golem_agent(wire: Wire, base: &str) -> Agent<Table, Verdict> {
-    let http = HttpSettings::default()
-        .connect_timeout(Duration::from_secs(30))
-        .retry(RetryPolicy::none());
-    match wire.name {
-        "gemini" => scenario::agent(
-            GeminiModel::builder("gemini-2.5-flash")
-                .api_key(API_KEY)
-                .base_url(format!("{base}/v1beta"))
-                .http(http)
-                .build()
-                .expect("the scenario's model builds"),
-        ),
-        _ => scenario::agent(
-            OpenAiResponsesModel::builder("gpt-4.1-mini")
-                .api_key(API_KEY)
-                .base_url(format!("{base}/v1"))
-                .http(http)
-                .build()
-                .expect("the scenario's model builds"),
-        ),
+/// golem's model of `wire` at the server's `base` URL.
+enum WireModel {
+    Gemini(GeminiModel),
+    Responses(OpenAiResponsesModel),
+}
+
+impl WireModel {
+    fn new(wire: Wire, base: &str) -> Self {
+        let http = HttpSettings::default()
+            .connect_timeout(Duration::from_secs(30))
+            .retry(RetryPolicy::none());
+        match wire.name {
+            "gemini" => WireModel::Gemini(
+                GeminiModel::builder("gemini-2.5-flash")
+                    .api_key(API_KEY)
+                    .base_url(format!("{base}/v1beta"))
+                    .http(http)
+                    .build()
+                    .expect("the scenario's model builds"),
+            ),
+            _ => WireModel::Responses(
+                OpenAiResponsesModel::builder("gpt-4.1-mini")
+                    .api_key(API_KEY)
+                    .base_url(format!("{base}/v1"))
+                    .http(http)
+                    .build()
+                    .expect("the scenario's model builds"),
+            ),
+        }
+    }
+
+    /// The scenario's agent on this model.
+    fn agent(self) -> Agent<Table, Verdict> {
+        match self {
+            WireModel::Gemini(model) => scenario::agent(model),
+            WireModel::Responses(model) => scenario::agent(model),
+        }
+    }
+
+    /// The scenario's agent on this model, each request it makes kept in `requests`.
+    fn recording_agent(self, requests: &Requests) -> Agent<Table, Verdict> {
+        let requests = Arc::clone(requests);
+        match self {
+            WireModel::Gemini(inner) => scenario::agent(Recording { inner, requests }),
+            WireModel::Responses(inner) => scenario::agent(Recording { inner, requests }),
+        }
+    }
+
+    fn shared(self) -> Arc<dyn Model> {
+        match self {
+            WireModel::Gemini(model) => Arc::new(model),
+            WireModel::Responses(model) => Arc::new(model),
+        }
+    }
+}
+
+/// The requests a run asked its model: each one's history and parameters.
+type Requests = Arc<Mutex<Vec<(Vec<Message>, RequestParams)>>>;
+
+/// A model that keeps each request it is asked before passing it on: how the bench learns
+/// the requests the scenario's run makes, to send them again without the run.
+struct Recording<M> {
+    inner: M,
+    requests: Requests,
+}
+
+impl<M: Model> Model for Recording<M> {
+    fn request<'a>(
+        &'a self,
+        messages: &'a [Message],
+        params: &'a RequestParams,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        self.requests
+            .lock()
+            .expect("not poisoned")
+            .push((messages.to_vec(), params.clone()));
+        self.inner.request(messages, params)
+    }
+
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn system(&self) -> &str {
+        self.inner.system()
+    }
+}
+
+/// golem's model alone: the three requests of the scenario's run, each sent with
+/// [`Model::request`] as the run sent it (its history and parameters), and its response
+/// read, without the run around them. What the wire itself costs per request.
+struct ModelOnly {
+    model: Arc<dyn Model>,
+    requests: Vec<(Vec<Message>, RequestParams)>,
+}
+
+impl ModelOnly {
+    /// The number of calls in the responses.
+    async fn run(&self) -> Result<usize, ModelError> {
+        let mut calls = 0;
+        for (messages, params) in &self.requests {
+            calls += self
+                .model
+                .request(messages, params)
+                .await?
+                .tool_calls()
+                .count();
+        }
+        Ok(calls)
     }
 }
 
@@ -490,13 +594,14 @@ fn golem_agent(wire: Wire, base: &str) -> Agent<Table, Verdict> {
 fn clients(wire: Wire) -> Clients {
     let (addr, recorded) = start_server(wire);
     let base = format!("http://{addr}");
-    let golem = golem_agent(wire, &base);
+    let requests = Requests::default();
+    let recording = WireModel::new(wire, &base).recording_agent(&requests);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("a runtime");
     let result = runtime
-        .block_on(golem.run(PROMPT, Table { face: 3 }))
+        .block_on(recording.run(PROMPT, Table { face: 3 }))
         .expect("golem's run succeeds");
     assert!(
         scenario::is_expected(&result),
@@ -508,14 +613,21 @@ fn clients(wire: Wire) -> Clients {
     let url = format!("{base}{}", wire.path);
     let floor = Floor::new(wire, url.clone(), bodies.clone(), false);
     let json_floor = Floor::new(wire, url, bodies, true);
+    let requests = std::mem::take(&mut *requests.lock().expect("not poisoned"));
+    assert_eq!(requests.len(), TURNS as usize);
     let clients = Clients {
         runtime,
-        golem,
+        golem: WireModel::new(wire, &base).agent(),
+        model_only: ModelOnly {
+            model: WireModel::new(wire, &base).shared(),
+            requests,
+        },
         floor,
         json_floor,
     };
-    clients.run(Client::Floor, 1);
-    clients.run(Client::JsonFloor, 1);
+    for client in Client::ALL {
+        clients.run(client, 1);
+    }
     clients
 }
 
@@ -551,7 +663,7 @@ fn main() {
     criterion.final_summary();
 
     if golem_benches::is_bench_run() {
-        // `WIRES_PROFILE=<wire>/<golem|floor|json-floor>` runs that client alone, 2,000 runs,
+        // `WIRES_PROFILE=<wire>/<golem|model|floor|json-floor>` runs that client alone, 2,000 runs,
         // e.g. under callgrind with `--bench none`.
         if let Ok(only) = std::env::var("WIRES_PROFILE") {
             for (wire, clients) in &all {
@@ -569,7 +681,7 @@ fn main() {
     }
 }
 
-/// Interleaved rounds of the three clients (which goes first turns round), so drift on a
+/// Interleaved rounds of the four clients (which goes first turns round), so drift on a
 /// shared machine hits them alike; the medians of the per-round wall and client CPU times
 /// per run, and their ratios. The CPU time (the bench thread's user + system time) tells
 /// the regime: where the machine's idle cores halt between requests, wall time per run is
@@ -578,8 +690,8 @@ fn main() {
 fn summary(wire: &str, clients: &Clients) {
     const ROUNDS: usize = 21;
     const RUNS: u32 = 300;
-    let mut walls: [Vec<Duration>; 3] = Default::default();
-    let mut cpus: [Vec<Duration>; 3] = Default::default();
+    let mut walls: [Vec<Duration>; 4] = Default::default();
+    let mut cpus: [Vec<Duration>; 4] = Default::default();
     for round in 0..ROUNDS {
         for turn in 0..Client::ALL.len() {
             let index = (round + turn) % Client::ALL.len();
@@ -593,8 +705,8 @@ fn summary(wire: &str, clients: &Clients) {
         rounds.sort();
         rounds[rounds.len() / 2].as_secs_f64() * 1e6
     };
-    let [golem, floor, json] = walls.map(median);
-    let [golem_cpu, floor_cpu, json_cpu] = cpus.map(median);
+    let [golem, model, floor, json] = walls.map(median);
+    let [golem_cpu, model_cpu, floor_cpu, json_cpu] = cpus.map(median);
     println!(
         "\nwires_http summary for {wire}: medians of {ROUNDS} interleaved rounds of {RUNS} runs (3 requests each), per run"
     );
@@ -605,6 +717,11 @@ fn summary(wire: &str, clients: &Clients) {
     println!(
         "  client CPU: golem {golem_cpu:.1} µs, floor {floor_cpu:.1} µs: golem/floor {:.3}×",
         golem_cpu / floor_cpu
+    );
+    println!(
+        "  golem's model alone (its three requests, without the run): wall {model:.1} µs, {:.3}× the floor (target ≤ 1.1×); CPU {model_cpu:.1} µs, {:.3}× the floor",
+        model / floor,
+        model_cpu / floor_cpu
     );
     println!(
         "  the JSON floor (the floor writing and reading the JSON): wall {json:.1} µs, {:.3}× the floor; CPU {json_cpu:.1} µs, {:.3}× the floor",
