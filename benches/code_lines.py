@@ -9,10 +9,9 @@ prints; a client is `gemini` or `responses` with `golem`, `model` (golem's model
 `floor` or `json-floor`. Each client runs alone for 2,000 runs (`WIRES_PROFILE`) under
 `valgrind --tool=callgrind --dump-instr=yes`; a line of code counts when it ran at least
 1,000 times, so the set-up (run once) drops out and what is left is what every run goes
-through. With more than one
-client, the lines each runs that the first does not are counted by function. Where idle
-cores halt between requests, wall time follows these lines more than the instructions
-(docs/benchmarks.md, section 10).
+through. With more than one client, the lines each runs that the first does not are
+counted by function. Where idle cores halt between requests, wall time follows these lines
+more than the instructions (docs/benchmarks.md, section 10).
 """
 
 import collections
