@@ -68,15 +68,16 @@ use super::{
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum FailureClass {
-    /// The request did not get through: a refused or reset connection, a timeout, a stream
-    /// that broke, went idle or ran out of time.
+    /// The request did not get through: a refused or reset connection, a timeout (HTTP 408
+    /// among them), a stream that broke, went idle or ran out of time.
     Transport,
     /// HTTP 429: the provider's rate limit.
     RateLimit,
     /// HTTP 5xx, other than an overloaded provider.
     ServerError,
-    /// The provider is overloaded: HTTP 529, or an error whose message says "overloaded"
-    /// (Anthropic's `overloaded_error`, also sent as a stream's first event).
+    /// The provider is overloaded: HTTP 529, or a 5xx or a stream's error whose message
+    /// says "overloaded" (Anthropic's `overloaded_error`, also sent as a stream's first
+    /// event).
     Overloaded,
     /// The provider refused the credentials (HTTP 401, 403).
     Auth,
@@ -109,7 +110,14 @@ impl FailureClass {
         match error {
             ModelError::Transport { .. } => FailureClass::Transport,
             ModelError::Http { status: 529, .. } => FailureClass::Overloaded,
-            ModelError::Http { message, .. } if overloaded(message) => FailureClass::Overloaded,
+            // Only a server error says the provider is overloaded: a 4xx whose message
+            // happens to hold the word (a tool named `get_overloaded_nodes`) is the user's.
+            ModelError::Http {
+                status, message, ..
+            } if *status >= 500 && overloaded(message) => FailureClass::Overloaded,
+            // The server gave up waiting for the request: a timeout, as the transport
+            // treats it, not a request the user must fix.
+            ModelError::Http { status: 408, .. } => FailureClass::Transport,
             ModelError::Http { status: 429, .. } => FailureClass::RateLimit,
             ModelError::Http { status, .. } if *status >= 500 => FailureClass::ServerError,
             ModelError::Http { status, .. } if *status >= 400 => FailureClass::ClientError,
@@ -469,6 +477,12 @@ mod tests {
             ),
             (http(529, "Overloaded"), FailureClass::Overloaded),
             (http(400, "bad field"), FailureClass::ClientError),
+            // The word alone does not make a request the user must fix a provider's fault.
+            (
+                http(400, "Invalid schema for function 'get_overloaded_nodes'"),
+                FailureClass::ClientError,
+            ),
+            (http(408, "Request Timeout"), FailureClass::Transport),
             (http(404, "no such model"), FailureClass::ClientError),
             (
                 ModelError::Auth {

@@ -185,7 +185,9 @@ impl MediaKind {
 }
 
 /// An image the provider fetches from a URL (`https://…`, or a `data:` URL).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// Its `Debug` shows a `data:` URL's header and size, never its data.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ImageUrl {
     /// The URL.
@@ -221,7 +223,9 @@ impl ImageUrl {
 }
 
 /// A document (a PDF) the provider fetches from a URL.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// Its `Debug` shows a `data:` URL's header and size, never its data.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct DocumentUrl {
     /// The URL.
@@ -305,6 +309,39 @@ impl BinaryContent {
     /// The bytes as a `data:` URL (`data:image/png;base64,…`).
     pub fn data_url(&self) -> String {
         format!("data:{};base64,{}", self.media_type, self.base64())
+    }
+}
+
+impl fmt::Debug for ImageUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ImageUrl")
+            .field("url", &DebugUrl(&self.url))
+            .field("media_type", &self.media_type)
+            .finish()
+    }
+}
+
+impl fmt::Debug for DocumentUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DocumentUrl")
+            .field("url", &DebugUrl(&self.url))
+            .field("media_type", &self.media_type)
+            .finish()
+    }
+}
+
+/// A URL as `Debug` shows it: as it is, or a `data:` URL as its header and the size of
+/// what it holds (bytes are never logged).
+struct DebugUrl<'a>(&'a str);
+
+impl fmt::Debug for DebugUrl<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match data_url_summary(self.0) {
+            Some((media_type, size)) => {
+                write!(f, "\"data:{media_type},…\" ({})", size_text(size))
+            }
+            None => fmt::Debug::fmt(self.0, f),
+        }
     }
 }
 
@@ -514,6 +551,21 @@ pub(crate) fn split_data_url(url: &str) -> Option<(&str, &str)> {
     Some((media_type, data))
 }
 
+/// A `data:` URL's media type and the size of what it holds (decoded, when it is base64):
+/// what logs and spans show of it instead of its data. `None` for any other URL.
+pub(crate) fn data_url_summary(url: &str) -> Option<(&str, usize)> {
+    let rest = url.strip_prefix("data:")?;
+    let (header, data) = rest.split_once(',').unwrap_or((rest, ""));
+    let media_type = header.split(';').next().unwrap_or("");
+    let size = if header.ends_with(";base64") {
+        let padding = data.bytes().rev().take_while(|&byte| byte == b'=').count();
+        (data.len() / 4 * 3).saturating_sub(padding)
+    } else {
+        data.len()
+    };
+    Some((media_type, size))
+}
+
 /// A megabyte, for the providers' limits.
 #[cfg(feature = "http")]
 pub(crate) const MB: usize = 1024 * 1024;
@@ -616,6 +668,24 @@ mod tests {
             UserContent::image_url("data:image/png;base64,iVBORw0KGgo=").describe(),
             "an image URL (data:image/png;base64,…)"
         );
+    }
+
+    #[test]
+    fn debug_shows_a_data_url_s_header_and_size_never_its_data() {
+        let image = ImageUrl::new("data:image/png;base64,iVBORw0KGgo=");
+        assert_eq!(
+            format!("{image:?}"),
+            r#"ImageUrl { url: "data:image/png,…" (8 bytes), media_type: None }"#
+        );
+        let document = UserContent::document_url("data:application/pdf;base64,JVBERi0xLjQ=");
+        assert!(!format!("{document:?}").contains("JVBERi0xLjQ"));
+        let plain = UserContent::image_url("https://x.test/a.png");
+        assert!(format!("{plain:?}").contains(r#"url: "https://x.test/a.png""#));
+        assert_eq!(
+            data_url_summary("data:text/plain,hello"),
+            Some(("text/plain", 5))
+        );
+        assert_eq!(data_url_summary("https://x.test/a.png"), None);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! [`RunEvent`]: what a run reports as it goes, for a UI or a log.
 
 use std::collections::VecDeque;
+use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -9,7 +10,7 @@ use serde_json::Value;
 use super::SharedCall;
 use crate::RunResult;
 use crate::error::Stage;
-use crate::model::{ModelResponse, ResponseDelta, ToolCallPart};
+use crate::model::{ModelResponse, ResponseDelta, ToolCallPart, ToolContent, media};
 use crate::output::Output;
 use crate::usage::RoundCost;
 
@@ -245,7 +246,10 @@ pub(crate) trait Forwards: Send + Sync {
 }
 
 /// How one tool call ended.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Its `Debug` shows a returned [`ToolContent`](crate::model::ToolContent)'s media as their
+/// descriptions, never their bytes.
+#[derive(Clone, PartialEq)]
 #[non_exhaustive]
 pub enum ToolOutcome {
     /// It returned this value, which is the call's result.
@@ -265,6 +269,28 @@ pub enum ToolOutcome {
         /// The reason, sent as the call's result.
         reason: String,
     },
+}
+
+impl fmt::Debug for ToolOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ToolOutcome::Returned(value) if ToolContent::from_value(value).is_some() => f
+                .debug_tuple("Returned")
+                .field(&format_args!("{}", media::loggable(value)))
+                .finish(),
+            ToolOutcome::Returned(value) => f.debug_tuple("Returned").field(value).finish(),
+            ToolOutcome::Rejected { feedback } => f
+                .debug_struct("Rejected")
+                .field("feedback", feedback)
+                .finish(),
+            ToolOutcome::Failed { error } => {
+                f.debug_struct("Failed").field("error", error).finish()
+            }
+            ToolOutcome::Denied { reason } => {
+                f.debug_struct("Denied").field("reason", reason).finish()
+            }
+        }
+    }
 }
 
 /// One rejection, and where it leaves the budget.
@@ -413,5 +439,25 @@ impl<O: Output> Forwards for Queue<O> {
 pub(crate) fn emit<O: Output>(events: Option<&EventSink<O>>, make: impl FnOnce() -> RunEvent<O>) {
     if let Some(events) = events {
         events.push(make());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{BinaryContent, ToolContent};
+
+    #[test]
+    fn a_returned_tool_s_media_show_in_debug_without_their_bytes() {
+        let chart = ToolContent::new("March").with(BinaryContent::new(vec![7u8; 64], "image/png"));
+        let outcome = ToolOutcome::Returned(chart.into());
+        assert_eq!(
+            format!("{outcome:?}"),
+            r#"Returned({"value":"March","media":["image/png bytes (64 bytes)"]})"#
+        );
+        assert_eq!(
+            format!("{:?}", ToolOutcome::Returned(Value::from(3))),
+            "Returned(Number(3))"
+        );
     }
 }

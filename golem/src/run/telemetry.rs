@@ -10,6 +10,7 @@ use std::task::{Context, Poll};
 use serde_json::{Value, json};
 use tracing::Span;
 
+use crate::model::media::data_url_summary;
 use crate::model::{
     FinishReason, MediaKind, Message, ModelResponse, RequestPart, ResponsePart, UserContent,
 };
@@ -152,13 +153,19 @@ fn response_part(part: &ResponsePart) -> Value {
 /// (bytes are never logged).
 fn user_content(content: &UserContent) -> Value {
     let modality = content.kind().map_or("text", MediaKind::name);
+    let uri = |url: &str| match data_url_summary(url) {
+        // A `data:` URL holds its bytes: a blob, as bytes are.
+        Some((media_type, size)) => json!({
+            "type": "blob",
+            "modality": modality,
+            "mime_type": media_type,
+            "size": size,
+        }),
+        None => json!({"type": "uri", "modality": modality, "uri": url}),
+    };
     match content {
-        UserContent::ImageUrl(image) => {
-            json!({"type": "uri", "modality": modality, "uri": image.url})
-        }
-        UserContent::DocumentUrl(document) => {
-            json!({"type": "uri", "modality": modality, "uri": document.url})
-        }
+        UserContent::ImageUrl(image) => uri(&image.url),
+        UserContent::DocumentUrl(document) => uri(&document.url),
         UserContent::Binary(binary) => json!({
             "type": "blob",
             "modality": modality,
@@ -208,6 +215,7 @@ mod tests {
             UserContent::text("What is this?"),
             UserContent::image_url("https://x.test/a.png"),
             UserContent::binary(vec![7u8; 12], "application/pdf"),
+            UserContent::image_url("data:image/png;base64,iVBORw0KGgo="),
         ]))];
         let sent: Value = serde_json::from_str(&input_messages(&messages)).unwrap();
         assert_eq!(
@@ -216,6 +224,8 @@ mod tests {
                 {"type": "text", "content": "What is this?"},
                 {"type": "uri", "modality": "image", "uri": "https://x.test/a.png"},
                 {"type": "blob", "modality": "document", "mime_type": "application/pdf", "size": 12},
+                // A data: URL holds its bytes: a blob too.
+                {"type": "blob", "modality": "image", "mime_type": "image/png", "size": 8},
             ]}])
         );
     }

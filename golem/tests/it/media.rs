@@ -147,6 +147,58 @@ async fn openai_chat_sends_images_pdfs_and_audio_as_content_parts_and_tool_image
 }
 
 #[tokio::test]
+async fn openai_chat_sends_a_tools_image_after_the_last_tool_message_a_rejected_calls_included() {
+    let server = serve("/v1/chat/completions", vec![json_ok(completion("Dice."))]).await;
+    // Two calls in one response: the first returns an image, the second is rejected.
+    let history = vec![
+        request(vec![RequestPart::user_prompt("Chart it, then roll.")]),
+        response(
+            vec![call("chart", "{}", "call_1"), call("roll", "{}", "call_2")],
+            10,
+            2,
+        ),
+        request(vec![
+            RequestPart::tool_return(
+                "chart",
+                "call_1",
+                ToolContent::new("the chart of March").with(png()),
+            ),
+            RequestPart::tool_retry("roll", "call_2", "n must be positive"),
+        ]),
+    ];
+    openai(&server)
+        .request(&history, &params())
+        .await
+        .expect("answers");
+    let sent = bodies(&server).await;
+    let shape: Vec<(&str, Option<&str>)> = sent[0]["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .map(|message| {
+            (
+                message["role"].as_str().expect("a role"),
+                message["tool_call_id"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            ("user", None),
+            ("assistant", None),
+            ("tool", Some("call_1")),
+            ("tool", Some("call_2")),
+            ("user", None),
+        ]
+    );
+    assert_eq!(
+        sent[0]["messages"][4]["content"][1],
+        json!({"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{PNG_B64}")}})
+    );
+}
+
+#[tokio::test]
 async fn openai_chat_refuses_a_document_url_and_an_unknown_image_type_before_sending() {
     let server = serve("/v1/chat/completions", vec![json_ok(completion("Dice."))]).await;
     let model = openai(&server);

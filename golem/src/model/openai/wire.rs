@@ -319,7 +319,14 @@ fn chat_messages<'a>(
                         message: index,
                         part: part_index,
                     };
-                    if !matches!(part, RequestPart::ToolReturn(_)) && !tool_media.is_empty() {
+                    // The media wait until the tool messages end: a rejected call's
+                    // feedback is a tool message too.
+                    let tool_message = match part {
+                        RequestPart::ToolReturn(_) => true,
+                        RequestPart::RetryPrompt(p) => p.tool_call_id.is_some(),
+                        _ => false,
+                    };
+                    if !tool_message && !tool_media.is_empty() {
                         out.push(ChatMessage::User {
                             content: UserMessage::Parts(std::mem::take(&mut tool_media)),
                         });
