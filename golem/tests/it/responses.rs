@@ -732,6 +732,22 @@ async fn stream_faults_are_typed() {
             StreamFault::Provider,
             "the response stream from openai failed (provider error): server_error: The server had an error.",
         ),
+        // The code and message in an `error` object, as servers also send them.
+        (
+            begun_then(
+                "event: error\ndata: {\"type\":\"error\",\"sequence_number\":3,\"error\":{\"type\":\"too_many_requests\",\"code\":\"too_many_requests\",\"message\":\"Too Many Requests\",\"param\":null}}\n\n",
+            ),
+            StreamFault::Provider,
+            "the response stream from openai failed (provider error): too_many_requests: Too Many Requests",
+        ),
+        // An output index far past the items seen: refused, not made room for.
+        (
+            begun_then(
+                "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"output_index\":4000000000000,\"content_index\":0,\"delta\":\"The\"}\n\n",
+            ),
+            StreamFault::Corrupt,
+            "the response stream from openai failed (corrupt chunk): an event names output item 4000000000000, more than 64 past the items seen",
+        ),
         (
             begun_then(
                 "event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"id\":\"resp_f\",\"status\":\"failed\",\"error\":{\"code\":\"rate_limit_exceeded\",\"message\":\"Slow down.\"},\"output\":[]},\"sequence_number\":3}\n\n",

@@ -22,6 +22,9 @@ use serde_json::{Map, Value};
 use crate::model::http::{Assemble, Deltas, Fault};
 use crate::model::{ResponseDelta, StreamFault};
 
+/// How far past the output items seen so far an event's `output_index` may be.
+const MAX_GAP: usize = 64;
+
 /// The state of one streamed response.
 #[derive(Debug, Default)]
 pub struct Events {
@@ -50,18 +53,28 @@ struct Streaming {
 impl Events {
     /// The output index of the item an event names: its `output_index`, else the index its
     /// id was given (a new one for an id not seen before).
-    fn index(&mut self, output_index: Option<usize>, id: Option<&str>) -> usize {
+    ///
+    /// # Errors
+    /// A corrupt stream when `output_index` is far past the items seen so far: items are
+    /// numbered densely, and room is not made for a number a server got wrong.
+    fn index(&mut self, output_index: Option<usize>, id: Option<&str>) -> Result<usize, Fault> {
         if let Some(index) = output_index {
-            return index;
+            let seen = self.streaming.len().max(self.items.len());
+            if index >= seen.saturating_add(MAX_GAP) {
+                return Err(Fault::corrupt(format!(
+                    "an event names output item {index}, more than {MAX_GAP} past the items seen"
+                )));
+            }
+            return Ok(index);
         }
         let id = id.unwrap_or_default();
         if let Some((_, index)) = self.ids.iter().find(|(known, _)| known == id) {
-            return *index;
+            return Ok(*index);
         }
         let index = self.streaming.len().max(self.items.len());
         self.streaming(index);
         self.ids.push((id.to_owned(), index));
-        index
+        Ok(index)
     }
 
     fn streaming(&mut self, index: usize) -> &mut Streaming {
@@ -184,7 +197,7 @@ impl Assemble for Events {
             .map_err(|error| Fault::corrupt(format!("an event cannot be read: {error}")))?;
         match event {
             Event::OutputItemAdded { output_index, item } => {
-                let output_index = self.index(output_index, item_id(&item));
+                let output_index = self.index(output_index, item_id(&item))?;
                 let field = |name: &str| {
                     item.get(name)
                         .and_then(Value::as_str)
@@ -207,7 +220,7 @@ impl Assemble for Events {
                 item_id,
                 delta,
             } => {
-                let index = self.index(output_index, item_id.as_deref());
+                let index = self.index(output_index, item_id.as_deref())?;
                 self.text(index, &delta, deltas, text_delta);
             }
             Event::FunctionCallArgumentsDelta {
@@ -215,7 +228,7 @@ impl Assemble for Events {
                 item_id,
                 delta,
             } => {
-                let index = self.index(output_index, item_id.as_deref());
+                let index = self.index(output_index, item_id.as_deref())?;
                 self.text(index, &delta, deltas, args_delta);
             }
             Event::ReasoningSummaryTextDelta {
@@ -224,7 +237,7 @@ impl Assemble for Events {
                 summary_index,
                 delta,
             } => {
-                let output_index = self.index(output_index, item_id.as_deref());
+                let output_index = self.index(output_index, item_id.as_deref())?;
                 // Summaries are joined by a blank line, as the decoder joins them.
                 let streaming = self.streaming(output_index);
                 let new_summary = streaming
@@ -237,7 +250,7 @@ impl Assemble for Events {
                 self.text(output_index, &delta, deltas, thinking_delta);
             }
             Event::OutputItemDone { output_index, item } => {
-                let index = self.index(output_index, item_id(&item));
+                let index = self.index(output_index, item_id(&item))?;
                 self.done(index, item, deltas);
             }
             Event::Completed { response } | Event::Incomplete { response } => {
@@ -260,13 +273,20 @@ impl Assemble for Events {
                     ),
                 ));
             }
-            Event::Error { code, message } => {
+            Event::Error {
+                code,
+                message,
+                error,
+            } => {
+                // Its code and message at the top, as documented, or in an `error` object,
+                // as servers also send them.
+                let error = error.unwrap_or_default();
                 return Err(Fault::new(
                     StreamFault::Provider,
                     format!(
                         "{}: {}",
-                        code.as_deref().unwrap_or("error"),
-                        message.as_deref().unwrap_or("no message")
+                        code.or(error.code).as_deref().unwrap_or("error"),
+                        message.or(error.message).as_deref().unwrap_or("no message")
                     ),
                 ));
             }
@@ -350,7 +370,18 @@ enum Event<'a> {
         code: Option<String>,
         #[serde(default)]
         message: Option<String>,
+        #[serde(default)]
+        error: Option<ErrorBody>,
     },
     #[serde(other)]
     Other,
+}
+
+/// An `error` event's `error` object.
+#[derive(Deserialize, Default)]
+struct ErrorBody {
+    #[serde(default)]
+    code: Option<String>,
+    #[serde(default)]
+    message: Option<String>,
 }
