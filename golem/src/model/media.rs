@@ -448,6 +448,9 @@ pub(crate) struct Accepts {
     pub(crate) kind: MediaKind,
     pub(crate) types: &'static [&'static str],
     pub(crate) max_bytes: usize,
+    /// Whether `max_bytes` is measured on the base64 text the bytes are sent as (Anthropic's
+    /// images) rather than on the bytes.
+    pub(crate) encoded: bool,
 }
 
 /// Where a part is in the history sent: the message's index and the part's.
@@ -476,8 +479,9 @@ impl At {
         }
     }
 
-    /// Checks `content`'s media type (a binary's, or a `data:` URL's) and size against
-    /// what the provider `accepts` in this place (`where_` names it: "in a user prompt").
+    /// Checks `content`'s media type (a binary's, a `data:` URL's, or the one a URL is
+    /// given or names by its extension) and size against what the provider `accepts` in
+    /// this place (`where_` names it: "in a user prompt"). A `data:` URL must be base64.
     pub(crate) fn check(
         self,
         content: &UserContent,
@@ -493,16 +497,29 @@ impl At {
                 format!("{} takes no {} {where_}", self.provider, kind.name()),
             ));
         };
-        let (media_type, len) = match content {
-            UserContent::Binary(binary) => (Some(binary.media_type.clone()), binary.data.len()),
+        // The media type, and the size of the bytes and of their base64 text.
+        let (media_type, len, encoded_len) = match content {
+            UserContent::Binary(binary) => {
+                let len = binary.data.len();
+                (Some(binary.media_type.clone()), len, len.div_ceil(3) * 4)
+            }
             UserContent::ImageUrl(ImageUrl { url, .. })
             | UserContent::DocumentUrl(DocumentUrl { url, .. })
                 if url.starts_with("data:") =>
             {
-                let header = url["data:".len()..].split([';', ',']).next().unwrap_or("");
-                (Some(header.to_owned()), url.len() / 4 * 3)
+                let Some((_, data)) = split_data_url(url) else {
+                    return Err(self.refuse(
+                        content,
+                        "a `data:` URL must hold base64 (`data:<type>;base64,…`); \
+                         give other bytes as `BinaryContent`",
+                    ));
+                };
+                let (media_type, len) = data_url_summary(url).unwrap_or_default();
+                (Some(media_type.to_owned()), len, data.len())
             }
-            _ => (None, 0),
+            UserContent::ImageUrl(image) => (image.media_type(), 0, 0),
+            UserContent::DocumentUrl(document) => (Some(document.media_type()), 0, 0),
+            _ => (None, 0, 0),
         };
         if let Some(media_type) = media_type {
             let essence = media_type.split(';').next().unwrap_or("").trim();
@@ -517,11 +534,16 @@ impl At {
                     ),
                 ));
             }
+            let (len, as_sent) = if rule.encoded {
+                (encoded_len, " as base64")
+            } else {
+                (len, "")
+            };
             if len > rule.max_bytes {
                 return Err(self.refuse(
                     content,
                     format!(
-                        "{} takes {} of up to {} {where_}",
+                        "{} takes {} of up to {}{as_sent} {where_}",
                         self.provider,
                         plural(kind),
                         size_text(rule.max_bytes)
@@ -544,7 +566,7 @@ fn plural(kind: MediaKind) -> &'static str {
 }
 
 /// A base64 `data:` URL's media type and base64 text.
-#[cfg(any(feature = "anthropic", feature = "gemini"))]
+#[cfg(feature = "http")]
 pub(crate) fn split_data_url(url: &str) -> Option<(&str, &str)> {
     let (header, data) = url.strip_prefix("data:")?.split_once(',')?;
     let media_type = header.strip_suffix(";base64")?;

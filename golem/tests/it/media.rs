@@ -402,6 +402,8 @@ async fn anthropic_sends_image_and_document_blocks_and_images_inside_tool_result
         UserContent::document_url("https://example.com/rules.pdf"),
         pdf(),
         BinaryContent::new(b"Roll high.".to_vec(), "text/plain").into(),
+        // Plain text in a data: URL goes as text too ("Roll low.").
+        UserContent::document_url("data:text/plain;base64,Um9sbCBsb3cu"),
     ];
     anthropic(&server)
         .request(&history(media), &params())
@@ -418,6 +420,7 @@ async fn anthropic_sends_image_and_document_blocks_and_images_inside_tool_result
                 {"type": "document", "source": {"type": "url", "url": "https://example.com/rules.pdf"}},
                 {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": PDF_B64}},
                 {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "Roll high."}},
+                {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "Roll low."}},
             ]},
             {"role": "assistant", "content": [
                 {"type": "tool_use", "id": "call_1", "name": "chart", "input": {}}
@@ -447,7 +450,8 @@ async fn anthropic_refuses_audio_and_an_image_over_five_megabytes_before_sending
         "audio/wav bytes (4 bytes)",
         "anthropic takes no audio in a message",
     );
-    let big = BinaryContent::new(vec![0u8; 5 * 1024 * 1024 + 1], "image/png");
+    // The API measures an image's 5 MB on its base64 text: 4 MB of bytes are 5.3 MB sent.
+    let big = BinaryContent::new(vec![0u8; 4 * 1024 * 1024], "image/png");
     let error = model
         .request(&history(vec![big.into()]), &params())
         .await
@@ -456,10 +460,32 @@ async fn anthropic_refuses_audio_and_an_image_over_five_megabytes_before_sending
         error,
         "anthropic",
         0,
-        "image/png bytes (5.0 MB)",
-        "anthropic takes images of up to 5.0 MB in a message",
+        "image/png bytes (4.0 MB)",
+        "anthropic takes images of up to 5.0 MB as base64 in a message",
+    );
+    // A data: URL that is not base64 is refused, not sent as a URL.
+    let error = model
+        .request(
+            &history(vec![UserContent::image_url("data:image/png,%89PNG")]),
+            &params(),
+        )
+        .await
+        .expect_err("refused");
+    assert_refused(
+        error,
+        "anthropic",
+        0,
+        "an image URL (data:image/png,…)",
+        "a `data:` URL must hold base64 (`data:<type>;base64,…`); give other bytes as `BinaryContent`",
     );
     assert!(bodies(&server).await.is_empty(), "nothing was sent");
+    // 3.75 MB of bytes are exactly 5 MB of base64: sent.
+    let largest = BinaryContent::new(vec![0u8; 5 * 1024 * 1024 / 4 * 3], "image/png");
+    model
+        .request(&history(vec![largest.into()]), &params())
+        .await
+        .expect("sent");
+    assert_eq!(bodies(&server).await.len(), 1);
 }
 
 #[tokio::test]
@@ -548,6 +574,38 @@ async fn gemini_sends_inline_and_file_data_and_images_inside_function_responses(
 }
 
 #[tokio::test]
+async fn gemini_sends_a_tools_texts_after_the_function_responses() {
+    let server = serve(GEMINI_ROUTE, vec![json_ok(gemini_answer("Dice."))]).await;
+    let mut history = history(Vec::new());
+    history[2] = request(vec![RequestPart::tool_return(
+        "chart",
+        "call_1",
+        ToolContent::new("the chart of March")
+            .with("Sales rose in March.")
+            .with(png()),
+    )]);
+    gemini(&server)
+        .request(&history, &params())
+        .await
+        .expect("answers");
+    let sent = bodies(&server).await;
+    assert_eq!(
+        sent[0]["contents"][2],
+        json!({"role": "user", "parts": [
+            {"functionResponse": {
+                "name": "chart",
+                "id": "call_1",
+                "response": {"result": "the chart of March"},
+                "parts": [{"inlineData": {"mimeType": "image/png", "data": PNG_B64}}],
+            }},
+            {"text": "The tool `chart` returned this for the call call_1:"},
+            {"text": "Sales rose in March."},
+        ]})
+    );
+    validate_gemini(&sent, &[]);
+}
+
+#[tokio::test]
 async fn gemini_refuses_a_url_of_unknown_type_and_audio_in_a_function_response() {
     let server = serve(GEMINI_ROUTE, vec![json_ok(gemini_answer("Dice."))]).await;
     let model = gemini(&server);
@@ -564,6 +622,21 @@ async fn gemini_refuses_a_url_of_unknown_type_and_audio_in_a_function_response()
         0,
         "an image URL (https://example.com/picture)",
         "gemini needs a URL's media type: set it with `ImageUrl::with_media_type`",
+    );
+    // A URL's media type is checked as bytes' are: Gemini takes no GIF.
+    let error = model
+        .request(
+            &history(vec![UserContent::image_url("https://example.com/dice.gif")]),
+            &params(),
+        )
+        .await
+        .expect_err("refused");
+    assert_refused(
+        error,
+        "gemini",
+        0,
+        "an image URL (https://example.com/dice.gif)",
+        "gemini takes images of the types image/png, image/jpeg, image/webp, image/heic, image/heif in a message",
     );
     let mut with_audio = history(Vec::new());
     with_audio[2] = request(vec![RequestPart::tool_return(

@@ -3,6 +3,8 @@
 
 use std::borrow::Cow;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -377,12 +379,16 @@ const ACCEPTS: &[Accepts] = &[
     Accepts {
         kind: MediaKind::Image,
         types: &["image/jpeg", "image/png", "image/gif", "image/webp"],
+        // The API measures an image's 5 MB on its base64 text.
         max_bytes: 5 * MB,
+        encoded: true,
     },
     Accepts {
         kind: MediaKind::Document,
         types: &["application/pdf", "text/plain"],
+        // The request's limit, which the base64 text counts against.
         max_bytes: 32 * MB,
+        encoded: true,
     },
 ];
 
@@ -403,10 +409,10 @@ fn media_blocks<'a>(
                 text: Cow::Borrowed(text),
             }),
             UserContent::ImageUrl(image) => out.push(Block::Image {
-                source: url_source(&image.url),
+                source: url_source(at, part, &image.url)?,
             }),
             UserContent::DocumentUrl(document) => out.push(Block::Document {
-                source: url_source(&document.url),
+                source: url_source(at, part, &document.url)?,
             }),
             UserContent::Binary(binary) => {
                 let source = if binary.media_type.starts_with("text/plain") {
@@ -430,15 +436,25 @@ fn media_blocks<'a>(
     Ok(())
 }
 
-/// A URL as a source: a base64 `data:` URL as its bytes, any other as a URL.
-fn url_source(url: &str) -> Source<'_> {
-    match split_data_url(url) {
+/// A URL as a source: a base64 `data:` URL as its bytes (plain text as text, as the API
+/// takes it), any other as a URL.
+fn url_source<'a>(at: At, content: &UserContent, url: &'a str) -> Result<Source<'a>, ModelError> {
+    Ok(match split_data_url(url) {
+        Some((media_type, data)) if media_type.starts_with("text/plain") => {
+            let bytes = BASE64
+                .decode(data)
+                .map_err(|_| at.refuse(content, "its `data:` URL's base64 cannot be read"))?;
+            Source::Text {
+                media_type: "text/plain",
+                data: String::from_utf8_lossy(&bytes).into_owned(),
+            }
+        }
         Some((media_type, data)) => Source::Base64 {
             media_type: Cow::Borrowed(media_type),
             data: Cow::Borrowed(data),
         },
         None => Source::Url { url },
-    }
+    })
 }
 
 /// Where an image's or a document's bytes come from.

@@ -229,6 +229,21 @@ fn write_contents<'a>(
                             let mut part =
                                 Part::function_response(&p.tool_name, &p.tool_call_id, response);
                             if let Some(answer) = &mut part.function_response {
+                                // A function response's parts take only media: the tool's
+                                // texts follow the answers, as OpenAI Chat sends its media.
+                                let mut texts = p
+                                    .media
+                                    .iter()
+                                    .filter_map(UserContent::as_text)
+                                    .filter(|text| !text.is_empty())
+                                    .peekable();
+                                if texts.peek().is_some() {
+                                    rest.push(Part::text(Cow::Owned(format!(
+                                        "The tool `{}` returned this for the call {}:",
+                                        p.tool_name, p.tool_call_id
+                                    ))));
+                                    rest.extend(texts.map(|text| Part::text(Cow::Borrowed(text))));
+                                }
                                 for media in p.media.iter().filter(|m| m.as_text().is_none()) {
                                     at.check(media, TOOL_ACCEPTS, "in a function response")?;
                                     let (inline_data, file_data) = media_data(at, media)?;
@@ -316,6 +331,7 @@ const ACCEPTS: &[Accepts] = &[
             "image/heif",
         ],
         max_bytes: 20 * MB,
+        encoded: false,
     },
     Accepts {
         kind: MediaKind::Audio,
@@ -329,11 +345,13 @@ const ACCEPTS: &[Accepts] = &[
             "audio/flac",
         ],
         max_bytes: 20 * MB,
+        encoded: false,
     },
     Accepts {
         kind: MediaKind::Document,
         types: &["application/pdf", "text/plain"],
         max_bytes: 50 * MB,
+        encoded: false,
     },
 ];
 
@@ -344,11 +362,13 @@ const TOOL_ACCEPTS: &[Accepts] = &[
         kind: MediaKind::Image,
         types: &["image/png", "image/jpeg", "image/webp"],
         max_bytes: 20 * MB,
+        encoded: false,
     },
     Accepts {
         kind: MediaKind::Document,
         types: &["application/pdf", "text/plain"],
         max_bytes: 50 * MB,
+        encoded: false,
     },
 ];
 

@@ -216,6 +216,7 @@ const ACCEPTS: &[Accepts] = &[
         kind: MediaKind::Image,
         types: &["image/png", "image/jpeg", "image/gif", "image/webp"],
         max_bytes: 50 * MB,
+        encoded: false,
     },
     Accepts {
         kind: MediaKind::Audio,
@@ -227,11 +228,13 @@ const ACCEPTS: &[Accepts] = &[
             "audio/mp3",
         ],
         max_bytes: 50 * MB,
+        encoded: false,
     },
     Accepts {
         kind: MediaKind::Document,
         types: &["application/pdf"],
         max_bytes: 32 * MB,
+        encoded: false,
     },
 ];
 

@@ -400,11 +400,13 @@ const ACCEPTS: &[Accepts] = &[
         kind: MediaKind::Image,
         types: &["image/png", "image/jpeg", "image/gif", "image/webp"],
         max_bytes: 50 * MB,
+        encoded: false,
     },
     Accepts {
         kind: MediaKind::Document,
         types: &["application/pdf"],
         max_bytes: 32 * MB,
+        encoded: false,
     },
 ];
 
