@@ -317,7 +317,7 @@ fn answered_by(mut response: ModelResponse, model: &dyn Model) -> ModelResponse 
     response
 }
 
-fn fallback_error(failures: Vec<ModelFailure>) -> ModelError {
+pub(crate) fn fallback_error(failures: Vec<ModelFailure>) -> ModelError {
     ModelError::Fallback(Box::new(FallbackError { failures }))
 }
 

@@ -161,7 +161,7 @@ pub enum MediaKind {
 impl MediaKind {
     /// The kind of the media type `media_type`.
     pub fn of(media_type: &str) -> MediaKind {
-        let essence = media_type.split(';').next().unwrap_or("").trim();
+        let essence = essence(media_type);
         if essence.starts_with("image/") {
             MediaKind::Image
         } else if essence.starts_with("audio/") {
@@ -522,7 +522,7 @@ impl At {
             _ => (None, 0, 0),
         };
         if let Some(media_type) = media_type {
-            let essence = media_type.split(';').next().unwrap_or("").trim();
+            let essence = essence(&media_type);
             if !rule.types.contains(&essence) {
                 return Err(self.refuse(
                     content,
@@ -586,6 +586,12 @@ pub(crate) fn data_url_summary(url: &str) -> Option<(&str, usize)> {
         data.len()
     };
     Some((media_type, size))
+}
+
+/// A media type without its parameters (`text/plain` of `text/plain; charset=utf-8`): what
+/// the providers that name a part's type take.
+pub(crate) fn essence(media_type: &str) -> &str {
+    media_type.split(';').next().unwrap_or("").trim()
 }
 
 /// A megabyte, for the providers' limits.

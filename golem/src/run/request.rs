@@ -613,6 +613,28 @@ fn error_type(error: &ModelError) -> &'static str {
         ModelError::Truncated => "truncated",
         ModelError::ContentFilter => "content_filter",
         ModelError::UnsupportedContent { .. } => "unsupported_content",
+        // A fallback model's failure is its last model's.
+        ModelError::Fallback(error) => error_type(error.last()),
         _ => "_OTHER",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::fallback::{ModelFailure, fallback_error};
+
+    #[test]
+    fn a_fallback_models_failure_has_its_last_models_error_type() {
+        let failure = |error| ModelFailure {
+            model: "m".to_owned(),
+            system: "p".to_owned(),
+            error,
+        };
+        let error = fallback_error(vec![
+            failure(ModelError::ContentFilter),
+            failure(ModelError::Truncated),
+        ]);
+        assert_eq!(error_type(&error), "truncated");
     }
 }

@@ -606,6 +606,31 @@ async fn gemini_sends_a_tools_texts_after_the_function_responses() {
 }
 
 #[tokio::test]
+async fn anthropic_and_gemini_name_a_media_type_without_its_parameters() {
+    let named = || -> UserContent {
+        BinaryContent::new(PDF.to_vec(), "application/pdf; name=rules.pdf").into()
+    };
+    let server = serve("/v1/messages", vec![json_ok(anthropic_answer("Dice."))]).await;
+    anthropic(&server)
+        .request(&history(vec![named()]), &params())
+        .await
+        .expect("answers");
+    assert_eq!(
+        bodies(&server).await[0]["messages"][0]["content"][1]["source"]["media_type"],
+        json!("application/pdf")
+    );
+    let server = serve(GEMINI_ROUTE, vec![json_ok(gemini_answer("Dice."))]).await;
+    gemini(&server)
+        .request(&history(vec![named()]), &params())
+        .await
+        .expect("answers");
+    assert_eq!(
+        bodies(&server).await[0]["contents"][0]["parts"][1]["inlineData"]["mimeType"],
+        json!("application/pdf")
+    );
+}
+
+#[tokio::test]
 async fn gemini_refuses_a_url_of_unknown_type_and_audio_in_a_function_response() {
     let server = serve(GEMINI_ROUTE, vec![json_ok(gemini_answer("Dice."))]).await;
     let model = gemini(&server);

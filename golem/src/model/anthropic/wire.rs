@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::super::json_out;
-use super::super::media::{Accepts, At, MB, split_data_url};
+use super::super::media::{Accepts, At, MB, essence, split_data_url};
 use super::super::provider::{Text, ToolUse, decode, request_settings, tool_use};
 use super::super::tool_forms::ToolForms;
 use super::super::{
@@ -422,7 +422,7 @@ fn media_blocks<'a>(
                     }
                 } else {
                     Source::Base64 {
-                        media_type: Cow::Borrowed(&binary.media_type),
+                        media_type: Cow::Borrowed(essence(&binary.media_type)),
                         data: Cow::Owned(binary.base64()),
                     }
                 };
@@ -450,7 +450,7 @@ fn url_source<'a>(at: At, content: &UserContent, url: &'a str) -> Result<Source<
             }
         }
         Some((media_type, data)) => Source::Base64 {
-            media_type: Cow::Borrowed(media_type),
+            media_type: Cow::Borrowed(essence(media_type)),
             data: Cow::Borrowed(data),
         },
         None => Source::Url { url },

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
 use super::super::json_out;
-use super::super::media::{Accepts, At, MB, split_data_url};
+use super::super::media::{Accepts, At, MB, essence, split_data_url};
 use super::super::provider::{ToolUse, request_settings, tool_use};
 use super::super::{MediaKind, UserContent};
 use super::super::{
@@ -381,7 +381,7 @@ fn media_data<'a>(
         UserContent::Binary(binary) => {
             return Ok((
                 Some(Blob {
-                    mime_type: Cow::Borrowed(&binary.media_type),
+                    mime_type: Cow::Borrowed(essence(&binary.media_type)),
                     data: Cow::Owned(binary.base64()),
                 }),
                 None,
@@ -394,7 +394,7 @@ fn media_data<'a>(
     match (split_data_url(url.0), url.1) {
         (Some((mime_type, data)), _) => Ok((
             Some(Blob {
-                mime_type: Cow::Borrowed(mime_type),
+                mime_type: Cow::Borrowed(essence(mime_type)),
                 data: Cow::Borrowed(data),
             }),
             None,
@@ -402,7 +402,7 @@ fn media_data<'a>(
         (None, Some(mime_type)) => Ok((
             None,
             Some(FileData {
-                mime_type: Cow::Owned(mime_type),
+                mime_type: Cow::Owned(essence(&mime_type).to_owned()),
                 file_uri: url.0,
             }),
         )),
