@@ -71,9 +71,12 @@ pub enum FailureClass {
     /// The request did not get through: a refused or reset connection, a timeout (HTTP 408
     /// among them), a stream that broke, went idle or ran out of time.
     Transport,
-    /// HTTP 429: the provider's rate limit.
+    /// HTTP 429: the provider's rate limit; also a stream's error that names it
+    /// (`rate_limit_error`, `rate_limit_exceeded`, `too_many_requests`, `RESOURCE_EXHAUSTED`).
     RateLimit,
-    /// HTTP 5xx, other than an overloaded provider.
+    /// HTTP 5xx, other than an overloaded provider; also a stream's error that names a
+    /// failure on the provider's side (`server_error`, `api_error`, `INTERNAL`,
+    /// `UNAVAILABLE`).
     ServerError,
     /// The provider is overloaded: HTTP 529, or a 5xx or a stream's error whose message
     /// says "overloaded" (Anthropic's `overloaded_error`, also sent as a stream's first
@@ -88,7 +91,8 @@ pub enum FailureClass {
     /// The provider's answer could not be read: a corrupt chunk, no event stream, a stream
     /// that ended early, a body that is not the provider's format.
     InvalidResponse,
-    /// The provider sent an error in the stream (other than being overloaded).
+    /// The provider sent an error in the stream that is none of the above (an invalid
+    /// request found mid-stream, a refusal).
     Provider,
     /// Anything else: a model's own error, a cut-off or filtered response.
     Other,
@@ -129,13 +133,36 @@ impl FailureClass {
                 StreamFault::Disconnected | StreamFault::Idle | StreamFault::TimedOut => {
                     FailureClass::Transport
                 }
-                StreamFault::Provider if overloaded(message) => FailureClass::Overloaded,
-                StreamFault::Provider => FailureClass::Provider,
+                StreamFault::Provider => stream_error_class(message),
                 _ => FailureClass::InvalidResponse,
             },
             ModelError::Fallback(error) => FailureClass::of(error.last()),
             _ => FailureClass::Other,
         }
+    }
+}
+
+/// The class of an error a provider sent in a stream, by its code (`rate_limit_error: …`,
+/// `RESOURCE_EXHAUSTED: …`, `server_error: …`): the class the same failure has as an HTTP
+/// status, so that a stream whose first event is a rate limit falls back as a 429 does.
+fn stream_error_class(message: &str) -> FailureClass {
+    if message.to_ascii_lowercase().contains("overloaded") {
+        return FailureClass::Overloaded;
+    }
+    let message = message
+        .strip_prefix("the response failed: ")
+        .unwrap_or(message);
+    let code = message.split(':').next().unwrap_or("").trim();
+    match code.to_ascii_lowercase().as_str() {
+        // OpenAI's, Anthropic's and Gemini's names for a 429.
+        "rate_limit_exceeded" | "rate_limit_error" | "too_many_requests" | "resource_exhausted" => {
+            FailureClass::RateLimit
+        }
+        // Their names for a 500 or a 503.
+        "server_error" | "api_error" | "internal" | "internal_error" | "unavailable" => {
+            FailureClass::ServerError
+        }
+        _ => FailureClass::Provider,
     }
 }
 
@@ -521,8 +548,28 @@ mod tests {
                 stream(StreamFault::Provider, "overloaded_error: Overloaded"),
                 FailureClass::Overloaded,
             ),
+            // A stream's error is classed by its code, as its HTTP status would be.
             (
                 stream(StreamFault::Provider, "api_error: boom"),
+                FailureClass::ServerError,
+            ),
+            (
+                stream(StreamFault::Provider, "rate_limit_error: slow down"),
+                FailureClass::RateLimit,
+            ),
+            (
+                stream(StreamFault::Provider, "RESOURCE_EXHAUSTED: quota"),
+                FailureClass::RateLimit,
+            ),
+            (
+                stream(
+                    StreamFault::Provider,
+                    "the response failed: server_error: The server had an error.",
+                ),
+                FailureClass::ServerError,
+            ),
+            (
+                stream(StreamFault::Provider, "invalid_request_error: too long"),
                 FailureClass::Provider,
             ),
             (ModelError::Truncated, FailureClass::Other),
