@@ -237,20 +237,50 @@ async fn a_stream_that_fails_before_its_first_event_falls_back() {
     assert_eq!((primary.requests(), backup.requests()), (1, 1));
 }
 
-#[tokio::test]
-async fn an_overloaded_error_as_a_streams_first_event_falls_back() {
-    let overloaded = FunctionModel::new_stream(|_, _| {
+/// A model whose stream's first event is a provider's error with `message`.
+fn failing_stream(message: &'static str) -> FunctionModel {
+    FunctionModel::new_stream(move |_, _| {
         vec![Err::<golem::model::StreamEvent, _>(ModelError::Stream {
             provider: "anthropic".into(),
             fault: StreamFault::Provider,
-            message: "overloaded_error: Overloaded".into(),
+            message: message.into(),
             source: None,
         })]
     })
-    .with_name("claude");
+    .with_name("claude")
+}
+
+#[tokio::test]
+async fn an_overloaded_rate_limited_or_failing_provider_as_a_streams_first_event_falls_back() {
+    for message in [
+        "overloaded_error: Overloaded",
+        "rate_limit_error: Number of request tokens has exceeded your per-minute rate limit",
+        "RESOURCE_EXHAUSTED: Quota exceeded",
+        "api_error: Internal server error",
+    ] {
+        let backup = FunctionModel::new(|_, _| golem::model::ModelResponse::text("Hello"))
+            .with_name("backup");
+        let model = FallbackModel::new(failing_stream(message)).or(backup);
+
+        let streamed = drive(
+            &model,
+            &[request(vec![user("Hi")])],
+            &RequestParams::text(Vec::new()),
+        )
+        .await;
+
+        let response = streamed.response();
+        assert_eq!(response.text_content(), "Hello", "{message}");
+        assert_eq!(response.model_name.as_deref(), Some("backup"));
+    }
+}
+
+#[tokio::test]
+async fn a_streams_first_event_the_user_must_fix_does_not_fall_back() {
     let backup =
         FunctionModel::new(|_, _| golem::model::ModelResponse::text("Hello")).with_name("backup");
-    let model = FallbackModel::new(overloaded).or(backup);
+    let model =
+        FallbackModel::new(failing_stream("invalid_request_error: prompt is too long")).or(backup);
 
     let streamed = drive(
         &model,
@@ -259,9 +289,15 @@ async fn an_overloaded_error_as_a_streams_first_event_falls_back() {
     )
     .await;
 
-    let response = streamed.response();
-    assert_eq!(response.text_content(), "Hello");
-    assert_eq!(response.model_name.as_deref(), Some("backup"));
+    let ModelError::Fallback(fallback) = streamed.error() else {
+        panic!("a fallback error");
+    };
+    assert_eq!(fallback.failures().len(), 1);
+    assert_eq!(fallback.failures()[0].model, "claude");
+    assert_eq!(
+        fallback.last().to_string(),
+        "the response stream from anthropic failed (provider error): invalid_request_error: prompt is too long"
+    );
 }
 
 #[tokio::test]
