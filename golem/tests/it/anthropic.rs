@@ -313,27 +313,32 @@ async fn overloaded_is_retried_and_auth_errors_name_the_env_var() {
 }
 
 #[tokio::test]
-async fn max_tokens_stops_are_truncation_errors() {
-    let server = serve(
-        "/v1/messages",
-        vec![json_ok(message(
-            "msg_01",
-            json!([{"type": "text", "text": "Once"}]),
-            "max_tokens",
-            5,
-            1024,
-        ))],
-    )
-    .await;
-    let agent = Agent::<(), String>::builder(model(&server))
-        .build()
-        .unwrap();
+async fn max_tokens_and_context_window_stops_are_truncation_errors() {
+    for stop_reason in ["max_tokens", "model_context_window_exceeded"] {
+        let server = serve(
+            "/v1/messages",
+            vec![json_ok(message(
+                "msg_01",
+                json!([{"type": "text", "text": "Once"}]),
+                stop_reason,
+                5,
+                1024,
+            ))],
+        )
+        .await;
+        let agent = Agent::<(), String>::builder(model(&server))
+            .build()
+            .unwrap();
 
-    let error = agent.run("Tell a story", ()).await.unwrap_err();
+        let error = agent.run("Tell a story", ()).await.unwrap_err();
 
-    assert!(matches!(error.model_error(), Some(ModelError::Truncated)));
-    // The cut-off answer is kept; the request after it says it was not used.
-    assert_eq!(error.messages().len(), 3);
+        assert!(
+            matches!(error.model_error(), Some(ModelError::Truncated)),
+            "{stop_reason}"
+        );
+        // The cut-off answer is kept; the request after it says it was not used.
+        assert_eq!(error.messages().len(), 3);
+    }
 }
 
 #[tokio::test]

@@ -68,7 +68,10 @@ pub(super) fn body(
         .map(tool_choice);
     if let (Some(false), true) = (settings.parallel_tool_calls, has_tools) {
         let choice = tool_choice.get_or_insert_with(|| serde_json::json!({"type": "auto"}));
-        choice["disable_parallel_tool_use"] = Value::Bool(true);
+        // A choice of no tool takes no such flag: the API refuses it there.
+        if choice["type"] != "none" {
+            choice["disable_parallel_tool_use"] = Value::Bool(true);
+        }
     }
     let (system, messages) = anthropic_messages(params.instructions.as_deref(), messages)?;
     let mut out = Vec::with_capacity(capacity);
@@ -223,7 +226,9 @@ fn respond<B>(
         .collect::<Result<Vec<_>, _>>()?;
     let finish_reason = response.stop_reason.as_deref().map(|reason| match reason {
         "end_turn" | "stop_sequence" | "pause_turn" => FinishReason::Stop,
-        "max_tokens" => FinishReason::Length,
+        // Cut off: at the output limit, or at the context window's (the stop reason of
+        // the newer models when the input leaves no room).
+        "max_tokens" | "model_context_window_exceeded" => FinishReason::Length,
         "tool_use" => FinishReason::ToolCall,
         "refusal" => FinishReason::ContentFilter,
         _ => FinishReason::Error,
@@ -930,6 +935,40 @@ mod tests {
                 RequestPart::retry_prompt("Answer with the tool."),
             ])),
         ]
+    }
+
+    #[test]
+    fn a_choice_of_no_tool_takes_no_parallel_flag() {
+        let tool = ToolDefinition {
+            name: "roll".into(),
+            description: None,
+            parameters: json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
+        };
+        let params = RequestParams::text(vec![tool]);
+        let choices = [
+            (ToolChoice::None, json!({"type": "none"})),
+            (
+                ToolChoice::Auto,
+                json!({"type": "auto", "disable_parallel_tool_use": true}),
+            ),
+        ];
+        for (choice, sent) in choices {
+            let settings = ModelSettings::default()
+                .parallel_tool_calls(false)
+                .tool_choice(choice);
+            let written = body(
+                &ToolForms::default(),
+                "claude-sonnet-4-5",
+                &settings,
+                &history()[..1],
+                &params,
+                false,
+                0,
+            )
+            .expect("a body");
+            let written: Value = serde_json::from_slice(&written).expect("JSON");
+            assert_eq!(written["tool_choice"], sent);
+        }
     }
 
     #[test]
