@@ -279,6 +279,33 @@ async fn rejected_calls_and_text_go_back_as_call_outputs_and_user_messages() {
 }
 
 #[tokio::test]
+async fn a_model_that_does_not_reason_is_not_asked_for_encrypted_reasoning() {
+    let server = serve(
+        "/v1/responses",
+        vec![json_ok(response("resp_1", json!([message("ok")]), 4, 1))],
+    )
+    .await;
+    let model = OpenAiResponsesModel::builder("gpt-4.1")
+        .api_key(KEY)
+        .base_url(format!("{}/v1", server.uri()))
+        .build()
+        .expect("valid model");
+    let agent = Agent::<(), String>::builder(model).build().unwrap();
+
+    agent.run("Hi.", ()).await.unwrap();
+
+    let sent = bodies(&server).await;
+    assert_eq!(
+        sent[0],
+        json!({
+            "model": "gpt-4.1",
+            "input": [{"type": "message", "role": "user", "content": "Hi."}],
+            "store": false
+        })
+    );
+}
+
+#[tokio::test]
 async fn extra_body_fields_are_sent_beside_golems_own() {
     let server = serve(
         "/v1/responses",

@@ -68,8 +68,42 @@ pub struct Responses {
     strict_tools: bool,
     reasoning_effort: Option<String>,
     reasoning_summary: Option<String>,
+    /// Whether to ask for the reasoning's encrypted content when nothing is stored; `None`
+    /// asks for it when the model reasons (see [`HttpBuilder::encrypted_reasoning`]).
+    encrypted_reasoning: Option<bool>,
     /// Each tool as sent, serialized once per tool definition.
     tool_forms: ToolForms,
+}
+
+impl Responses {
+    /// Whether a request to `model` asks for the reasoning's encrypted content: when
+    /// nothing is stored and the model reasons, by what the builder was told or else by
+    /// the model's name (OpenAI refuses the request for a model that does not reason).
+    fn asks_encrypted_reasoning(&self, model: &str) -> bool {
+        !self.store
+            && self.encrypted_reasoning.unwrap_or_else(|| {
+                self.reasoning_effort.is_some()
+                    || self.reasoning_summary.is_some()
+                    || reasons(model)
+            })
+    }
+}
+
+/// Whether OpenAI's model `model` reasons, by its name: the o-series (`o1`, `o3-mini`,
+/// `o4-mini`), GPT-5 but its chat models (`gpt-5`, `gpt-5.1-codex`, not
+/// `gpt-5-chat-latest`), and Codex.
+fn reasons(model: &str) -> bool {
+    let model = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    let o_series = model
+        .strip_prefix('o')
+        .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()));
+    o_series
+        || (model.starts_with("gpt-5") && !model.contains("-chat"))
+        || model.starts_with("codex")
 }
 
 impl fmt::Debug for Responses {
@@ -81,6 +115,7 @@ impl fmt::Debug for Responses {
             .field("strict_tools", &self.strict_tools)
             .field("reasoning_effort", &self.reasoning_effort)
             .field("reasoning_summary", &self.reasoning_summary)
+            .field("encrypted_reasoning", &self.encrypted_reasoning)
             .finish()
     }
 }
@@ -148,8 +183,9 @@ impl OpenAiResponsesBuilder {
     }
 
     /// Whether OpenAI stores each response (`store: true`). Off by default: golem sends the
-    /// whole conversation with every request, and asks for the reasoning's encrypted
-    /// content (`include: ["reasoning.encrypted_content"]`) to send it back, which works
+    /// whole conversation with every request, and asks a reasoning model for its
+    /// reasoning's encrypted content (`include: ["reasoning.encrypted_content"]`, see
+    /// [`encrypted_reasoning`](Self::encrypted_reasoning)) to send it back, which works
     /// for organizations with zero data retention too. On, reasoning items go back by id
     /// and OpenAI looks them up.
     pub fn store(mut self, store: bool) -> Self {
@@ -179,5 +215,70 @@ impl OpenAiResponsesBuilder {
     pub fn reasoning_summary(mut self, summary: impl Into<String>) -> Self {
         self.wire.reasoning_summary = Some(summary.into());
         self
+    }
+
+    /// Whether requests ask for the reasoning's encrypted content
+    /// (`include: ["reasoning.encrypted_content"]`) when nothing is stored. By default they
+    /// do for a model that reasons: one given a reasoning effort or summary, or one whose
+    /// name says so (`o1`, `o3`, `o4-mini`, `gpt-5` but its `-chat` models, `codex`);
+    /// OpenAI refuses the field for any other model. Set it for a model the name does not
+    /// tell (a fine-tuned or a proxied one).
+    ///
+    /// ```
+    /// use golem::model::openai::responses::OpenAiResponsesModel;
+    ///
+    /// let tuned = OpenAiResponsesModel::builder("ft:my-reasoner")
+    ///     .api_key("sk-...")
+    ///     .encrypted_reasoning(true)
+    ///     .build()?;
+    /// # Ok::<_, golem::model::ProviderError>(())
+    /// ```
+    pub fn encrypted_reasoning(mut self, ask: bool) -> Self {
+        self.wire.encrypted_reasoning = Some(ask);
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reasoning_models_are_known_by_their_names() {
+        for model in [
+            "o1",
+            "o3-mini",
+            "o4-mini-2025-04-16",
+            "gpt-5",
+            "gpt-5.1-codex",
+            "openai/gpt-5-mini",
+            "codex-mini-latest",
+        ] {
+            assert!(reasons(model), "{model}");
+        }
+        for model in [
+            "gpt-4.1",
+            "gpt-4o-mini",
+            "gpt-5-chat-latest",
+            "omni-moderation",
+        ] {
+            assert!(!reasons(model), "{model}");
+        }
+    }
+
+    #[test]
+    fn the_encrypted_reasoning_is_asked_for_when_nothing_is_stored_and_the_model_reasons() {
+        let wire = |store, effort: Option<&str>, ask| Responses {
+            store,
+            reasoning_effort: effort.map(str::to_owned),
+            encrypted_reasoning: ask,
+            ..Responses::default()
+        };
+        assert!(wire(false, None, None).asks_encrypted_reasoning("o4-mini"));
+        assert!(!wire(false, None, None).asks_encrypted_reasoning("gpt-4.1"));
+        assert!(wire(false, Some("low"), None).asks_encrypted_reasoning("my-proxy"));
+        assert!(wire(false, None, Some(true)).asks_encrypted_reasoning("ft:mine"));
+        assert!(!wire(false, None, Some(false)).asks_encrypted_reasoning("o4-mini"));
+        assert!(!wire(true, None, None).asks_encrypted_reasoning("o4-mini"));
     }
 }

@@ -124,9 +124,12 @@ pub(super) fn body(
     if wire.store {
         out.extend_from_slice(b",\"store\":true");
     } else {
+        out.extend_from_slice(b",\"store\":false");
+    }
+    if wire.asks_encrypted_reasoning(model) {
         // Nothing stored: the reasoning comes back encrypted, to be sent with the next
         // request.
-        out.extend_from_slice(b",\"store\":false,\"include\":[\"reasoning.encrypted_content\"]");
+        out.extend_from_slice(b",\"include\":[\"reasoning.encrypted_content\"]");
     }
     if stream {
         out.extend_from_slice(b",\"stream\":true");
