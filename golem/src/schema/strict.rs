@@ -15,10 +15,17 @@ use serde_json::Value;
 use super::{all_children, each_child_mut};
 
 /// Whether OpenAI's strict mode accepts `schema`: every object lists all its properties as
-/// required and forbids others.
+/// required and forbids others (a map, whose values have a schema of their own, is refused),
+/// and no keyword strict mode refuses (`oneOf`, `default`) or a schema of anything is in it.
 pub(crate) fn is_strict_compatible(schema: &Value) -> bool {
     match schema {
         Value::Object(map) => {
+            if map.contains_key("oneOf") || map.contains_key("default") || accepts_anything(map) {
+                return false;
+            }
+            if is_object_type(map) && map.get("additionalProperties") != Some(&Value::Bool(false)) {
+                return false;
+            }
             if let Some(Value::Object(properties)) = map.get("properties") {
                 let required: Vec<&str> = map
                     .get("required")
@@ -36,7 +43,29 @@ pub(crate) fn is_strict_compatible(schema: &Value) -> bool {
             all_children(map, is_strict_compatible)
         }
         Value::Array(items) => items.iter().all(is_strict_compatible),
+        // `true` is a schema of anything; `false` (no other property) is what strict mode
+        // wants.
+        Value::Bool(anything) => !anything,
         _ => true,
+    }
+}
+
+/// Whether the schema object `map` says nothing of what its value is (`{}`, or a
+/// description alone): a `serde_json::Value`, which strict mode cannot take.
+fn accepts_anything(map: &serde_json::Map<String, Value>) -> bool {
+    const CONSTRAINING: [&str; 8] = [
+        "type", "$ref", "anyOf", "oneOf", "allOf", "enum", "const", "not",
+    ];
+    !CONSTRAINING.iter().any(|key| map.contains_key(*key))
+}
+
+/// Whether the schema object `map` is of objects (`"type": "object"`, or a list of types
+/// with it).
+fn is_object_type(map: &serde_json::Map<String, Value>) -> bool {
+    match map.get("type") {
+        Some(Value::String(kind)) => kind == "object",
+        Some(Value::Array(kinds)) => kinds.iter().any(|kind| kind == "object"),
+        _ => false,
     }
 }
 
@@ -67,6 +96,14 @@ pub fn to_strict_schema(schema: &Value) -> Value {
 fn make_strict(schema: &mut Value) {
     match schema {
         Value::Object(map) => {
+            // Strict mode refuses `default`, and `oneOf`: its variants (an enum's, which
+            // serde tells apart) go as `anyOf`.
+            map.remove("default");
+            if !map.contains_key("anyOf")
+                && let Some(variants) = map.remove("oneOf")
+            {
+                map.insert("anyOf".into(), variants);
+            }
             if map.get("properties").is_some_and(Value::is_object) {
                 let required: Vec<String> = map
                     .get("required")
@@ -313,6 +350,52 @@ mod tests {
             "required": ["a"],
             "additionalProperties": false
         })));
+    }
+
+    #[test]
+    fn strict_mode_refuses_maps_anything_one_of_and_defaults() {
+        let object = |property: Value| {
+            json!({
+                "type": "object",
+                "properties": {"a": property},
+                "required": ["a"],
+                "additionalProperties": false
+            })
+        };
+        for refused in [
+            // A map: its values have a schema of their own.
+            json!({"type": "object", "additionalProperties": {"type": "integer"}}),
+            // Anything (`serde_json::Value`), as `true` or as a bare description.
+            json!(true),
+            json!({"description": "any value"}),
+            // An enum with data, which schemars writes with `oneOf`.
+            json!({"oneOf": [{"type": "string", "const": "A"}, {"type": "integer"}]}),
+            json!({"type": "integer", "default": 0}),
+        ] {
+            assert!(!is_strict_compatible(&object(refused.clone())), "{refused}");
+        }
+        assert!(is_strict_compatible(&object(json!({"type": "integer"}))));
+    }
+
+    #[test]
+    fn the_strict_form_has_any_of_for_one_of_and_no_defaults() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "days": {"type": "integer", "default": 0},
+                "pick": {"oneOf": [{"type": "string"}, {"type": "integer"}]}
+            },
+            "required": ["pick"]
+        });
+        let strict = to_strict_schema(&schema);
+        assert_eq!(
+            strict["properties"],
+            json!({
+                "days": {"type": ["integer", "null"]},
+                "pick": {"anyOf": [{"type": "string"}, {"type": "integer"}]}
+            })
+        );
+        assert!(is_strict_compatible(&strict));
     }
 
     #[test]
