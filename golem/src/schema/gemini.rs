@@ -245,6 +245,11 @@ fn convert(schema: &Value, root: &Value, path: &mut Vec<String>) -> Value {
         None if map.contains_key("prefixItems") => {
             out.insert("items".into(), Value::Object(Map::new()));
         }
+        // `items: true` (a list of anything, `Vec<serde_json::Value>`): Gemini wants the
+        // field, so any item.
+        Some(Value::Bool(_)) => {
+            out.insert("items".into(), Value::Object(Map::new()));
+        }
         _ => {}
     }
     if nullable {
@@ -305,6 +310,7 @@ mod tests {
                 "maybe": {"anyOf": [{"type": "boolean"}, {"type": "null"}]},
                 "tags": {"type": "object", "additionalProperties": {"type": "string"}},
                 "pair": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}]},
+                "values": {"type": "array", "items": true},
                 "any": true
             },
             "$schema": "https://json-schema.org/draft/2020-12/schema"
@@ -323,6 +329,7 @@ mod tests {
                     "maybe": {"type": "BOOLEAN", "nullable": true},
                     "tags": {"type": "OBJECT"},
                     "pair": {"type": "ARRAY", "items": {}},
+                    "values": {"type": "ARRAY", "items": {}},
                     "any": {}
                 }
             })
