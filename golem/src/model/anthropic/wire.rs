@@ -35,12 +35,22 @@ pub(super) fn body(
     capacity: usize,
 ) -> Result<Vec<u8>, ModelError> {
     let output_config = match (&params.output_mode, &params.output_schema) {
-        (OutputMode::Native, Some(schema)) => Some(OutputConfig {
-            format: OutputFormat {
-                kind: "json_schema",
-                schema: output_schema(&schema.schema),
-            },
-        }),
+        (OutputMode::Native, Some(schema)) => {
+            if let Some(path) = open_object(&schema.schema, "#") {
+                return Err(ModelError::other(format!(
+                    "anthropic's structured outputs close every object, so the map at {path} \
+                     of the output `{}` could only be empty: use tool or prompted output \
+                     for it (`OutputMode::Tool`, the default, or `OutputMode::Prompted`)",
+                    schema.name
+                )));
+            }
+            Some(OutputConfig {
+                format: OutputFormat {
+                    kind: "json_schema",
+                    schema: output_schema(&schema.schema),
+                },
+            })
+        }
         _ => None,
     };
     let settings = request_settings(provider_settings, params);
@@ -571,6 +581,36 @@ pub(super) fn output_schema(schema: &Value) -> Value {
     out
 }
 
+/// Where in `schema` (a JSON pointer under `at`) an object takes properties of its own
+/// (`additionalProperties` with a schema or `true`, `patternProperties`): a map, which
+/// structured outputs, closing every object, would make always empty.
+fn open_object(schema: &Value, at: &str) -> Option<String> {
+    match schema {
+        Value::Object(map) => {
+            let open = matches!(
+                map.get("additionalProperties"),
+                Some(Value::Object(_) | Value::Bool(true))
+            ) || map.contains_key("patternProperties");
+            if open {
+                return Some(at.to_owned());
+            }
+            map.iter().find_map(|(key, child)| match child {
+                Value::Object(_) | Value::Array(_)
+                    if !matches!(key.as_str(), "enum" | "const" | "default" | "examples") =>
+                {
+                    open_object(child, &format!("{at}/{key}"))
+                }
+                _ => None,
+            })
+        }
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(index, item)| open_object(item, &format!("{at}/{index}"))),
+        _ => None,
+    }
+}
+
 fn restrict(schema: &mut Value) {
     match schema {
         Value::Object(map) => {
@@ -935,6 +975,40 @@ mod tests {
                 RequestPart::retry_prompt("Answer with the tool."),
             ])),
         ]
+    }
+
+    #[test]
+    fn native_output_with_a_map_is_refused_before_sending() {
+        let mut params = RequestParams::text(Vec::new());
+        params.output_mode = OutputMode::Native;
+        params.output_schema = Some(OutputSchema {
+            name: "final_result".into(),
+            description: None,
+            schema: json!({
+                "type": "object",
+                "properties": {
+                    "scores": {"type": "object", "additionalProperties": {"type": "integer"}}
+                },
+                "required": ["scores"]
+            }),
+        });
+        let error = body(
+            &ToolForms::default(),
+            "claude-sonnet-4-5",
+            &ModelSettings::default(),
+            &history()[..1],
+            &params,
+            false,
+            0,
+        )
+        .expect_err("refused");
+        assert_eq!(
+            error.to_string(),
+            "anthropic's structured outputs close every object, so the map at \
+             #/properties/scores of the output `final_result` could only be empty: use tool \
+             or prompted output for it (`OutputMode::Tool`, the default, or \
+             `OutputMode::Prompted`)"
+        );
     }
 
     #[test]
