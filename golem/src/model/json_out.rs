@@ -104,18 +104,45 @@ pub(crate) fn field<T: Serialize + ?Sized>(
     Ok(())
 }
 
-/// Appends `,"name":value` for each of `fields`: extra body fields, after the wire's own,
-/// as serde's `flatten` wrote them.
-#[cfg(any(feature = "openai", feature = "anthropic"))]
-pub(crate) fn entries(
-    out: &mut Vec<u8>,
-    fields: &serde_json::Map<String, serde_json::Value>,
-) -> Result<(), ModelError> {
-    for (name, field) in fields {
-        out.push(b',');
-        entry(out, name, field)?;
+/// Closes the body object `out`, whose own fields are written, with the `extra` body
+/// fields after them (as serde's `flatten` wrote them). An extra field that names one the
+/// body has is merged into it instead (objects key by key, anything else replacing), so
+/// that no key goes twice: `text.verbosity` beside native output's `text.format`.
+pub(crate) fn close_with_extra(
+    mut out: Vec<u8>,
+    extra: &serde_json::Map<String, serde_json::Value>,
+) -> Result<Vec<u8>, ModelError> {
+    use serde_json::{Map, Value};
+
+    /// Merges `extra` into `fields`: objects key by key, anything else replacing.
+    fn merge(fields: &mut Map<String, Value>, extra: &Map<String, Value>) {
+        for (key, value) in extra {
+            match (fields.get_mut(key), value) {
+                (Some(Value::Object(existing)), Value::Object(added)) => merge(existing, added),
+                _ => {
+                    fields.insert(key.clone(), value.clone());
+                }
+            }
+        }
     }
-    Ok(())
+
+    if extra.is_empty() {
+        out.push(b'}');
+        return Ok(out);
+    }
+    out.push(b'}');
+    let mut own: Map<String, Value> = serde_json::from_slice(&out).map_err(ModelError::other)?;
+    if extra.keys().any(|name| own.contains_key(name)) {
+        merge(&mut own, extra);
+        return serde_json::to_vec(&own).map_err(ModelError::other);
+    }
+    out.pop();
+    for (name, field) in extra {
+        out.push(b',');
+        entry(&mut out, name, field)?;
+    }
+    out.push(b'}');
+    Ok(out)
 }
 
 /// Appends `[a,b,...]`: each of `items` by `write`.
@@ -336,6 +363,29 @@ static ESCAPE: [u8; 256] = {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn extra_fields_go_after_the_bodys_own_or_into_the_one_they_name() {
+        let extra = |value: serde_json::Value| value.as_object().cloned().unwrap_or_default();
+        let body = br#"{"model":"m","text":{"format":{"type":"text"}}"#.to_vec();
+        assert_eq!(
+            close_with_extra(body.clone(), &extra(serde_json::json!({}))).unwrap(),
+            br#"{"model":"m","text":{"format":{"type":"text"}}}"#
+        );
+        assert_eq!(
+            close_with_extra(body.clone(), &extra(serde_json::json!({"tier": "flex"}))).unwrap(),
+            br#"{"model":"m","text":{"format":{"type":"text"}},"tier":"flex"}"#
+        );
+        let merged = close_with_extra(
+            body,
+            &extra(serde_json::json!({"text": {"verbosity": "low"}})),
+        )
+        .unwrap();
+        assert_eq!(
+            serde_json::from_slice::<serde_json::Value>(&merged).unwrap(),
+            serde_json::json!({"model": "m", "text": {"format": {"type": "text"}, "verbosity": "low"}})
+        );
+    }
+
     use super::*;
 
     fn written(text: &str) -> String {

@@ -46,6 +46,9 @@ pub struct ModelSettings {
     /// model can still answer afterwards; see ADR 0012.
     pub tool_choice: Option<ToolChoice>,
     /// Extra top-level fields for the request body, for servers with their own options.
+    /// One that names a field golem writes is merged into it (objects key by key, anything
+    /// else replacing): `extra("text", json!({"verbosity": "low"}))` beside native output's
+    /// `text.format`.
     pub extra_body: Map<String, Value>,
 }
 
@@ -99,7 +102,8 @@ impl ModelSettings {
         self
     }
 
-    /// Adds a top-level field to the request body.
+    /// Adds a top-level field to the request body (merged into golem's own field of that
+    /// name, if it writes one; see [`extra_body`](Self::extra_body)).
     #[must_use]
     pub fn extra(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
         self.extra_body.insert(key.into(), value.into());

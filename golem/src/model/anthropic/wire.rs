@@ -122,9 +122,7 @@ pub(super) fn body(
     if stream {
         out.extend_from_slice(b",\"stream\":true");
     }
-    json_out::entries(&mut out, &settings.extra_body)?;
-    out.push(b'}');
-    Ok(out)
+    json_out::close_with_extra(out, &settings.extra_body)
 }
 
 /// The fields of a Messages request the token-counting endpoint takes: the request minus

@@ -75,15 +75,7 @@ pub(super) fn body(
         out.extend_from_slice(b",\"generationConfig\":");
         json_out::value(&mut out, &generation_config)?;
     }
-    out.push(b'}');
-    if settings.extra_body.is_empty() {
-        return Ok(out);
-    }
-    let mut value: Value = serde_json::from_slice(&out).map_err(ModelError::other)?;
-    if let Value::Object(fields) = &mut value {
-        merge(fields, &settings.extra_body);
-    }
-    serde_json::to_vec(&value).map_err(ModelError::other)
+    json_out::close_with_extra(out, &settings.extra_body)
 }
 
 /// The body of a `:countTokens` request: the `generateContentRequest` [`body`] would send,
@@ -118,18 +110,6 @@ pub(super) fn parse_count(body: &[u8]) -> Result<u64, String> {
     serde_json::from_slice::<Counted>(body)
         .map(|counted| counted.total_tokens)
         .map_err(|error| format!("unreadable token count: {error}"))
-}
-
-/// Merges `extra` into `fields`: objects key by key, anything else replacing.
-fn merge(fields: &mut Map<String, Value>, extra: &Map<String, Value>) {
-    for (key, value) in extra {
-        match (fields.get_mut(key), value) {
-            (Some(Value::Object(existing)), Value::Object(added)) => merge(existing, added),
-            _ => {
-                fields.insert(key.clone(), value.clone());
-            }
-        }
-    }
 }
 
 /// `{}`, for arguments that cannot be sent as they are.

@@ -134,9 +134,7 @@ pub(super) fn body(
     if stream {
         out.extend_from_slice(b",\"stream\":true");
     }
-    json_out::entries(&mut out, &settings.extra_body)?;
-    out.push(b'}');
-    Ok(out)
+    json_out::close_with_extra(out, &settings.extra_body)
 }
 
 /// The history as input items. A call and its result are paired by `call_id`; reasoning
