@@ -74,6 +74,9 @@ pub(crate) fn wrap_in_object(mut schema: Value) -> Value {
     // `$defs` of recursive types move to the new root, where their `#/$defs/...` references
     // point.
     let defs = schema.as_object_mut().and_then(|map| map.remove("$defs"));
+    // A type that holds itself refers to the root (`"$ref": "#"`), which is now the
+    // wrapper: such references follow it to `response`.
+    repoint_root_references(&mut schema);
     let mut properties = Map::new();
     properties.insert("response".into(), schema);
     let mut wrapped = serde_json::json!({
@@ -86,6 +89,26 @@ pub(crate) fn wrap_in_object(mut schema: Value) -> Value {
         map.insert("$defs".into(), defs);
     }
     wrapped
+}
+
+/// Points every reference into the root of `schema` (`#`, `#/oneOf/1`; not `#/$defs/…`,
+/// which stay at the root) at the same place under the wrapper's `response` property.
+fn repoint_root_references(schema: &mut Value) {
+    const RESPONSE: &str = "#/properties/response";
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::String(target)) = map.get_mut("$ref")
+                && let Some(rest) = target.strip_prefix('#')
+                && !rest.starts_with("/$defs/")
+                && !rest.starts_with("/definitions/")
+            {
+                *target = format!("{RESPONSE}{rest}");
+            }
+            each_child_mut(map, repoint_root_references);
+        }
+        Value::Array(items) => items.iter_mut().for_each(repoint_root_references),
+        _ => {}
+    }
 }
 
 /// Keys whose values map names to schemas: the schemas are walked, the names kept.
@@ -246,6 +269,30 @@ mod tests {
         );
         assert!(wrapped["properties"]["response"].get("$defs").is_none());
         assert_eq!(wrapped["$defs"]["Node"]["type"], "object");
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    enum Tree {
+        Leaf(u32),
+        Branch(Vec<Tree>),
+    }
+
+    #[test]
+    fn wrapping_a_type_that_holds_itself_points_its_references_at_the_response() {
+        let schema = schema_for::<Tree>();
+        assert!(!is_object_schema(&schema));
+        assert!(schema.to_string().contains(r##""$ref":"#""##), "{schema}");
+        let wrapped = wrap_in_object(schema);
+        let text = wrapped.to_string();
+        assert!(!text.contains(r##""$ref":"#""##), "{text}");
+        assert!(
+            text.contains(r##""$ref":"#/properties/response""##),
+            "{text}"
+        );
+        // Inlined for Gemini, a branch holds trees, not wrappers: `response` is named once.
+        let inlined = to_gemini_schema(&wrapped).to_string();
+        assert_eq!(inlined.matches("\"response\":").count(), 1, "{inlined}");
     }
 
     #[test]
