@@ -128,13 +128,19 @@ const DATA: [&str; 5] = ["default", "examples", "const", "enum", "required"];
 /// schema, or an array of them, which `walk` handles). The one place that knows which keys
 /// hold schemas, for every walker of schemas in golem.
 pub(crate) fn each_child_mut(map: &mut Map<String, Value>, mut walk: impl FnMut(&mut Value)) {
+    each_keyed_child_mut(map, |_, child| walk(child));
+}
+
+/// As [`each_child_mut`], with the key each child is under (`properties` for each
+/// property).
+fn each_keyed_child_mut(map: &mut Map<String, Value>, mut walk: impl FnMut(&str, &mut Value)) {
     for (key, child) in map.iter_mut() {
         if NAMED_SCHEMAS.contains(&key.as_str()) {
             if let Value::Object(named) = child {
-                named.values_mut().for_each(&mut walk);
+                named.values_mut().for_each(|schema| walk(key, schema));
             }
         } else if !DATA.contains(&key.as_str()) {
-            walk(child);
+            walk(key, child);
         }
     }
 }
@@ -158,6 +164,15 @@ pub(crate) fn all_children(
 }
 
 fn clean_schema(value: &mut Value) {
+    clean(value, false);
+}
+
+/// Combinators whose variants an object's own properties may go with (a flattened enum).
+const COMBINATORS: [&str; 3] = ["oneOf", "anyOf", "allOf"];
+
+/// Cleans `value`; an `open` object (a variant of an object that flattens an enum) is not
+/// closed.
+fn clean(value: &mut Value, open: bool) {
     match value {
         Value::Object(map) => {
             map.remove("$schema");
@@ -182,12 +197,17 @@ fn clean_schema(value: &mut Value) {
                 Some(Value::Array(types)) => types.iter().any(|t| t == "object"),
                 _ => false,
             };
-            if object && !map.contains_key("additionalProperties") {
+            // An object that flattens an enum has its properties beside the enum's variants,
+            // which add theirs: neither it nor its variants may forbid the others' fields.
+            let flattens = object && COMBINATORS.iter().any(|key| map.contains_key(*key));
+            if object && !open && !flattens && !map.contains_key("additionalProperties") {
                 map.insert("additionalProperties".into(), Value::Bool(false));
             }
-            each_child_mut(map, clean_schema);
+            each_keyed_child_mut(map, |key, child| {
+                clean(child, flattens && COMBINATORS.contains(&key));
+            });
         }
-        Value::Array(items) => items.iter_mut().for_each(clean_schema),
+        Value::Array(items) => items.iter_mut().for_each(|item| clean(item, open)),
         _ => {}
     }
 }
@@ -293,6 +313,34 @@ mod tests {
         // Inlined for Gemini, a branch holds trees, not wrappers: `response` is named once.
         let inlined = to_gemini_schema(&wrapped).to_string();
         assert_eq!(inlined.matches("\"response\":").count(), 1, "{inlined}");
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Move {
+        speed: u32,
+        #[serde(flatten)]
+        target: Target,
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(tag = "kind")]
+    #[allow(dead_code)]
+    enum Target {
+        Point { x: i32 },
+        Named { name: String },
+    }
+
+    #[test]
+    fn an_object_that_flattens_an_enum_and_its_variants_stay_open() {
+        let schema = schema_for::<Move>();
+        assert_eq!(schema["properties"]["speed"]["type"], "integer");
+        assert!(schema.get("additionalProperties").is_none(), "{schema}");
+        let variants = schema["oneOf"].as_array().expect("the variants");
+        assert_eq!(variants.len(), 2);
+        for variant in variants {
+            assert!(variant.get("additionalProperties").is_none(), "{variant}");
+        }
     }
 
     #[test]

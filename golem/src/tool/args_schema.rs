@@ -210,6 +210,34 @@ mod tests {
         assert!(!matches!(args.sort, Some(Sort::Oldest)));
     }
 
+    /// Aim at a point or at a name.
+    #[crate::args(crate = crate)]
+    #[derive(Debug)]
+    struct AimArgs {
+        speed: u32,
+        #[serde(flatten)]
+        target: Target,
+    }
+
+    #[crate::args(crate = crate)]
+    #[derive(Debug)]
+    #[serde(tag = "kind")]
+    enum Target {
+        Point { x: i32 },
+        Named { name: String },
+    }
+
+    #[test]
+    fn arguments_with_a_flattened_enum_pass_and_parse() {
+        let schema = ArgsSchema::new(&ToolDefinition::for_args::<AimArgs>("aim", "").parameters);
+        let args: AimArgs = schema
+            .parse("aim", r#"{"speed": 2, "kind": "Named", "name": "Ann"}"#)
+            .expect("valid");
+        assert_eq!(args.speed, 2);
+        assert!(matches!(args.target, Target::Named { ref name } if name == "Ann"));
+        assert!(!matches!(args.target, Target::Point { .. }));
+    }
+
     #[test]
     fn text_that_is_not_json_is_left_to_parse_args() {
         let error = schema().parse::<SearchArgs>("search", "{").unwrap_err();
