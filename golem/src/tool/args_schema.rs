@@ -235,7 +235,10 @@ mod tests {
             .expect("valid");
         assert_eq!(args.speed, 2);
         assert!(matches!(args.target, Target::Named { ref name } if name == "Ann"));
-        assert!(!matches!(args.target, Target::Point { .. }));
+        let args: AimArgs = schema
+            .parse("aim", r#"{"speed": 1, "kind": "Point", "x": -3}"#)
+            .expect("valid");
+        assert!(matches!(args.target, Target::Point { x: -3 }));
     }
 
     #[test]
