@@ -327,6 +327,7 @@ async fn responses_sends_input_images_and_files_and_images_in_a_call_output() {
         png(),
         UserContent::document_url("https://example.com/rules.pdf"),
         pdf(),
+        UserContent::document_url(format!("data:application/pdf;base64,{PDF_B64}")),
     ];
     responses(&server)
         .request(&history(media), &params())
@@ -341,6 +342,8 @@ async fn responses_sends_input_images_and_files_and_images_in_a_call_output() {
                 {"type": "input_image", "image_url": "https://example.com/table.png", "detail": "auto"},
                 {"type": "input_image", "image_url": format!("data:image/png;base64,{PNG_B64}"), "detail": "auto"},
                 {"type": "input_file", "file_url": "https://example.com/rules.pdf"},
+                {"type": "input_file", "filename": "document.pdf", "file_data": format!("data:application/pdf;base64,{PDF_B64}")},
+                // A data: URL goes as the file's data too.
                 {"type": "input_file", "filename": "document.pdf", "file_data": format!("data:application/pdf;base64,{PDF_B64}")},
             ]},
             {"type": "function_call", "call_id": "call_1", "name": "chart", "arguments": "{}"},

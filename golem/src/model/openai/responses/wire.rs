@@ -429,6 +429,14 @@ fn input_content<'a>(
                 image_url: Cow::Borrowed(&image.url),
                 detail: "auto",
             },
+            // A `data:` URL holds the file itself: it goes as the file's data, as bytes do.
+            UserContent::DocumentUrl(document) if document.url.starts_with("data:") => {
+                InputContent::File {
+                    filename: Some("document.pdf"),
+                    file_data: Some(document.url.clone()),
+                    file_url: None,
+                }
+            }
             UserContent::DocumentUrl(document) => InputContent::File {
                 filename: None,
                 file_data: None,
