@@ -189,24 +189,31 @@ fn drop_nulls_at(args: &mut Value, schema: &Value, root: &Value, depth: usize) -
         return resolve(root, target)
             .is_some_and(|resolved| drop_nulls_at(args, resolved, root, depth + 1));
     }
+    // An object's own properties; one that flattens an enum has them beside the variants.
+    let own = map.get("properties").and_then(Value::as_object);
+    let mut changed = false;
     if let Some(Value::Array(variants)) = map.get("anyOf").or_else(|| map.get("oneOf")) {
-        // The first variant of the value's own JSON type is the one it was written for.
-        return variants
+        // The variant the value was written for: of its JSON type, and, among several (an
+        // enum's struct variants), the first whose properties and tags fit it.
+        let of_type: Vec<&Value> = variants
             .iter()
-            .find(|variant| admits_type(variant, args))
-            .is_some_and(|variant| drop_nulls_at(args, variant, root, depth + 1));
+            .filter(|variant| admits_type(variant, args))
+            .collect();
+        let chosen = of_type
+            .iter()
+            .find(|variant| fits(variant, args, own, root))
+            .or(of_type.first());
+        if let Some(variant) = chosen {
+            changed = drop_nulls_at(args, variant, root, depth + 1);
+        }
     }
-    match args {
-        Value::Object(fields) => {
-            let Some(Value::Object(properties)) = map.get("properties") else {
-                return false;
-            };
+    match (args, own) {
+        (Value::Object(fields), Some(properties)) => {
             let required: Vec<&str> = map
                 .get("required")
                 .and_then(Value::as_array)
                 .map(|names| names.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
-            let mut changed = false;
             fields.retain(|name, value| {
                 let Some(property) = properties.get(name) else {
                     return true;
@@ -222,16 +229,49 @@ fn drop_nulls_at(args: &mut Value, schema: &Value, root: &Value, depth: usize) -
                     changed |= drop_nulls_at(value, property, root, depth + 1);
                 }
             }
-            changed
         }
-        Value::Array(items) => match map.get("items") {
-            Some(item_schema) => items.iter_mut().fold(false, |changed, item| {
-                drop_nulls_at(item, item_schema, root, depth + 1) | changed
-            }),
-            None => false,
-        },
-        _ => false,
+        (Value::Array(items), _) => {
+            if let Some(item_schema) = map.get("items") {
+                for item in items {
+                    changed |= drop_nulls_at(item, item_schema, root, depth + 1);
+                }
+            }
+        }
+        _ => {}
     }
+    changed
+}
+
+/// Whether the object `value` fits the object schema `variant` (through its `$ref`): each
+/// of its fields is one of the variant's properties (or of the `own` properties of the
+/// object that holds the variants), and each property the variant fixes (`const`, a tag)
+/// has that value. Any other value fits.
+fn fits(
+    variant: &Value,
+    value: &Value,
+    own: Option<&serde_json::Map<String, Value>>,
+    root: &Value,
+) -> bool {
+    let variant = match variant.get("$ref").and_then(Value::as_str) {
+        Some(target) => match resolve(root, target) {
+            Some(resolved) => resolved,
+            None => return false,
+        },
+        None => variant,
+    };
+    let (Value::Object(fields), Some(Value::Object(properties))) =
+        (value, variant.get("properties"))
+    else {
+        return true;
+    };
+    fields
+        .keys()
+        .all(|name| properties.contains_key(name) || own.is_some_and(|own| own.contains_key(name)))
+        && properties.iter().all(|(name, property)| {
+            property
+                .get("const")
+                .is_none_or(|tag| fields.get(name).is_none_or(|field| field == tag))
+        })
 }
 
 /// A `#/$defs/Name` (or `#/definitions/Name`) reference's target.
@@ -396,6 +436,37 @@ mod tests {
             })
         );
         assert!(is_strict_compatible(&strict));
+    }
+
+    #[test]
+    fn nulls_are_dropped_in_the_variant_the_value_was_written_for() {
+        let by_id = json!({
+            "type": "object",
+            "properties": {"id": {"type": "integer"}},
+            "required": ["id"]
+        });
+        let by_name = json!({
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "limit": {"type": "integer"}},
+            "required": ["name"]
+        });
+        let schema = json!({"anyOf": [by_id, by_name]});
+        let mut args = json!({"name": "x", "limit": null});
+        assert!(drop_added_nulls(&mut args, &schema));
+        assert_eq!(args, json!({"name": "x"}));
+        // Tagged variants are told apart by their tags; an object that flattens them keeps
+        // its own properties' nulls in hand too.
+        let tagged = json!({
+            "type": "object",
+            "properties": {"speed": {"type": "integer"}},
+            "oneOf": [
+                {"type": "object", "properties": {"kind": {"const": "A"}, "a": {"type": "integer"}}, "required": ["kind"]},
+                {"type": "object", "properties": {"kind": {"const": "B"}, "b": {"type": "integer"}}, "required": ["kind"]}
+            ]
+        });
+        let mut args = json!({"speed": null, "kind": "B", "b": null});
+        assert!(drop_added_nulls(&mut args, &tagged));
+        assert_eq!(args, json!({"kind": "B"}));
     }
 
     #[test]
