@@ -367,6 +367,56 @@ async fn native_output_sends_a_response_schema_in_geminis_dialect() {
     );
 }
 
+/// Scores by player.
+#[golem::args]
+struct Scores {
+    #[allow(dead_code)]
+    scores: std::collections::BTreeMap<String, u32>,
+}
+
+#[tokio::test]
+async fn what_geminis_dialect_cannot_say_goes_as_json_schema() {
+    let server = serve_checked(vec![generated(
+        "resp-1",
+        json!([{"text": "{\"Ann\": 6, \"Bob\": 9}"}]),
+        "STOP",
+        30,
+        9,
+    )])
+    .await;
+    // Maps of scores: Gemini's dialect has no object without properties.
+    let record = golem::tool::FunctionTool::new(
+        "record",
+        |_ctx: golem::RunContext<()>, _scores: Scores| async {
+            Ok::<_, golem::ModelRetry>("recorded")
+        },
+    );
+    let agent = Agent::<(), Json<std::collections::BTreeMap<String, u32>>>::builder(model(&server))
+        .output_mode(OutputMode::Native)
+        .tool(record)
+        .build()
+        .unwrap();
+
+    let result = agent.run("Who scored what?", ()).await.unwrap();
+
+    assert_eq!(result.output.get("Bob"), Some(&9));
+    let sent = bodies(&server).await;
+    validate(&sent, &[]);
+    let declaration = &sent[0]["tools"][0]["functionDeclarations"][0];
+    assert_eq!(declaration.get("parameters"), None);
+    assert_eq!(
+        declaration["parametersJsonSchema"]["properties"]["scores"]["additionalProperties"],
+        json!({"type": "integer", "minimum": 0})
+    );
+    let config = &sent[0]["generationConfig"];
+    assert_eq!(config.get("responseSchema"), None);
+    assert_eq!(config["responseMimeType"], json!("application/json"));
+    assert_eq!(
+        config["responseJsonSchema"]["additionalProperties"]["type"],
+        json!("integer")
+    );
+}
+
 #[tokio::test]
 async fn safety_stops_and_blocked_prompts_are_content_filter_errors_with_the_verdict_kept() {
     let ratings = json!([{"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": true}]);

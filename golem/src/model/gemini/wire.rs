@@ -34,17 +34,27 @@ pub(super) fn body(
     let settings = request_settings(provider_settings, params);
     let choice = tool_use(messages, params, settings.tool_choice.as_ref())
         .filter(|_| !declarations.is_empty());
-    let (response_mime_type, response_schema) = match (&params.output_mode, &params.output_schema) {
-        (OutputMode::Native, Some(schema)) => {
-            let mut converted = to_gemini_schema(&schema.schema);
-            if let (Value::Object(map), Some(description)) = (&mut converted, &schema.description) {
-                map.entry("description")
-                    .or_insert_with(|| Value::String(description.clone()));
+    let (response_mime_type, response_schema, response_json_schema) =
+        match (&params.output_mode, &params.output_schema) {
+            (OutputMode::Native, Some(schema)) => {
+                let converted = to_gemini_schema(&schema.schema);
+                // What Gemini's dialect cannot say goes as JSON Schema, which Gemini also
+                // takes (`responseJsonSchema`).
+                let (mut converted, mut json) = if says_less(&converted, &schema.schema) {
+                    (None, Some(schema.schema.clone()))
+                } else {
+                    (Some(converted), None)
+                };
+                if let (Some(Value::Object(map)), Some(description)) =
+                    (converted.as_mut().or(json.as_mut()), &schema.description)
+                {
+                    map.entry("description")
+                        .or_insert_with(|| Value::String(description.clone()));
+                }
+                (Some("application/json"), converted, json)
             }
-            (Some("application/json"), Some(converted))
-        }
-        _ => (None, None),
-    };
+            _ => (None, None, None),
+        };
     let generation_config = GenerationConfig {
         max_output_tokens: settings.max_tokens,
         temperature: settings.temperature,
@@ -53,6 +63,7 @@ pub(super) fn body(
         seed: settings.seed,
         response_mime_type,
         response_schema,
+        response_json_schema,
     };
     let mut out = Vec::with_capacity(capacity);
     out.extend_from_slice(b"{\"contents\":[");
@@ -688,18 +699,32 @@ impl FileData<'_> {
 
 /// A tool as Gemini declares it.
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 pub(super) struct FunctionDeclaration<'a> {
     name: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     description: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     parameters: Option<Value>,
+    /// The parameters as JSON Schema, when Gemini's dialect cannot say them (a map, a type
+    /// that holds itself): Gemini takes one or the other.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parameters_json_schema: Option<&'a Value>,
 }
 
 impl<'a> FunctionDeclaration<'a> {
-    /// `tool`'s declaration, its parameters in Gemini's dialect.
+    /// `tool`'s declaration, its parameters in Gemini's dialect, or as JSON Schema when
+    /// the dialect says less.
     pub(super) fn new(tool: &'a ToolDefinition) -> Self {
         let parameters = to_gemini_schema(&tool.parameters);
+        if says_less(&parameters, &tool.parameters) {
+            return FunctionDeclaration {
+                name: &tool.name,
+                description: tool.description.as_deref(),
+                parameters: None,
+                parameters_json_schema: Some(&tool.parameters),
+            };
+        }
         let empty = parameters
             .get("properties")
             .and_then(Value::as_object)
@@ -710,8 +735,43 @@ impl<'a> FunctionDeclaration<'a> {
             // Gemini refuses an object schema without properties: a tool without
             // parameters declares none.
             parameters: (!empty).then_some(parameters),
+            parameters_json_schema: None,
         }
     }
+}
+
+/// Whether `converted`, a schema in Gemini's dialect, says less than `original`: it has an
+/// object without properties (which Gemini refuses) where the original has a map (values
+/// with a schema of their own) or a type that holds itself, whose recursion the dialect ends
+/// in an open object. A root without properties is a tool without parameters, unless the
+/// original root is a map.
+fn says_less(converted: &Value, original: &Value) -> bool {
+    fn open_below(schema: &Value) -> bool {
+        match schema {
+            Value::Object(map) => {
+                let open = map.get("type").and_then(Value::as_str) == Some("OBJECT")
+                    && map
+                        .get("properties")
+                        .and_then(Value::as_object)
+                        .is_none_or(Map::is_empty);
+                open || map.values().any(open_below)
+            }
+            Value::Array(items) => items.iter().any(open_below),
+            _ => false,
+        }
+    }
+    let root_is_map = matches!(
+        original.get("additionalProperties"),
+        Some(Value::Object(_) | Value::Bool(true))
+    );
+    let below = match converted {
+        Value::Object(map) => map
+            .iter()
+            .filter(|(key, _)| key.as_str() != "type")
+            .any(|(_, child)| open_below(child)),
+        _ => false,
+    };
+    root_is_map || below
 }
 
 #[derive(Serialize)]
@@ -731,6 +791,8 @@ struct GenerationConfig<'a> {
     response_mime_type: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     response_schema: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_json_schema: Option<Value>,
 }
 
 impl GenerationConfig<'_> {
