@@ -1,24 +1,32 @@
 //! What a `tools/call` result becomes in the run's history.
 
 use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::alphabet;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use golem::model::{BinaryContent, MediaKind, ToolContent, UserContent};
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::Value;
 
 /// The tool's result: the structured content when the server sent one (kept as JSON),
 /// else the text blocks as text; images, audio and binary resources of a kind golem's
-/// providers take (images, PDFs, audio) become media beside it (a [`ToolContent`]).
+/// providers take (images, PDFs, audio) become media beside it (a [`ToolContent`]). Beside
+/// structured content, the text blocks (the same JSON, as the protocol asks servers to send
+/// it) are left out, and every other block (a resource, a link, a note) is kept as a text
+/// part of the media.
 pub(crate) fn to_value(result: CallToolResult) -> Value {
+    // `"structuredContent": null` is none.
+    let structured = result.structured_content.filter(|value| !value.is_null());
     let mut texts = Vec::with_capacity(result.content.len());
     let mut media = Vec::new();
     for block in &result.content {
         match as_media(block) {
             Some(part) => media.push(part),
+            None if structured.is_some() && matches!(block, ContentBlock::Text(_)) => {}
+            None if structured.is_some() => media.push(UserContent::Text(block_text(block))),
             None => texts.push(block_text(block)),
         }
     }
-    let value = match result.structured_content {
+    let value = match structured {
         Some(structured) => structured,
         None => Value::String(texts.join("\n")),
     };
@@ -49,8 +57,34 @@ fn as_media(block: &ContentBlock) -> Option<UserContent> {
     if MediaKind::of(media_type) == MediaKind::Other {
         return None;
     }
-    let data = BASE64.decode(base64).ok()?;
-    Some(BinaryContent::new(data, media_type).into())
+    match decode(base64) {
+        Some(data) => Some(BinaryContent::new(data, media_type).into()),
+        None => {
+            tracing::warn!(
+                media_type,
+                "an MCP tool's media is not valid base64: the model reads a note instead"
+            );
+            None
+        }
+    }
+}
+
+/// Base64 as servers write it: padded or not, wrapped over lines, or as a `data:` URL.
+fn decode(base64: &str) -> Option<Vec<u8>> {
+    const LENIENT: GeneralPurpose = GeneralPurpose::new(
+        &alphabet::STANDARD,
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+    );
+    let base64 = match base64.strip_prefix("data:") {
+        Some(url) => url.split_once(";base64,")?.1,
+        None => base64,
+    };
+    let text: String = base64
+        .chars()
+        .filter(|c| !c.is_ascii_whitespace())
+        .collect();
+    let data = LENIENT.decode(text).ok()?;
+    (!data.is_empty()).then_some(data)
 }
 
 /// The content blocks as text, for an error's message: text as it is, one block a
@@ -179,6 +213,50 @@ mod tests {
         assert_eq!(to_value(result), serde_json::json!({"result": 5}));
         let plain = CallToolResult::success(vec![ContentBlock::text("5")]);
         assert_eq!(to_value(plain), Value::String("5".into()));
+        // `null` is no structured content: the text stays.
+        let mut null = CallToolResult::success(vec![ContentBlock::text("42")]);
+        null.structured_content = Some(Value::Null);
+        assert_eq!(to_value(null), Value::String("42".into()));
+    }
+
+    #[test]
+    fn beside_structured_content_the_blocks_that_are_not_its_text_are_kept() {
+        let mut result = CallToolResult::success(vec![
+            ContentBlock::text("{\"rows\": 120}"),
+            ContentBlock::Resource(EmbeddedResource::new(ResourceContents::text(
+                "row 1", "x://log",
+            ))),
+        ]);
+        result.structured_content = Some(serde_json::json!({"rows": 120}));
+        assert_eq!(
+            ToolContent::from_value(&to_value(result)),
+            Some(
+                ToolContent::new(serde_json::json!({"rows": 120}))
+                    .with(UserContent::Text("[resource x://log]\nrow 1".into()))
+            )
+        );
+    }
+
+    #[test]
+    fn base64_is_read_as_servers_write_it() {
+        let png = vec![0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A];
+        for data in [
+            "iVBORw0KGgo=",
+            "iVBORw0KGgo",
+            "iVBO\nRw0KGgo=\n",
+            "data:image/png;base64,iVBORw0KGgo=",
+        ] {
+            let block = ContentBlock::Image(ImageContent::new(data, "image/png"));
+            assert_eq!(
+                as_media(&block),
+                Some(BinaryContent::new(png.clone(), "image/png").into()),
+                "{data:?}"
+            );
+        }
+        for data in ["not base64!", ""] {
+            let block = ContentBlock::Image(ImageContent::new(data, "image/png"));
+            assert_eq!(as_media(&block), None, "{data:?}");
+        }
     }
 
     #[test]
