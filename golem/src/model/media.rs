@@ -166,7 +166,7 @@ impl MediaKind {
             MediaKind::Image
         } else if essence.starts_with("audio/") {
             MediaKind::Audio
-        } else if matches!(essence, "application/pdf" | "text/plain") {
+        } else if matches!(&*essence, "application/pdf" | "text/plain") {
             MediaKind::Document
         } else {
             MediaKind::Other
@@ -436,6 +436,20 @@ pub(crate) fn loggable(value: &Value) -> String {
     }
 }
 
+/// A tool's value as `Debug` shows it: a [`ToolContent`]'s media as their descriptions (see
+/// [`loggable`]), never their bytes; any other value as its own `Debug` does.
+pub(crate) struct DebugValue<'a>(pub(crate) &'a Value);
+
+impl fmt::Debug for DebugValue<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if ToolContent::from_value(self.0).is_some() {
+            f.write_str(&loggable(self.0))
+        } else {
+            fmt::Debug::fmt(self.0, f)
+        }
+    }
+}
+
 impl From<ToolContent> for Value {
     fn from(content: ToolContent) -> Self {
         serde_json::to_value(content).unwrap_or(Value::Null)
@@ -523,7 +537,7 @@ impl At {
         };
         if let Some(media_type) = media_type {
             let essence = essence(&media_type);
-            if !rule.types.contains(&essence) {
+            if !rule.types.contains(&&*essence) {
                 return Err(self.refuse(
                     content,
                     format!(
@@ -588,10 +602,16 @@ pub(crate) fn data_url_summary(url: &str) -> Option<(&str, usize)> {
     Some((media_type, size))
 }
 
-/// A media type without its parameters (`text/plain` of `text/plain; charset=utf-8`): what
-/// the providers that name a part's type take.
-pub(crate) fn essence(media_type: &str) -> &str {
-    media_type.split(';').next().unwrap_or("").trim()
+/// A media type without its parameters, in lower case (`text/plain` of
+/// `Text/Plain; charset=utf-8`; media types are case-insensitive): what the providers that
+/// name a part's type take, and what golem compares.
+pub(crate) fn essence(media_type: &str) -> std::borrow::Cow<'_, str> {
+    let essence = media_type.split(';').next().unwrap_or("").trim();
+    if essence.bytes().any(|byte| byte.is_ascii_uppercase()) {
+        std::borrow::Cow::Owned(essence.to_ascii_lowercase())
+    } else {
+        std::borrow::Cow::Borrowed(essence)
+    }
 }
 
 /// A megabyte, for the providers' limits.
@@ -669,6 +689,7 @@ mod tests {
             MediaKind::Document
         );
         assert_eq!(MediaKind::of("video/mp4"), MediaKind::Other);
+        assert_eq!(MediaKind::of("Image/PNG"), MediaKind::Image);
     }
 
     #[test]

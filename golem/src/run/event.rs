@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::SharedCall;
 use crate::RunResult;
 use crate::error::Stage;
-use crate::model::{ModelResponse, ResponseDelta, ToolCallPart, ToolContent, media};
+use crate::model::{ModelResponse, ResponseDelta, ToolCallPart, media};
 use crate::output::Output;
 use crate::usage::RoundCost;
 
@@ -274,11 +274,10 @@ pub enum ToolOutcome {
 impl fmt::Debug for ToolOutcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ToolOutcome::Returned(value) if ToolContent::from_value(value).is_some() => f
+            ToolOutcome::Returned(value) => f
                 .debug_tuple("Returned")
-                .field(&format_args!("{}", media::loggable(value)))
+                .field(&media::DebugValue(value))
                 .finish(),
-            ToolOutcome::Returned(value) => f.debug_tuple("Returned").field(value).finish(),
             ToolOutcome::Rejected { feedback } => f
                 .debug_struct("Rejected")
                 .field("feedback", feedback)

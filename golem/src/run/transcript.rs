@@ -60,8 +60,9 @@ pub(crate) enum Next {
 }
 
 /// How one call of the last response ended, kept in the transcript from the moment it
-/// finishes until the response's handling closes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// finishes until the response's handling closes. Its `Debug` shows a returned tool's media
+/// as their descriptions, never their bytes.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Settled {
     /// The tool returned this value.
@@ -75,6 +76,21 @@ pub(crate) enum Settled {
     /// The call was not made: the model already had its result, as this feedback says.
     /// Charged like a rejection, but it does not hold back an answer in the same response.
     Repeated(String),
+}
+
+impl std::fmt::Debug for Settled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Settled::Returned(value) => f
+                .debug_tuple("Returned")
+                .field(&crate::model::media::DebugValue(value))
+                .finish(),
+            Settled::Rejected(text) => f.debug_tuple("Rejected").field(text).finish(),
+            Settled::Failed(text) => f.debug_tuple("Failed").field(text).finish(),
+            Settled::Denied(text) => f.debug_tuple("Denied").field(text).finish(),
+            Settled::Repeated(text) => f.debug_tuple("Repeated").field(text).finish(),
+        }
+    }
 }
 
 impl Settled {
@@ -717,6 +733,22 @@ mod tests {
         name_calls(&mut response, 1_234_567_890);
         assert_eq!(ids(&response)[0], "call_1234567890_0");
         assert_eq!(ids(&response)[10], "call_1234567890_10");
+    }
+
+    #[test]
+    fn a_settled_calls_media_show_in_debug_without_their_bytes() {
+        use crate::model::{BinaryContent, ToolContent};
+
+        let chart = ToolContent::new("March").with(BinaryContent::new(vec![7u8; 64], "image/png"));
+        let settled = format!("{:?}", Settled::Returned(chart.into()));
+        assert_eq!(
+            settled,
+            r#"Returned({"value":"March","media":["image/png bytes (64 bytes)"]})"#
+        );
+        assert_eq!(
+            format!("{:?}", Settled::Returned(Value::from(3))),
+            "Returned(Number(3))"
+        );
     }
 
     #[test]

@@ -609,9 +609,10 @@ async fn gemini_sends_a_tools_texts_after_the_function_responses() {
 }
 
 #[tokio::test]
-async fn anthropic_and_gemini_name_a_media_type_without_its_parameters() {
+async fn anthropic_and_gemini_name_a_media_type_without_its_parameters_in_lower_case() {
+    // Media types are case-insensitive: this one is taken, and named as the APIs list it.
     let named = || -> UserContent {
-        BinaryContent::new(PDF.to_vec(), "application/pdf; name=rules.pdf").into()
+        BinaryContent::new(PDF.to_vec(), "Application/PDF; name=rules.pdf").into()
     };
     let server = serve("/v1/messages", vec![json_ok(anthropic_answer("Dice."))]).await;
     anthropic(&server)

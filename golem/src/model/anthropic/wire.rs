@@ -435,7 +435,7 @@ fn media_blocks<'a>(
                     }
                 } else {
                     Source::Base64 {
-                        media_type: Cow::Borrowed(essence(&binary.media_type)),
+                        media_type: essence(&binary.media_type),
                         data: Cow::Owned(binary.base64()),
                     }
                 };
@@ -463,7 +463,7 @@ fn url_source<'a>(at: At, content: &UserContent, url: &'a str) -> Result<Source<
             }
         }
         Some((media_type, data)) => Source::Base64 {
-            media_type: Cow::Borrowed(essence(media_type)),
+            media_type: essence(media_type),
             data: Cow::Borrowed(data),
         },
         None => Source::Url { url },

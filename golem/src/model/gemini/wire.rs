@@ -372,7 +372,7 @@ fn media_data<'a>(
         UserContent::Binary(binary) => {
             return Ok((
                 Some(Blob {
-                    mime_type: Cow::Borrowed(essence(&binary.media_type)),
+                    mime_type: essence(&binary.media_type),
                     data: Cow::Owned(binary.base64()),
                 }),
                 None,
@@ -385,7 +385,7 @@ fn media_data<'a>(
     match (split_data_url(url.0), url.1) {
         (Some((mime_type, data)), _) => Ok((
             Some(Blob {
-                mime_type: Cow::Borrowed(essence(mime_type)),
+                mime_type: essence(mime_type),
                 data: Cow::Borrowed(data),
             }),
             None,
@@ -393,7 +393,7 @@ fn media_data<'a>(
         (None, Some(mime_type)) => Ok((
             None,
             Some(FileData {
-                mime_type: Cow::Owned(essence(&mime_type).to_owned()),
+                mime_type: Cow::Owned(essence(&mime_type).into_owned()),
                 file_uri: url.0,
             }),
         )),
