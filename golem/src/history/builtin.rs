@@ -7,10 +7,10 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use super::HistoryProcessor;
-use super::estimate::estimate_tokens;
+use super::estimate::{estimate_tokens, output_chars};
 use crate::context::RunContext;
 use crate::error::BoxError;
-use crate::model::{Message, ModelRequest, RequestPart, RetryPromptPart};
+use crate::model::{Message, ModelRequest, RequestPart, RetryPromptPart, ToolReturnPart};
 
 /// Sends only the last `n` turns of the conversation, a turn being a user prompt and
 /// everything after it; the system prompt the conversation opened with is kept in front.
@@ -48,7 +48,9 @@ impl<Deps: Send + Sync + 'static> HistoryProcessor<Deps> for KeepLastTurns {
 }
 
 /// Sends the outputs of tools the model has already read cut to a note, when they are
-/// longer than `max_chars` characters (as text: a string's own, other JSON's compact form).
+/// longer than `max_chars` characters (as text: a string's own, other JSON's compact form;
+/// an image or a document the output holds counts as
+/// [`MEDIA_PART_TOKENS`](super::MEDIA_PART_TOKENS) tokens' worth, and goes with the rest).
 /// The results in the request being sent, which the model has not seen yet, are sent
 /// whole.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,12 +64,9 @@ impl TrimToolOutputs {
         TrimToolOutputs { max_chars }
     }
 
-    /// How long `content` is as text, when it is over the limit.
-    fn over(&self, content: &Value) -> Option<usize> {
-        let chars = match content {
-            Value::String(text) => text.chars().count(),
-            other => other.to_string().chars().count(),
-        };
+    /// How long `answer`'s output counts as, when it is over the limit.
+    fn over(&self, answer: &ToolReturnPart) -> Option<usize> {
+        let chars = output_chars(answer);
         (chars > self.max_chars).then_some(chars)
     }
 }
@@ -85,7 +84,7 @@ impl<Deps: Send + Sync + 'static> HistoryProcessor<Deps> for TrimToolOutputs {
         let read = messages.len().saturating_sub(1);
         let any = messages[..read].iter().any(|message| {
             matches!(message, Message::Request(request) if request.parts.iter().any(|part| {
-                matches!(part, RequestPart::ToolReturn(answer) if self.over(&answer.content).is_some())
+                matches!(part, RequestPart::ToolReturn(answer) if self.over(answer).is_some())
             }))
         });
         if !any {
@@ -98,13 +97,19 @@ impl<Deps: Send + Sync + 'static> HistoryProcessor<Deps> for TrimToolOutputs {
             };
             for part in &mut request.parts {
                 if let RequestPart::ToolReturn(answer) = part
-                    && let Some(chars) = self.over(&answer.content)
+                    && let Some(chars) = self.over(answer)
                 {
+                    let media = match answer.media.len() {
+                        0 => String::new(),
+                        1 => " with an image or a document".to_owned(),
+                        n => format!(" with {n} images or documents"),
+                    };
                     answer.content = Value::String(format!(
-                        "[The output of `{}` was {chars} characters; it was removed to save \
-                         context. Call the tool again if you need it.]",
+                        "[The output of `{}` was {chars} characters{media}; it was removed to \
+                         save context. Call the tool again if you need it.]",
                         answer.tool_name
                     ));
+                    answer.media.clear();
                 }
             }
         }
@@ -239,5 +244,47 @@ fn opening_system(messages: &[Message]) -> Vec<RequestPart> {
             .cloned()
             .collect(),
         _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::model::{BinaryContent, ModelResponse, ResponsePart, ToolCallPart, ToolContent};
+
+    #[tokio::test]
+    async fn a_read_outputs_media_count_toward_the_limit_and_go_with_it() {
+        let chart = ToolContent::new("ok").with(BinaryContent::new(vec![7u8; 64], "image/png"));
+        let answer = ToolReturnPart::new("chart", "c1", chart);
+        let messages = [
+            Message::Request(ModelRequest::user_prompt("Chart it")),
+            Message::from(ModelResponse::new(vec![ResponsePart::ToolCall(
+                ToolCallPart::new("chart", json!({}), "c1"),
+            )])),
+            Message::Request(ModelRequest::new(vec![RequestPart::ToolReturn(answer)])),
+            Message::from(ModelResponse::text("Done.")),
+            Message::Request(ModelRequest::user_prompt("Again?")),
+        ];
+        let trim = TrimToolOutputs::new(100);
+        let ctx = RunContext::new(());
+        let sent = HistoryProcessor::<()>::process(&trim, &ctx, Cow::Borrowed(&messages[..]))
+            .await
+            .expect("trims");
+        let Message::Request(request) = &sent[2] else {
+            panic!("the tool's answer")
+        };
+        let RequestPart::ToolReturn(answer) = &request.parts[0] else {
+            panic!("the tool's answer")
+        };
+        assert_eq!(
+            answer.content,
+            json!(
+                "[The output of `chart` was 6002 characters with an image or a document; it \
+                 was removed to save context. Call the tool again if you need it.]"
+            )
+        );
+        assert!(answer.media.is_empty());
     }
 }

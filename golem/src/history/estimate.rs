@@ -11,7 +11,7 @@
 
 use serde_json::Value;
 
-use crate::model::{Message, RequestParams, RequestPart, ResponsePart};
+use crate::model::{Message, RequestParams, RequestPart, ResponsePart, ToolReturnPart};
 
 /// Characters per token, as the estimate counts them.
 const CHARS_PER_TOKEN: u64 = 4;
@@ -81,10 +81,7 @@ fn chars_of(message: &Message) -> usize {
                     })
                     .sum(),
                 RequestPart::ToolReturn(part) => {
-                    part.tool_call_id.len()
-                        + part.tool_name.len()
-                        + json_chars(&part.content)
-                        + part.media.len() * MEDIA_PART_CHARS
+                    part.tool_call_id.len() + part.tool_name.len() + output_chars(part)
                 }
                 RequestPart::RetryPrompt(part) => part.content.chars().count(),
             })
@@ -105,6 +102,21 @@ fn chars_of(message: &Message) -> usize {
 }
 
 /// The characters of `value` as text: a string's own, other JSON's compact form.
+/// The characters a tool's output counts as: its value's text, and each of its media (a
+/// text part as its text, any other as [`MEDIA_PART_TOKENS`]).
+pub(super) fn output_chars(part: &ToolReturnPart) -> usize {
+    json_chars(&part.content)
+        + part
+            .media
+            .iter()
+            .map(|media| {
+                media
+                    .as_text()
+                    .map_or(MEDIA_PART_CHARS, |text| text.chars().count())
+            })
+            .sum::<usize>()
+}
+
 fn json_chars(value: &Value) -> usize {
     match value {
         Value::String(text) => text.chars().count(),
