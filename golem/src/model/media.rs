@@ -306,9 +306,14 @@ impl BinaryContent {
         BASE64.encode(&self.data)
     }
 
-    /// The bytes as a `data:` URL (`data:image/png;base64,…`).
+    /// The bytes as a `data:` URL (`data:image/png;base64,…`), named by their media type
+    /// without its parameters, in lower case.
     pub fn data_url(&self) -> String {
-        format!("data:{};base64,{}", self.media_type, self.base64())
+        format!(
+            "data:{};base64,{}",
+            essence(&self.media_type),
+            self.base64()
+        )
     }
 }
 
@@ -678,6 +683,12 @@ const KNOWN: &[(&str, &str)] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_data_url_names_the_media_type_alone() {
+        let named = BinaryContent::new(b"%PDF".to_vec(), "Application/PDF; name=rules.pdf");
+        assert_eq!(named.data_url(), "data:application/pdf;base64,JVBERg==");
+    }
 
     #[test]
     fn media_types_name_their_kind() {
