@@ -63,6 +63,14 @@ fn params() -> RequestParams {
     RequestParams::text(Vec::new())
 }
 
+/// `model`'s refusal of the history whose prompt carries `media`.
+async fn refusal(model: &impl Model, media: Vec<UserContent>) -> ModelError {
+    model
+        .request(&history(media), &params())
+        .await
+        .expect_err("refused")
+}
+
 /// Asserts that `error` is the typed refusal of `content` in message `message`, part
 /// `part`, for `reason`.
 fn assert_refused(error: ModelError, provider: &str, message: usize, content: &str, reason: &str) {
@@ -219,13 +227,11 @@ async fn openai_chat_refuses_a_document_url_and_an_unknown_image_type_before_sen
         "openai Chat Completions takes documents as bytes only: load the file and send it as \
          BinaryContent",
     );
-    let error = model
-        .request(
-            &history(vec![BinaryContent::new(vec![0u8; 4], "image/tiff").into()]),
-            &params(),
-        )
-        .await
-        .expect_err("refused");
+    let error = refusal(
+        &model,
+        vec![BinaryContent::new(vec![0u8; 4], "image/tiff").into()],
+    )
+    .await;
     assert_refused(
         error,
         "openai",
@@ -442,10 +448,7 @@ async fn anthropic_sends_image_and_document_blocks_and_images_inside_tool_result
 async fn anthropic_refuses_audio_and_an_image_over_five_megabytes_before_sending() {
     let server = serve("/v1/messages", vec![json_ok(anthropic_answer("Dice."))]).await;
     let model = anthropic(&server);
-    let error = model
-        .request(&history(vec![wav()]), &params())
-        .await
-        .expect_err("refused");
+    let error = refusal(&model, vec![wav()]).await;
     assert_refused(
         error,
         "anthropic",
@@ -455,10 +458,7 @@ async fn anthropic_refuses_audio_and_an_image_over_five_megabytes_before_sending
     );
     // The API measures an image's 5 MB on its base64 text: 4 MB of bytes are 5.3 MB sent.
     let big = BinaryContent::new(vec![0u8; 4 * 1024 * 1024], "image/png");
-    let error = model
-        .request(&history(vec![big.into()]), &params())
-        .await
-        .expect_err("refused");
+    let error = refusal(&model, vec![big.into()]).await;
     assert_refused(
         error,
         "anthropic",
@@ -467,13 +467,11 @@ async fn anthropic_refuses_audio_and_an_image_over_five_megabytes_before_sending
         "anthropic takes images of up to 5.0 MB as base64 in a message",
     );
     // A data: URL that is not base64 is refused, not sent as a URL.
-    let error = model
-        .request(
-            &history(vec![UserContent::image_url("data:image/png,%89PNG")]),
-            &params(),
-        )
-        .await
-        .expect_err("refused");
+    let error = refusal(
+        &model,
+        vec![UserContent::image_url("data:image/png,%89PNG")],
+    )
+    .await;
     assert_refused(
         error,
         "anthropic",
@@ -638,13 +636,11 @@ async fn anthropic_and_gemini_name_a_media_type_without_its_parameters_in_lower_
 async fn gemini_refuses_a_url_of_unknown_type_and_audio_in_a_function_response() {
     let server = serve(GEMINI_ROUTE, vec![json_ok(gemini_answer("Dice."))]).await;
     let model = gemini(&server);
-    let error = model
-        .request(
-            &history(vec![ImageUrl::new("https://example.com/picture").into()]),
-            &params(),
-        )
-        .await
-        .expect_err("refused");
+    let error = refusal(
+        &model,
+        vec![ImageUrl::new("https://example.com/picture").into()],
+    )
+    .await;
     assert_refused(
         error,
         "gemini",
@@ -653,13 +649,11 @@ async fn gemini_refuses_a_url_of_unknown_type_and_audio_in_a_function_response()
         "gemini needs a URL's media type: set it with `ImageUrl::with_media_type`",
     );
     // A URL's media type is checked as bytes' are: Gemini takes no GIF.
-    let error = model
-        .request(
-            &history(vec![UserContent::image_url("https://example.com/dice.gif")]),
-            &params(),
-        )
-        .await
-        .expect_err("refused");
+    let error = refusal(
+        &model,
+        vec![UserContent::image_url("https://example.com/dice.gif")],
+    )
+    .await;
     assert_refused(
         error,
         "gemini",

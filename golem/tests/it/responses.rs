@@ -352,8 +352,10 @@ async fn native_output_asks_for_a_strict_json_schema_text_format() {
         ))],
     )
     .await;
+    // An extra `text` field is merged into golem's: one `text`, with both in it.
     let agent = Agent::<(), Json<Verdict>>::builder(model(&server))
         .output_mode(OutputMode::Native)
+        .model_settings(ModelSettings::default().extra("text", json!({"verbosity": "low"})))
         .build()
         .unwrap();
 
@@ -361,6 +363,7 @@ async fn native_output_asks_for_a_strict_json_schema_text_format() {
 
     assert_eq!(result.output.winner, "Bob");
     let sent = bodies(&server).await;
+    assert_eq!(sent[0]["text"]["verbosity"], json!("low"));
     assert_eq!(sent[0]["text"]["format"]["type"], json!("json_schema"));
     assert_eq!(sent[0]["text"]["format"]["strict"], json!(true));
     assert_eq!(
@@ -369,32 +372,6 @@ async fn native_output_asks_for_a_strict_json_schema_text_format() {
     );
     assert_eq!(sent[0].get("tools"), None);
     assert_eq!(sent[0].get("tool_choice"), None);
-}
-
-#[tokio::test]
-async fn an_extra_field_golem_also_writes_is_merged_into_it() {
-    let server = serve(
-        "/v1/responses",
-        vec![json_ok(response(
-            "resp_1",
-            json!([message(r#"{"winner":"Bob","score":9}"#)]),
-            40,
-            12,
-        ))],
-    )
-    .await;
-    let agent = Agent::<(), Json<Verdict>>::builder(model(&server))
-        .output_mode(OutputMode::Native)
-        .model_settings(ModelSettings::default().extra("text", json!({"verbosity": "low"})))
-        .build()
-        .unwrap();
-
-    agent.run("Who won?", ()).await.unwrap();
-
-    let sent = bodies(&server).await;
-    // One `text` field, with golem's format and the verbosity beside it.
-    assert_eq!(sent[0]["text"]["verbosity"], json!("low"));
-    assert_eq!(sent[0]["text"]["format"]["type"], json!("json_schema"));
 }
 
 #[tokio::test]
