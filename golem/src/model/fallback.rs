@@ -146,22 +146,32 @@ impl FailureClass {
 /// `RESOURCE_EXHAUSTED: …`, `server_error: …`): the class the same failure has as an HTTP
 /// status, so that a stream whose first event is a rate limit falls back as a 429 does.
 fn stream_error_class(message: &str) -> FailureClass {
-    if message.to_ascii_lowercase().contains("overloaded") {
-        return FailureClass::Overloaded;
-    }
-    let message = message
+    let text = message
         .strip_prefix("the response failed: ")
         .unwrap_or(message);
-    let code = message.split(':').next().unwrap_or("").trim();
+    let code = text.split(':').next().unwrap_or("").trim();
     match code.to_ascii_lowercase().as_str() {
+        "overloaded_error" => FailureClass::Overloaded,
         // OpenAI's, Anthropic's and Gemini's names for a 429.
         "rate_limit_exceeded" | "rate_limit_error" | "too_many_requests" | "resource_exhausted" => {
             FailureClass::RateLimit
         }
-        // Their names for a 500 or a 503.
-        "server_error" | "api_error" | "internal" | "internal_error" | "unavailable" => {
-            FailureClass::ServerError
-        }
+        // Their names for a 500, a 503 or a 504.
+        "server_error" | "api_error" | "internal" | "internal_error" | "unavailable"
+        | "timeout_error" | "deadline_exceeded" => FailureClass::ServerError,
+        // Their names for a request the user must fix, whatever its message says.
+        "invalid_request_error"
+        | "invalid_argument"
+        | "not_found_error"
+        | "permission_error"
+        | "authentication_error"
+        | "failed_precondition"
+        | "permission_denied"
+        | "not_found"
+        | "unauthenticated"
+        | "request_too_large"
+        | "context_length_exceeded" => FailureClass::Provider,
+        _ if message.to_ascii_lowercase().contains("overloaded") => FailureClass::Overloaded,
         _ => FailureClass::Provider,
     }
 }
@@ -571,6 +581,22 @@ mod tests {
             (
                 stream(StreamFault::Provider, "invalid_request_error: too long"),
                 FailureClass::Provider,
+            ),
+            // The code decides: a request the user must fix is theirs, whatever its words.
+            (
+                stream(
+                    StreamFault::Provider,
+                    "invalid_request_error: Invalid schema for function 'get_overloaded_nodes'",
+                ),
+                FailureClass::Provider,
+            ),
+            (
+                stream(StreamFault::Provider, "DEADLINE_EXCEEDED: too slow"),
+                FailureClass::ServerError,
+            ),
+            (
+                stream(StreamFault::Provider, "The model is overloaded."),
+                FailureClass::Overloaded,
             ),
             (ModelError::Truncated, FailureClass::Other),
             (ModelError::other("closure failed"), FailureClass::Other),

@@ -428,7 +428,7 @@ fn media_blocks<'a>(
                 source: url_source(at, part, &document.url)?,
             }),
             UserContent::Binary(binary) => {
-                let source = if binary.media_type.starts_with("text/plain") {
+                let source = if essence(&binary.media_type) == "text/plain" {
                     Source::Text {
                         media_type: "text/plain",
                         data: String::from_utf8_lossy(&binary.data).into_owned(),
@@ -453,7 +453,7 @@ fn media_blocks<'a>(
 /// takes it), any other as a URL.
 fn url_source<'a>(at: At, content: &UserContent, url: &'a str) -> Result<Source<'a>, ModelError> {
     Ok(match split_data_url(url) {
-        Some((media_type, data)) if media_type.starts_with("text/plain") => {
+        Some((media_type, data)) if essence(media_type) == "text/plain" => {
             let bytes = BASE64
                 .decode(data)
                 .map_err(|_| at.refuse(content, "its `data:` URL's base64 cannot be read"))?;

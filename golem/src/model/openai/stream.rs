@@ -288,10 +288,12 @@ fn provider_error(error: &Value) -> Fault {
         .and_then(Value::as_str)
         .or_else(|| error.as_str())
         .map_or_else(|| error.to_string(), str::to_owned);
+    // The code, which names the failure (`rate_limit_exceeded`), else the type (`tokens`,
+    // `server_error`).
     let kind = error
-        .get("type")
-        .or_else(|| error.get("code"))
-        .and_then(Value::as_str);
+        .get("code")
+        .and_then(Value::as_str)
+        .or_else(|| error.get("type").and_then(Value::as_str));
     Fault::new(
         StreamFault::Provider,
         match kind {
@@ -409,6 +411,18 @@ mod tests {
         let mut deltas = Deltas::default();
         let done = chunks.event("message", data, &mut deltas).expect("a chunk");
         (done, deltas.into_deltas())
+    }
+
+    #[test]
+    fn a_stream_error_is_named_by_its_code_else_its_type() {
+        let limited = provider_error(&serde_json::json!({
+            "message": "Slow down.", "type": "tokens", "code": "rate_limit_exceeded"
+        }));
+        assert_eq!(limited.message, "rate_limit_exceeded: Slow down.");
+        let failed = provider_error(&serde_json::json!({
+            "message": "Oops.", "type": "server_error", "code": null
+        }));
+        assert_eq!(failed.message, "server_error: Oops.");
     }
 
     #[test]

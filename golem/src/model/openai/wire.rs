@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::super::json_out;
-use super::super::media::{Accepts, At, MB};
+use super::super::media::{Accepts, At, MB, essence};
 use super::super::provider::{Text, ToolUse, decode, request_settings, tool_use};
 use super::super::{
     FinishReason, MediaKind, Message, ModelError, ModelResponse, ModelSettings, RequestParams,
@@ -278,7 +278,7 @@ fn content_parts<'a>(
                 MediaKind::Audio => ChatContent::InputAudio {
                     input_audio: ChatAudio {
                         data: binary.base64(),
-                        format: if binary.media_type.contains("mp") {
+                        format: if essence(&binary.media_type).contains("mp") {
                             "mp3"
                         } else {
                             "wav"
