@@ -131,6 +131,28 @@ pub(crate) fn each_child_mut(map: &mut Map<String, Value>, mut walk: impl FnMut(
     each_keyed_child_mut(map, |_, child| walk(child));
 }
 
+/// The first `find` answers for a child of the schema object `map` that holds schemas (see
+/// [`each_child_mut`]), given with its path under `map` (`properties/name`, `anyOf`).
+#[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
+pub(crate) fn find_in_children<T>(
+    map: &Map<String, Value>,
+    mut find: impl FnMut(String, &Value) -> Option<T>,
+) -> Option<T> {
+    map.iter().find_map(|(key, child)| {
+        if NAMED_SCHEMAS.contains(&key.as_str()) {
+            child.as_object().and_then(|named| {
+                named
+                    .iter()
+                    .find_map(|(name, schema)| find(format!("{key}/{name}"), schema))
+            })
+        } else if DATA.contains(&key.as_str()) {
+            None
+        } else {
+            find(key.clone(), child)
+        }
+    })
+}
+
 /// As [`each_child_mut`], with the key each child is under (`properties` for each
 /// property).
 fn each_keyed_child_mut(map: &mut Map<String, Value>, mut walk: impl FnMut(&str, &mut Value)) {

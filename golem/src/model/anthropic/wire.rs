@@ -580,25 +580,21 @@ pub(super) fn output_schema(schema: &Value) -> Value {
 }
 
 /// Where in `schema` (a JSON pointer under `at`) an object takes properties of its own
-/// (`additionalProperties` with a schema or `true`, `patternProperties`): a map, which
-/// structured outputs, closing every object, would make always empty.
+/// (`additionalProperties` or `unevaluatedProperties` with a schema or `true`,
+/// `patternProperties`): a map, which structured outputs, closing every object, would make
+/// always empty.
 fn open_object(schema: &Value, at: &str) -> Option<String> {
     match schema {
         Value::Object(map) => {
-            let open = matches!(
-                map.get("additionalProperties"),
-                Some(Value::Object(_) | Value::Bool(true))
-            ) || map.contains_key("patternProperties");
+            let open = ["additionalProperties", "unevaluatedProperties"]
+                .iter()
+                .any(|key| matches!(map.get(*key), Some(Value::Object(_) | Value::Bool(true))))
+                || map.contains_key("patternProperties");
             if open {
                 return Some(at.to_owned());
             }
-            map.iter().find_map(|(key, child)| match child {
-                Value::Object(_) | Value::Array(_)
-                    if !matches!(key.as_str(), "enum" | "const" | "default" | "examples") =>
-                {
-                    open_object(child, &format!("{at}/{key}"))
-                }
-                _ => None,
+            crate::schema::find_in_children(map, |path, child| {
+                open_object(child, &format!("{at}/{path}"))
             })
         }
         Value::Array(items) => items
@@ -1007,6 +1003,18 @@ mod tests {
              or prompted output for it (`OutputMode::Tool`, the default, or \
              `OutputMode::Prompted`)"
         );
+    }
+
+    #[test]
+    fn a_property_named_like_a_keyword_is_no_map() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"additionalProperties": {"type": "boolean"}},
+            "required": ["additionalProperties"]
+        });
+        assert_eq!(open_object(&schema, "#"), None);
+        let map = json!({"type": "object", "properties": {"m": {"type": "object", "unevaluatedProperties": true}}});
+        assert_eq!(open_object(&map, "#").as_deref(), Some("#/properties/m"));
     }
 
     #[test]
