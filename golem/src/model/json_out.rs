@@ -126,13 +126,16 @@ pub(crate) fn close_with_extra(
         }
     }
 
+    out.push(b'}');
     if extra.is_empty() {
-        out.push(b'}');
         return Ok(out);
     }
-    out.push(b'}');
-    let mut own: Map<String, Value> = serde_json::from_slice(&out).map_err(ModelError::other)?;
-    if extra.keys().any(|name| own.contains_key(name)) {
+    // The body's own field names, its values skipped: the whole body is read as values only
+    // when an extra field names one of them.
+    let names: FieldNames = serde_json::from_slice(&out).map_err(ModelError::other)?;
+    if extra.keys().any(|name| names.0.contains(name)) {
+        let mut own: Map<String, Value> =
+            serde_json::from_slice(&out).map_err(ModelError::other)?;
         merge(&mut own, extra);
         return serde_json::to_vec(&own).map_err(ModelError::other);
     }
@@ -161,6 +164,37 @@ pub(crate) fn list<T>(
     }
     out.push(b']');
     Ok(())
+}
+
+/// The field names of a JSON object, read without its values.
+struct FieldNames(Vec<String>);
+
+impl<'de> serde::Deserialize<'de> for FieldNames {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = FieldNames;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<FieldNames, A::Error> {
+                let mut names = Vec::new();
+                while let Some(name) = map.next_key::<String>()? {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                    names.push(name);
+                }
+                Ok(FieldNames(names))
+            }
+        }
+
+        deserializer.deserialize_map(Visitor)
+    }
 }
 
 /// Appends `[a,b,...]`: each of `values`, JSON already (a tool's cached form), as it is.
