@@ -99,7 +99,12 @@ impl<Deps: Send + Sync + 'static> HistoryProcessor<Deps> for TrimToolOutputs {
                 if let RequestPart::ToolReturn(answer) = part
                     && let Some(chars) = self.over(answer)
                 {
-                    let media = match answer.media.len() {
+                    let media = match answer
+                        .media
+                        .iter()
+                        .filter(|m| m.as_text().is_none())
+                        .count()
+                    {
                         0 => String::new(),
                         1 => " with an image or a document".to_owned(),
                         n => format!(" with {n} images or documents"),

@@ -101,7 +101,6 @@ fn chars_of(message: &Message) -> usize {
     }
 }
 
-/// The characters of `value` as text: a string's own, other JSON's compact form.
 /// The characters a tool's output counts as: its value's text, and each of its media (a
 /// text part as its text, any other as [`MEDIA_PART_TOKENS`]).
 pub(super) fn output_chars(part: &ToolReturnPart) -> usize {
@@ -117,6 +116,7 @@ pub(super) fn output_chars(part: &ToolReturnPart) -> usize {
             .sum::<usize>()
 }
 
+/// The characters of `value` as text: a string's own, other JSON's compact form.
 fn json_chars(value: &Value) -> usize {
     match value {
         Value::String(text) => text.chars().count(),

@@ -91,19 +91,25 @@ impl Responses {
 
 /// Whether OpenAI's model `model` reasons, by its name: the o-series (`o1`, `o3-mini`,
 /// `o4-mini`), GPT-5 but its chat models (`gpt-5`, `gpt-5.1-codex`, not
-/// `gpt-5-chat-latest`), and Codex.
+/// `gpt-5-chat-latest`), Codex and computer use; a fine-tuned model (`ft:o4-mini:org::id`)
+/// by its base.
 fn reasons(model: &str) -> bool {
     let model = model
         .rsplit('/')
         .next()
         .unwrap_or(model)
         .to_ascii_lowercase();
+    let model = match model.strip_prefix("ft:") {
+        Some(tuned) => tuned.split(':').next().unwrap_or(tuned).to_owned(),
+        None => model,
+    };
     let o_series = model
         .strip_prefix('o')
         .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()));
     o_series
         || (model.starts_with("gpt-5") && !model.contains("-chat"))
         || model.starts_with("codex")
+        || model.starts_with("computer-use")
 }
 
 impl fmt::Debug for Responses {
@@ -220,7 +226,8 @@ impl OpenAiResponsesBuilder {
     /// Whether requests ask for the reasoning's encrypted content
     /// (`include: ["reasoning.encrypted_content"]`) when nothing is stored. By default they
     /// do for a model that reasons: one given a reasoning effort or summary, or one whose
-    /// name says so (`o1`, `o3`, `o4-mini`, `gpt-5` but its `-chat` models, `codex`);
+    /// name says so (`o1`, `o3`, `o4-mini`, `gpt-5` but its `-chat` models, `codex`,
+    /// `computer-use`; a fine-tuned model by its base);
     /// OpenAI refuses the field for any other model. Set it for a model the name does not
     /// tell (a fine-tuned or a proxied one).
     ///
@@ -253,6 +260,8 @@ mod tests {
             "gpt-5.1-codex",
             "openai/gpt-5-mini",
             "codex-mini-latest",
+            "ft:o4-mini-2025-04-16:org::abc123",
+            "computer-use-preview",
         ] {
             assert!(reasons(model), "{model}");
         }
@@ -261,6 +270,7 @@ mod tests {
             "gpt-4o-mini",
             "gpt-5-chat-latest",
             "omni-moderation",
+            "ft:gpt-4.1-mini:org::abc123",
         ] {
             assert!(!reasons(model), "{model}");
         }
