@@ -73,10 +73,13 @@ pub fn is_object_schema(schema: &Value) -> bool {
 pub(crate) fn wrap_in_object(mut schema: Value) -> Value {
     // `$defs` of recursive types move to the new root, where their `#/$defs/...` references
     // point.
-    let defs = schema.as_object_mut().and_then(|map| map.remove("$defs"));
+    let mut defs = schema.as_object_mut().and_then(|map| map.remove("$defs"));
     // A type that holds itself refers to the root (`"$ref": "#"`), which is now the
-    // wrapper: such references follow it to `response`.
+    // wrapper: such references, and those of the definitions, follow it to `response`.
     repoint_root_references(&mut schema);
+    if let Some(Value::Object(definitions)) = &mut defs {
+        definitions.values_mut().for_each(repoint_root_references);
+    }
     let mut properties = Map::new();
     properties.insert("response".into(), schema);
     let mut wrapped = serde_json::json!({
@@ -225,8 +228,11 @@ fn clean(value: &mut Value, open: bool) {
             if object && !open && !flattens && !map.contains_key("additionalProperties") {
                 map.insert("additionalProperties".into(), Value::Bool(false));
             }
+            // The variants stay open, and so do those of a variant that is no object itself
+            // (two flattened enums are an `allOf` of two `oneOf`s).
+            let variants_open = flattens || (open && !object);
             each_keyed_child_mut(map, |key, child| {
-                clean(child, flattens && COMBINATORS.contains(&key));
+                clean(child, variants_open && COMBINATORS.contains(&key));
             });
         }
         Value::Array(items) => items.iter_mut().for_each(|item| clean(item, open)),
@@ -351,6 +357,31 @@ mod tests {
     enum Target {
         Point { x: i32 },
         Named { name: String },
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Aim {
+        #[serde(flatten)]
+        target: Target,
+        #[serde(flatten)]
+        speed: Speed,
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(tag = "pace")]
+    #[allow(dead_code)]
+    enum Speed {
+        Fast { fast: bool },
+        Slow { slow: u8 },
+    }
+
+    #[test]
+    fn two_flattened_enums_and_their_variants_stay_open() {
+        let schema = schema_for::<Aim>();
+        let text = schema.to_string();
+        assert!(!text.contains("\"additionalProperties\":false"), "{text}");
+        assert!(text.contains("\"fast\""), "{text}");
     }
 
     #[test]
