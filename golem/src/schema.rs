@@ -123,8 +123,18 @@ const NAMED_SCHEMAS: [&str; 5] = [
     "dependentSchemas",
 ];
 
-/// Keys whose values are data, not schemas.
-const DATA: [&str; 5] = ["default", "examples", "const", "enum", "required"];
+/// Keys whose values are data, not schemas (a boolean among them is no `true` schema).
+const DATA: [&str; 9] = [
+    "default",
+    "examples",
+    "const",
+    "enum",
+    "required",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "uniqueItems",
+];
 
 /// Calls `walk` on each child of the schema object `map` that holds schemas: every schema
 /// of a named map (`properties`, `$defs`, ...) and every other value that is not data (a

@@ -415,6 +415,10 @@ mod tests {
             assert!(!is_strict_compatible(&object(refused.clone())), "{refused}");
         }
         assert!(is_strict_compatible(&object(json!({"type": "integer"}))));
+        // A boolean keyword is no schema of anything.
+        assert!(is_strict_compatible(&object(
+            json!({"type": "integer", "deprecated": true})
+        )));
     }
 
     #[test]
