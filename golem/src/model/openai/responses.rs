@@ -21,9 +21,10 @@
 //! each tool call as a `function_call` and its result as the `function_call_output` with
 //! the same `call_id`, and the model's reasoning items, in the place they came, as
 //! [`ThinkingPart`](crate::model::ThinkingPart)s with their ids. By default golem keeps the
-//! conversation itself: requests go with `store: false` and ask for
-//! `reasoning.encrypted_content`, which the next request sends back, so a reasoning model
-//! keeps its reasoning across tool calls without OpenAI storing anything. With
+//! conversation itself: requests go with `store: false` and ask a reasoning model for
+//! `reasoning.encrypted_content` (see [`encrypted_reasoning`](HttpBuilder::encrypted_reasoning)),
+//! which the next request sends back, so the model keeps its reasoning across tool calls
+//! without OpenAI storing anything. With
 //! [`store(true)`](HttpBuilder::store), reasoning items go back by id only.
 //!
 //! A response `incomplete` at the output limit ends the run with
