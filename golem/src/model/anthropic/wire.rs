@@ -611,7 +611,24 @@ fn restrict(schema: &mut Value) {
             map.remove("$schema");
             map.remove("title");
             if let Some(variants) = map.remove("oneOf") {
-                map.insert("anyOf".into(), variants);
+                match map.remove("anyOf") {
+                    // Both (a tagged and an untagged enum, flattened side by side): each
+                    // must hold, as `allOf` of the two.
+                    Some(other) => {
+                        let both = serde_json::json!([{"anyOf": variants}, {"anyOf": other}]);
+                        match map.get_mut("allOf") {
+                            Some(Value::Array(all)) => {
+                                all.extend(both.as_array().into_iter().flatten().cloned());
+                            }
+                            _ => {
+                                map.insert("allOf".into(), both);
+                            }
+                        }
+                    }
+                    None => {
+                        map.insert("anyOf".into(), variants);
+                    }
+                }
             }
             let mut moved = Vec::new();
             for key in MOVED_TO_DESCRIPTION {
@@ -1003,6 +1020,22 @@ mod tests {
              or prompted output for it (`OutputMode::Tool`, the default, or \
              `OutputMode::Prompted`)"
         );
+    }
+
+    #[test]
+    fn one_of_beside_any_of_keeps_both() {
+        let schema = json!({
+            "type": "object",
+            "oneOf": [{"type": "object", "properties": {"kind": {"const": "A"}}}],
+            "anyOf": [{"type": "object", "properties": {"fast": {"type": "boolean"}}}]
+        });
+        let restricted = output_schema(&schema);
+        assert_eq!(restricted.get("oneOf"), None);
+        assert_eq!(restricted.get("anyOf"), None);
+        let all = restricted["allOf"].as_array().expect("both, as allOf");
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[0]["anyOf"][0]["properties"]["kind"]["const"], "A");
+        assert_eq!(all[1]["anyOf"][0]["properties"]["fast"]["type"], "boolean");
     }
 
     #[test]
