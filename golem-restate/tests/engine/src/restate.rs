@@ -126,12 +126,17 @@ impl RestateServer {
         binary: &Path,
         target_dir: &Path,
     ) -> Result<RestateServer, (std::process::ExitStatus, String)> {
+        // Unique to this server: the process, a count of the servers it started (two that
+        // start in the same tick of the clock must not share a directory, whose database
+        // lock the second would find taken), and the time (a process id used again).
+        static STARTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let count = STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let unique = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |elapsed| elapsed.as_nanos());
         let base_dir = target_dir
             .join("tmp")
-            .join(format!("restate-{}-{unique}", std::process::id()));
+            .join(format!("restate-{}-{count}-{unique}", std::process::id()));
         std::fs::create_dir_all(&base_dir).expect("a base directory");
         let (ingress, admin, node) = (free_port(), free_port(), free_port());
         let log = std::fs::File::create(base_dir.join("server.log")).expect("a log file");
