@@ -44,6 +44,15 @@ pub(super) fn body(
                     schema.name
                 )));
             }
+            if let Some(path) = flattened_variants(&schema.schema, "#") {
+                return Err(ModelError::other(format!(
+                    "anthropic's structured outputs close every object, so the object at \
+                     {path} of the output `{}`, whose fields its enum's variants add to \
+                     (`#[serde(flatten)]`), could match nothing: use tool or prompted output \
+                     for it (`OutputMode::Tool`, the default, or `OutputMode::Prompted`)",
+                    schema.name
+                )));
+            }
             Some(OutputConfig {
                 format: OutputFormat {
                     kind: "json_schema",
@@ -605,6 +614,32 @@ fn open_object(schema: &Value, at: &str) -> Option<String> {
     }
 }
 
+/// Where in `schema` (a JSON pointer under `at`) an object has variants beside its own
+/// properties (an enum flattened into a struct): closed, as structured outputs close every
+/// object, the object and its variants would forbid each other's fields.
+fn flattened_variants(schema: &Value, at: &str) -> Option<String> {
+    match schema {
+        Value::Object(map) => {
+            let object = map.get("type").and_then(Value::as_str) == Some("object")
+                || map.contains_key("properties");
+            let variants = ["oneOf", "anyOf", "allOf"]
+                .iter()
+                .any(|key| map.contains_key(*key));
+            if object && variants {
+                return Some(at.to_owned());
+            }
+            crate::schema::find_in_children(map, |path, child| {
+                flattened_variants(child, &format!("{at}/{path}"))
+            })
+        }
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(index, item)| flattened_variants(item, &format!("{at}/{index}"))),
+        _ => None,
+    }
+}
+
 fn restrict(schema: &mut Value) {
     match schema {
         Value::Object(map) => {
@@ -1020,6 +1055,22 @@ mod tests {
              or prompted output for it (`OutputMode::Tool`, the default, or \
              `OutputMode::Prompted`)"
         );
+    }
+
+    #[test]
+    fn an_object_with_variants_beside_its_fields_is_found() {
+        let flattened = json!({
+            "type": "object",
+            "properties": {"speed": {"type": "integer"}},
+            "oneOf": [{"type": "object", "properties": {"kind": {"const": "A"}}}]
+        });
+        assert_eq!(flattened_variants(&flattened, "#").as_deref(), Some("#"));
+        // An enum of its own (its variants alone) is no such object.
+        let enumeration = json!({
+            "type": "object",
+            "properties": {"pick": {"oneOf": [{"type": "string"}, {"type": "integer"}]}}
+        });
+        assert_eq!(flattened_variants(&enumeration, "#"), None);
     }
 
     #[test]
