@@ -593,49 +593,44 @@ pub(super) fn output_schema(schema: &Value) -> Value {
 /// `patternProperties`): a map, which structured outputs, closing every object, would make
 /// always empty.
 fn open_object(schema: &Value, at: &str) -> Option<String> {
-    match schema {
-        Value::Object(map) => {
-            let open = ["additionalProperties", "unevaluatedProperties"]
-                .iter()
-                .any(|key| matches!(map.get(*key), Some(Value::Object(_) | Value::Bool(true))))
-                || map.contains_key("patternProperties");
-            if open {
-                return Some(at.to_owned());
-            }
-            crate::schema::find_in_children(map, |path, child| {
-                open_object(child, &format!("{at}/{path}"))
-            })
-        }
-        Value::Array(items) => items
+    find_schema(schema, at, &|map| {
+        ["additionalProperties", "unevaluatedProperties"]
             .iter()
-            .enumerate()
-            .find_map(|(index, item)| open_object(item, &format!("{at}/{index}"))),
-        _ => None,
-    }
+            .any(|key| matches!(map.get(*key), Some(Value::Object(_) | Value::Bool(true))))
+            || map.contains_key("patternProperties")
+    })
 }
 
 /// Where in `schema` (a JSON pointer under `at`) an object has variants beside its own
 /// properties (an enum flattened into a struct): closed, as structured outputs close every
 /// object, the object and its variants would forbid each other's fields.
 fn flattened_variants(schema: &Value, at: &str) -> Option<String> {
-    match schema {
-        Value::Object(map) => {
-            let object = map.get("type").and_then(Value::as_str) == Some("object")
-                || map.contains_key("properties");
-            let variants = ["oneOf", "anyOf", "allOf"]
+    find_schema(schema, at, &|map| {
+        let object = map.get("type").and_then(Value::as_str) == Some("object")
+            || map.contains_key("properties");
+        object
+            && ["oneOf", "anyOf", "allOf"]
                 .iter()
-                .any(|key| map.contains_key(*key));
-            if object && variants {
-                return Some(at.to_owned());
-            }
-            crate::schema::find_in_children(map, |path, child| {
-                flattened_variants(child, &format!("{at}/{path}"))
-            })
-        }
+                .any(|key| map.contains_key(*key))
+    })
+}
+
+/// The first place in `schema` (a JSON pointer under `at`) whose schema object `found`
+/// holds for, through the schema's own children.
+fn find_schema(
+    schema: &Value,
+    at: &str,
+    found: &impl Fn(&Map<String, Value>) -> bool,
+) -> Option<String> {
+    match schema {
+        Value::Object(map) if found(map) => Some(at.to_owned()),
+        Value::Object(map) => crate::schema::find_in_children(map, |path, child| {
+            find_schema(child, &format!("{at}/{path}"), found)
+        }),
         Value::Array(items) => items
             .iter()
             .enumerate()
-            .find_map(|(index, item)| flattened_variants(item, &format!("{at}/{index}"))),
+            .find_map(|(index, item)| find_schema(item, &format!("{at}/{index}"), found)),
         _ => None,
     }
 }
