@@ -79,11 +79,17 @@ fn decode(base64: &str) -> Option<Vec<u8>> {
         Some(url) => url.split_once(";base64,")?.1,
         None => base64,
     };
-    let text: String = base64
-        .chars()
-        .filter(|c| !c.is_ascii_whitespace())
-        .collect();
-    let data = LENIENT.decode(text).ok()?;
+    // Copied only when it is wrapped over lines.
+    let data = if base64.bytes().any(|byte| byte.is_ascii_whitespace()) {
+        let text: String = base64
+            .chars()
+            .filter(|c| !c.is_ascii_whitespace())
+            .collect();
+        LENIENT.decode(text)
+    } else {
+        LENIENT.decode(base64)
+    }
+    .ok()?;
     (!data.is_empty()).then_some(data)
 }
 

@@ -202,6 +202,16 @@ fn clean_schema(value: &mut Value) {
     clean(value, false);
 }
 
+/// Whether the schema object `map` is of objects: `"type": "object"`, or a list of types
+/// with it (`Option<Struct>`: `["object", "null"]`).
+pub(crate) fn is_object_type(map: &Map<String, Value>) -> bool {
+    match map.get("type") {
+        Some(Value::String(kind)) => kind == "object",
+        Some(Value::Array(kinds)) => kinds.iter().any(|kind| kind == "object"),
+        _ => false,
+    }
+}
+
 /// Combinators whose variants an object's own properties may go with (a flattened enum).
 const COMBINATORS: [&str; 3] = ["oneOf", "anyOf", "allOf"];
 
@@ -226,12 +236,7 @@ fn clean(value: &mut Value, open: bool) {
             if numeric {
                 map.remove("format");
             }
-            let object = match map.get("type") {
-                Some(Value::String(ty)) => ty == "object",
-                // `Option<Struct>`: `["object", "null"]`.
-                Some(Value::Array(types)) => types.iter().any(|t| t == "object"),
-                _ => false,
-            };
+            let object = is_object_type(map);
             // An object that flattens an enum has its properties beside the enum's variants,
             // which add theirs: neither it nor its variants may forbid the others' fields.
             let flattens = object && COMBINATORS.iter().any(|key| map.contains_key(*key));

@@ -397,6 +397,8 @@ static ESCAPE: [u8; 256] = {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn extra_fields_go_after_the_bodys_own_or_into_the_one_they_name() {
         let extra = |value: serde_json::Value| value.as_object().cloned().unwrap_or_default();
@@ -419,8 +421,6 @@ mod tests {
             serde_json::json!({"model": "m", "text": {"format": {"type": "text"}, "verbosity": "low"}})
         );
     }
-
-    use super::*;
 
     fn written(text: &str) -> String {
         let mut out = Vec::new();

@@ -432,13 +432,18 @@ impl ToolContent {
 /// their bytes; any other value as it is.
 pub(crate) fn loggable(value: &Value) -> String {
     match ToolContent::from_value(value) {
-        Some(content) => serde_json::json!({
-            "value": content.value,
-            "media": content.media.iter().map(UserContent::describe).collect::<Vec<_>>(),
-        })
-        .to_string(),
+        Some(content) => described(&content),
         None => value.to_string(),
     }
+}
+
+/// `content` as traces show it: its value, and its media as their descriptions.
+fn described(content: &ToolContent) -> String {
+    serde_json::json!({
+        "value": content.value,
+        "media": content.media.iter().map(UserContent::describe).collect::<Vec<_>>(),
+    })
+    .to_string()
 }
 
 /// A tool's value as `Debug` shows it: a [`ToolContent`]'s media as their descriptions (see
@@ -447,10 +452,9 @@ pub(crate) struct DebugValue<'a>(pub(crate) &'a Value);
 
 impl fmt::Debug for DebugValue<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if ToolContent::from_value(self.0).is_some() {
-            f.write_str(&loggable(self.0))
-        } else {
-            fmt::Debug::fmt(self.0, f)
+        match ToolContent::from_value(self.0) {
+            Some(content) => f.write_str(&described(&content)),
+            None => fmt::Debug::fmt(self.0, f),
         }
     }
 }
@@ -617,6 +621,13 @@ pub(crate) fn essence(media_type: &str) -> std::borrow::Cow<'_, str> {
     } else {
         std::borrow::Cow::Borrowed(essence)
     }
+}
+
+/// The text that goes before a tool's media where a wire sends them outside the tool's
+/// result (after the results, as OpenAI Chat and Gemini must): whose they are.
+#[cfg(any(feature = "openai", feature = "gemini"))]
+pub(crate) fn media_preface(tool_name: &str, tool_call_id: &str) -> String {
+    format!("The tool `{tool_name}` returned this for the call {tool_call_id}:")
 }
 
 /// A megabyte, for the providers' limits.

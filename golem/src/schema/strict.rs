@@ -12,7 +12,7 @@
 
 use serde_json::Value;
 
-use super::{all_children, each_child_mut};
+use super::{all_children, each_child_mut, is_object_type};
 
 /// Whether OpenAI's strict mode accepts `schema`: every object lists all its properties as
 /// required and forbids others (a map, whose values have a schema of their own, is refused),
@@ -57,16 +57,6 @@ fn accepts_anything(map: &serde_json::Map<String, Value>) -> bool {
         "type", "$ref", "anyOf", "oneOf", "allOf", "enum", "const", "not",
     ];
     !CONSTRAINING.iter().any(|key| map.contains_key(*key))
-}
-
-/// Whether the schema object `map` is of objects (`"type": "object"`, or a list of types
-/// with it).
-fn is_object_type(map: &serde_json::Map<String, Value>) -> bool {
-    match map.get("type") {
-        Some(Value::String(kind)) => kind == "object",
-        Some(Value::Array(kinds)) => kinds.iter().any(|kind| kind == "object"),
-        _ => false,
-    }
 }
 
 /// `schema` in the form OpenAI's strict mode accepts: every object lists all its properties

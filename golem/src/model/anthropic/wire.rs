@@ -645,13 +645,14 @@ fn restrict(schema: &mut Value) {
                     // Both (a tagged and an untagged enum, flattened side by side): each
                     // must hold, as `allOf` of the two.
                     Some(other) => {
-                        let both = serde_json::json!([{"anyOf": variants}, {"anyOf": other}]);
+                        let both = [
+                            serde_json::json!({"anyOf": variants}),
+                            serde_json::json!({"anyOf": other}),
+                        ];
                         match map.get_mut("allOf") {
-                            Some(Value::Array(all)) => {
-                                all.extend(both.as_array().into_iter().flatten().cloned());
-                            }
+                            Some(Value::Array(all)) => all.extend(both),
                             _ => {
-                                map.insert("allOf".into(), both);
+                                map.insert("allOf".into(), Value::Array(both.into()));
                             }
                         }
                     }
@@ -682,12 +683,7 @@ fn restrict(schema: &mut Value) {
                 };
                 map.insert("description".into(), Value::String(description));
             }
-            let object = match map.get("type") {
-                Some(Value::String(kind)) => kind == "object",
-                Some(Value::Array(kinds)) => kinds.iter().any(|kind| kind == "object"),
-                _ => false,
-            };
-            if object {
+            if crate::schema::is_object_type(map) {
                 map.insert("additionalProperties".into(), Value::Bool(false));
             }
             crate::schema::each_child_mut(map, restrict);

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
 use super::super::json_out;
-use super::super::media::{Accepts, At, MB, essence, split_data_url};
+use super::super::media::{Accepts, At, MB, essence, media_preface, split_data_url};
 use super::super::provider::{ToolUse, request_settings, tool_use};
 use super::super::{MediaKind, UserContent};
 use super::super::{
@@ -229,9 +229,9 @@ fn write_contents<'a>(
                                     .filter(|text| !text.is_empty())
                                     .peekable();
                                 if texts.peek().is_some() {
-                                    rest.push(Part::text(Cow::Owned(format!(
-                                        "The tool `{}` returned this for the call {}:",
-                                        p.tool_name, p.tool_call_id
+                                    rest.push(Part::text(Cow::Owned(media_preface(
+                                        &p.tool_name,
+                                        &p.tool_call_id,
                                     ))));
                                     rest.extend(texts.map(|text| Part::text(Cow::Borrowed(text))));
                                 }

@@ -95,22 +95,26 @@ impl Responses {
 /// `gpt-5-chat-latest`), Codex and computer use; a fine-tuned model (`ft:o4-mini:org::id`)
 /// by its base.
 fn reasons(model: &str) -> bool {
-    let model = model
-        .rsplit('/')
-        .next()
-        .unwrap_or(model)
-        .to_ascii_lowercase();
-    let model = match model.strip_prefix("ft:") {
-        Some(tuned) => tuned.split(':').next().unwrap_or(tuned).to_owned(),
-        None => model,
+    // Read in place, whatever its case: this runs on every request.
+    let mut model = model.rsplit('/').next().unwrap_or(model);
+    let starts = |model: &str, prefix: &str| {
+        model
+            .get(..prefix.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(prefix))
     };
-    let o_series = model
-        .strip_prefix('o')
-        .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()));
+    if starts(model, "ft:") {
+        let tuned = &model["ft:".len()..];
+        model = tuned.split(':').next().unwrap_or(tuned);
+    }
+    let o_series = starts(model, "o") && model[1..].starts_with(|c: char| c.is_ascii_digit());
+    let chat = model
+        .as_bytes()
+        .windows("-chat".len())
+        .any(|window| window.eq_ignore_ascii_case(b"-chat"));
     o_series
-        || (model.starts_with("gpt-5") && !model.contains("-chat"))
-        || model.starts_with("codex")
-        || model.starts_with("computer-use")
+        || (starts(model, "gpt-5") && !chat)
+        || starts(model, "codex")
+        || starts(model, "computer-use")
 }
 
 impl fmt::Debug for Responses {
@@ -263,6 +267,7 @@ mod tests {
             "codex-mini-latest",
             "ft:o4-mini-2025-04-16:org::abc123",
             "computer-use-preview",
+            "O3-Mini",
         ] {
             assert!(reasons(model), "{model}");
         }
@@ -272,6 +277,7 @@ mod tests {
             "gpt-5-chat-latest",
             "omni-moderation",
             "ft:gpt-4.1-mini:org::abc123",
+            "GPT-5-Chat-Latest",
         ] {
             assert!(!reasons(model), "{model}");
         }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::super::json_out;
-use super::super::media::{Accepts, At, MB, essence};
+use super::super::media::{Accepts, At, MB, essence, media_preface};
 use super::super::provider::{Text, ToolUse, decode, request_settings, tool_use};
 use super::super::{
     FinishReason, MediaKind, Message, ModelError, ModelResponse, ModelSettings, RequestParams,
@@ -349,10 +349,7 @@ fn chat_messages<'a>(
                         RequestPart::ToolReturn(p) => {
                             if !p.media.is_empty() {
                                 tool_media.push(ChatContent::Text {
-                                    text: Cow::Owned(format!(
-                                        "The tool `{}` returned this for the call {}:",
-                                        p.tool_name, p.tool_call_id
-                                    )),
+                                    text: Cow::Owned(media_preface(&p.tool_name, &p.tool_call_id)),
                                 });
                                 content_parts(at, &p.media, &mut tool_media)?;
                             }
