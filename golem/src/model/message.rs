@@ -699,6 +699,11 @@ impl ProviderPart {
 pub struct TextPart {
     /// The text.
     pub content: String,
+    /// The provider's id for the item that carried the text, where the provider needs it
+    /// when the text is sent back (an OpenAI Responses `message` item that followed a
+    /// reasoning item).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
 }
 
 impl TextPart {
@@ -706,7 +711,15 @@ impl TextPart {
     pub fn new(content: impl Into<String>) -> Self {
         TextPart {
             content: content.into(),
+            id: None,
         }
+    }
+
+    /// Sets the provider's id for the item that carried the text.
+    #[must_use]
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
     }
 }
 
@@ -724,6 +737,11 @@ pub struct ToolCallPart {
     pub args: String,
     /// The id that the call's result must carry.
     pub tool_call_id: String,
+    /// The provider's id for the item that carried the call, where the provider needs it
+    /// when the call is sent back (an OpenAI Responses `function_call` item that followed a
+    /// reasoning item). Not the call's id: results are paired by `tool_call_id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
 }
 
 impl ToolCallPart {
@@ -744,7 +762,22 @@ impl ToolCallPart {
             tool_name: tool_name.into(),
             args: args.into().0,
             tool_call_id: tool_call_id.into(),
+            id: None,
         }
+    }
+
+    /// Sets the provider's id for the item that carried the call.
+    ///
+    /// ```
+    /// use golem::model::ToolCallPart;
+    ///
+    /// let call = ToolCallPart::new("roll_dice", "{}", "call_1").with_id("fc_1");
+    /// assert_eq!(call.id.as_deref(), Some("fc_1"));
+    /// ```
+    #[must_use]
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
     }
 
     /// This call's result: `content` as a tool return carrying the call's name and id.

@@ -88,9 +88,7 @@ impl Received {
             ResponseDelta::Text { text, .. } => match slot {
                 Some(ResponsePart::Text(part)) => part.content.push_str(text),
                 _ => {
-                    *slot = Some(ResponsePart::Text(TextPart {
-                        content: text.clone(),
-                    }));
+                    *slot = Some(ResponsePart::Text(TextPart::new(text.clone())));
                 }
             },
             ResponseDelta::ToolCallStart {
@@ -98,11 +96,11 @@ impl Received {
                 tool_call_id,
                 ..
             } => {
-                *slot = Some(ResponsePart::ToolCall(ToolCallPart {
-                    tool_name: tool_name.clone(),
-                    args: String::new(),
-                    tool_call_id: tool_call_id.clone(),
-                }));
+                *slot = Some(ResponsePart::ToolCall(ToolCallPart::new(
+                    tool_name.clone(),
+                    String::new(),
+                    tool_call_id.clone(),
+                )));
             }
             ResponseDelta::ToolCallArgs { args, .. } => {
                 if let Some(ResponsePart::ToolCall(call)) = slot {
@@ -247,14 +245,8 @@ mod tests {
         }
         let response = received.into_incomplete();
         let mut expected = ModelResponse::new(vec![
-            ResponsePart::Text(TextPart {
-                content: "Let me look.".to_owned(),
-            }),
-            ResponsePart::ToolCall(ToolCallPart {
-                tool_name: "search".to_owned(),
-                args: r#"{"q": "ru"#.to_owned(),
-                tool_call_id: "c1".to_owned(),
-            }),
+            ResponsePart::text("Let me look."),
+            ResponsePart::tool_call("search", r#"{"q": "ru"#, "c1"),
         ]);
         expected.finish_reason = Some(FinishReason::Incomplete);
         assert_eq!(response, expected);

@@ -18,7 +18,7 @@ use golem::model::http::{HttpSettings, RetryPolicy};
 use golem::model::openai::responses::OpenAiResponsesModel;
 use golem::model::{
     FinishReason, Message, Model, ModelError, ModelResponse, ModelSettings, RequestParams,
-    ResponsePart, StreamFault, ThinkingPart, Usage,
+    ResponsePart, StreamFault, TextPart, ThinkingPart, ToolCallPart, Usage,
 };
 use golem::output::{Json, OutputMode};
 use golem::{Agent, RunEvent, Stage};
@@ -104,6 +104,11 @@ fn reasoning(id: &str, summary: &str) -> Value {
     })
 }
 
+/// A call that came in the output item `id`, after a reasoning item.
+fn item_call(tool: &str, args: &str, call_id: &str, id: &str) -> ResponsePart {
+    ResponsePart::ToolCall(ToolCallPart::new(tool, args, call_id).with_id(id))
+}
+
 /// The dice tool as the Responses API takes it.
 fn dice_tool() -> Value {
     json!({
@@ -166,7 +171,7 @@ async fn a_tool_call_round_trip_carries_the_reasoning_and_pairs_calls_by_call_id
         result.messages[1].as_response().unwrap().parts,
         [
             ResponsePart::Thinking(thinking),
-            call("roll_dice", r#"{"n":2}"#, "call_ann")
+            item_call("roll_dice", r#"{"n":2}"#, "call_ann", "fc_call_ann")
         ]
     );
     assert_eq!(
@@ -201,7 +206,13 @@ async fn a_tool_call_round_trip_carries_the_reasoning_and_pairs_calls_by_call_id
                 "summary": [{"type": "summary_text", "text": "Two dice for Ann."}],
                 "encrypted_content": ENCRYPTED
             },
-            {"type": "function_call", "call_id": "call_ann", "name": "roll_dice", "arguments": "{\"n\":2}"},
+            {
+                "type": "function_call",
+                "id": "fc_call_ann",
+                "call_id": "call_ann",
+                "name": "roll_dice",
+                "arguments": "{\"n\":2}"
+            },
             {"type": "function_call_output", "call_id": "call_ann", "output": "6"}
         ])
     );
@@ -407,7 +418,8 @@ async fn with_store_reasoning_goes_back_by_id_and_nothing_encrypted_is_asked_for
             // Another provider's reasoning, and reasoning without an id, stay out.
             ResponsePart::Thinking(ThinkingPart::new("hmm").with_provider("anthropic")),
             ResponsePart::Thinking(ThinkingPart::new("hmm").with_provider("openai")),
-            call("roll_dice", r#"{"n":1}"#, "call_9"),
+            ResponsePart::Text(TextPart::new("One die.").with_id("msg_9")),
+            item_call("roll_dice", r#"{"n":1}"#, "call_9", "fc_9"),
         ])),
         request(vec![tool_return("roll_dice", "call_9", json!(3))]),
     ];
@@ -429,7 +441,21 @@ async fn with_store_reasoning_goes_back_by_id_and_nothing_encrypted_is_asked_for
         json!([
             {"type": "message", "role": "user", "content": "Roll"},
             {"type": "reasoning", "id": "rs_9", "summary": []},
-            {"type": "function_call", "call_id": "call_9", "name": "roll_dice", "arguments": "{\"n\":1}"},
+            // The items that followed the reasoning go with their ids, which pair them.
+            {
+                "type": "message",
+                "role": "assistant",
+                "id": "msg_9",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": "One die.", "annotations": []}]
+            },
+            {
+                "type": "function_call",
+                "id": "fc_9",
+                "call_id": "call_9",
+                "name": "roll_dice",
+                "arguments": "{\"n\":1}"
+            },
             {"type": "function_call_output", "call_id": "call_9", "output": "3"}
         ])
     );
@@ -461,7 +487,7 @@ async fn without_store_reasoning_that_was_not_encrypted_stays_out() {
                     .with_provider("openai")
                     .with_id("rs_9"),
             ),
-            text("Rolling."),
+            ResponsePart::Text(TextPart::new("Rolling.").with_id("msg_9")),
         ])),
         request(vec![retry("Answer with a number.")]),
     ];
@@ -475,6 +501,7 @@ async fn without_store_reasoning_that_was_not_encrypted_stays_out() {
         bodies(&server).await[0]["input"],
         json!([
             {"type": "message", "role": "user", "content": "Roll"},
+            // Without its reasoning, the text goes without the id that would pair them.
             {"type": "message", "role": "assistant", "content": "Rolling."},
             {"type": "message", "role": "user", "content": feedback("Answer with a number.")}
         ])
@@ -665,8 +692,18 @@ async fn streamed_reasoning_and_parallel_calls_add_up_to_the_non_streamed_respon
                     .with_provider("openai")
                     .with_id("rs_0a1b2c3d4e5f6071829300bb")
             ),
-            call("roll_dice", r#"{"n":2}"#, "call_ann"),
-            call("roll_dice", r#"{"n":3}"#, "call_bob"),
+            item_call(
+                "roll_dice",
+                r#"{"n":2}"#,
+                "call_ann",
+                "fc_0a1b2c3d4e5f6071829300cc"
+            ),
+            item_call(
+                "roll_dice",
+                r#"{"n":3}"#,
+                "call_bob",
+                "fc_0a1b2c3d4e5f6071829300dd"
+            ),
         ]
     );
     assert_eq!(response.finish_reason, Some(FinishReason::ToolCall));

@@ -22,7 +22,7 @@ use golem::Agent;
 use golem::model::openai::responses::OpenAiResponsesModel;
 use golem::model::{
     BinaryContent, Message, Model, ModelResponse, ModelSettings, OutputSchema, RequestParams,
-    ResponsePart, ThinkingPart, ToolChoice, ToolContent, UserContent,
+    ResponsePart, TextPart, ThinkingPart, ToolCallPart, ToolChoice, ToolContent, UserContent,
 };
 use golem::output::{Json, OutputMode};
 use golem::tool::ToolDefinition;
@@ -82,7 +82,8 @@ fn validate(name: &str, items: &Value) -> String {
 }
 
 /// Every history shape golem sends: prompts, a system prompt, reasoning (encrypted, and
-/// by id), calls and their outputs, rejections of a call and of text, an empty response,
+/// by id), the text and calls after it with their item ids, calls and their outputs,
+/// rejections of a call and of text, an empty response,
 /// media in a prompt (image and PDF, by URL and as bytes) and an image in a call's output.
 fn history() -> Vec<Message> {
     vec![
@@ -94,7 +95,10 @@ fn history() -> Vec<Message> {
                     .with_provider("openai")
                     .with_id("rs_1"),
             ),
-            call("roll_dice", r#"{"n":2}"#, "call_ann"),
+            ResponsePart::Text(TextPart::new("Rolling.").with_id("msg_1")),
+            ResponsePart::ToolCall(
+                ToolCallPart::new("roll_dice", r#"{"n":2}"#, "call_ann").with_id("fc_1"),
+            ),
             call("roll_dice", r#"{"n":-1}"#, "call_bob"),
         ])),
         request(vec![

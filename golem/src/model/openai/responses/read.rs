@@ -7,7 +7,8 @@ use serde_json::value::RawValue;
 
 use super::super::super::provider::{Text, decode, without_position};
 use super::super::super::{
-    FinishReason, ModelResponse, ProviderPart, RequestParams, ResponsePart, ThinkingPart,
+    FinishReason, ModelResponse, ProviderPart, RequestParams, ResponsePart, TextPart, ThinkingPart,
+    ToolCallPart,
 };
 use super::super::PROVIDER;
 use super::super::wire::{null_default, without_added_nulls};
@@ -59,9 +60,12 @@ fn respond<I>(
     let mut parts = Vec::with_capacity(response.output.len());
     let mut refused = false;
     let mut called = false;
+    // The items after a reasoning item keep their ids: sent back with it, they must be
+    // (OpenAI answers "reasoning … provided without its required following item").
+    let mut reasoned = false;
     for item in response.output {
         match read(item)? {
-            Item::Message(content) => {
+            Item::Message(MessageItem { id, content }) => {
                 let mut text: Option<String> = None;
                 for content in content {
                     match content {
@@ -73,10 +77,13 @@ fn respond<I>(
                     }
                 }
                 if let Some(text) = text.filter(|text| !text.is_empty()) {
-                    parts.push(ResponsePart::text(text));
+                    let mut text = TextPart::new(text);
+                    text.id = id.filter(|_| reasoned);
+                    parts.push(ResponsePart::Text(text));
                 }
             }
             Item::FunctionCall(FunctionCallItem {
+                id,
                 call_id,
                 name,
                 mut arguments,
@@ -85,13 +92,16 @@ fn respond<I>(
                 if strict_tools && arguments.contains("null") {
                     arguments = without_added_nulls(arguments, &name, params);
                 }
-                parts.push(ResponsePart::tool_call(name, arguments, call_id));
+                let mut call = ToolCallPart::new(name, arguments, call_id);
+                call.id = id.filter(|_| reasoned);
+                parts.push(ResponsePart::ToolCall(call));
             }
             Item::Reasoning(ReasoningItem {
                 id,
                 summary,
                 encrypted_content,
             }) => {
+                reasoned = true;
                 let content = summary
                     .iter()
                     .map(|summary| summary.text.as_str())
@@ -147,7 +157,7 @@ fn respond<I>(
 
 /// An output item, read.
 enum Item {
-    Message(Vec<MessageContent>),
+    Message(MessageItem),
     FunctionCall(FunctionCallItem),
     Reasoning(ReasoningItem),
     Other(Value),
@@ -169,10 +179,7 @@ fn read_item(text: &str) -> Result<Item, String> {
         )
     };
     Ok(match &*kind {
-        "message" => {
-            let MessageItem { content } = serde_json::from_str(text).map_err(read)?;
-            Item::Message(content)
-        }
+        "message" => Item::Message(serde_json::from_str(text).map_err(read)?),
         "function_call" => Item::FunctionCall(serde_json::from_str(text).map_err(read)?),
         "reasoning" => Item::Reasoning(serde_json::from_str(text).map_err(read)?),
         _ => Item::Other(serde_json::from_str(text).map_err(read)?),
@@ -234,7 +241,7 @@ struct AnyItem<'a> {
     call_id: String,
     name: Option<String>,
     arguments: Option<String>,
-    /// Borrowed from the body: only a reasoning item keeps its id.
+    /// Borrowed from the body, and kept by the items that need it.
     #[serde(borrow)]
     id: Option<Text<'a>>,
     #[serde(default, deserialize_with = "null_default")]
@@ -247,13 +254,16 @@ impl AnyItem<'_> {
     /// The item, when it is of a kind golem reads and has what that kind needs.
     fn known(self) -> Option<Item> {
         match self.kind.as_deref()? {
-            "message" => Some(Item::Message(
-                self.content
+            "message" => Some(Item::Message(MessageItem {
+                id: self.id.map(|id| id.0.into_owned()),
+                content: self
+                    .content
                     .into_iter()
                     .map(ContentIn::known)
                     .collect::<Option<_>>()?,
-            )),
+            })),
             "function_call" => Some(Item::FunctionCall(FunctionCallItem {
+                id: self.id.map(|id| id.0.into_owned()),
                 call_id: self.call_id,
                 name: self.name?,
                 arguments: self.arguments?,
@@ -291,6 +301,8 @@ impl ContentIn<'_> {
 /// A `message` output item.
 #[derive(Deserialize)]
 struct MessageItem {
+    #[serde(default)]
+    id: Option<String>,
     #[serde(default, deserialize_with = "null_default")]
     content: Vec<MessageContent>,
 }
@@ -298,6 +310,8 @@ struct MessageItem {
 /// A `function_call` output item.
 #[derive(Deserialize)]
 struct FunctionCallItem {
+    #[serde(default)]
+    id: Option<String>,
     #[serde(default, deserialize_with = "null_default")]
     call_id: String,
     name: String,
@@ -380,25 +394,32 @@ mod tests {
     #[test]
     fn an_item_read_in_one_pass_is_read_as_its_kinds_own_struct() {
         let response = read(json!([
+            {"type": "function_call", "id": "fc_0", "call_id": "call_0", "name": "roll", "arguments": "{}"},
             {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Roll."}]},
             {"id": "fc_1", "type": "function_call", "call_id": "call_1", "name": "roll", "arguments": "{\"n\":2}"},
             {"type": "function_call", "call_id": "call_2", "name": "roll"},
-            {"type": "function_call", "call_id": "call_3", "name": "roll", "arguments": "{}", "content": "not a list"},
+            {"type": "function_call", "id": "fc_3", "call_id": "call_3", "name": "roll", "arguments": "{}", "content": "not a list"},
+            {"type": "message", "id": "msg_4", "content": [{"type": "output_text", "text": "Rolled."}]},
             {"type": "web_search_call", "id": "ws_1", "status": "completed"}
         ]))
         .expect("readable");
+        // The items after the reasoning item keep their ids, whichever way they are read.
         assert_eq!(
             response.parts,
             [
+                ResponsePart::tool_call("roll", "{}", "call_0"),
                 ResponsePart::Thinking(ThinkingPart {
                     content: "Roll.".into(),
                     signature: None,
                     provider: Some(PROVIDER.into()),
                     id: Some("rs_1".into()),
                 }),
-                ResponsePart::tool_call("roll", "{\"n\":2}", "call_1"),
+                ResponsePart::ToolCall(
+                    ToolCallPart::new("roll", "{\"n\":2}", "call_1").with_id("fc_1")
+                ),
                 ResponsePart::tool_call("roll", "{}", "call_2"),
-                ResponsePart::tool_call("roll", "{}", "call_3"),
+                ResponsePart::ToolCall(ToolCallPart::new("roll", "{}", "call_3").with_id("fc_3")),
+                ResponsePart::Text(TextPart::new("Rolled.").with_id("msg_4")),
                 ResponsePart::Provider(ProviderPart::new(
                     PROVIDER,
                     json!({"type": "web_search_call", "id": "ws_1", "status": "completed"})

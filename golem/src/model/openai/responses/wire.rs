@@ -198,15 +198,28 @@ fn write_input(body: &mut Vec<u8>, messages: &[Message], store: bool) -> Result<
             }
             Message::Response(response) => {
                 let before = out.count;
+                // The items that followed a reasoning item go with their ids when it goes,
+                // and without them when it stays out, as OpenAI pairs them.
+                let reasoned = response
+                    .parts
+                    .iter()
+                    .any(|part| sends_reasoning(part, store));
                 for part in &response.parts {
                     match part {
                         ResponsePart::Text(p) if p.content.is_empty() => {}
-                        ResponsePart::Text(p) => out.push(Item::Message {
-                            role: "assistant",
-                            content: Content::Text(&p.content),
-                        })?,
+                        ResponsePart::Text(p) => match p.id.as_deref().filter(|_| reasoned) {
+                            Some(id) => out.push(Item::OutputMessage {
+                                id,
+                                text: &p.content,
+                            })?,
+                            None => out.push(Item::Message {
+                                role: "assistant",
+                                content: Content::Text(&p.content),
+                            })?,
+                        },
                         ResponsePart::ToolCall(call) => {
                             out.push(Item::FunctionCall {
+                                id: call.id.as_deref().filter(|_| reasoned),
                                 call_id: &call.tool_call_id,
                                 name: &call.tool_name,
                                 arguments: &call.args,
@@ -215,26 +228,21 @@ fn write_input(body: &mut Vec<u8>, messages: &[Message], store: bool) -> Result<
                         ResponsePart::Thinking(ThinkingPart {
                             content,
                             signature,
-                            provider,
                             id: Some(id),
                             ..
-                        }) if provider.as_deref() == Some(PROVIDER) => {
-                            // Without its encrypted content, a reasoning item OpenAI did
-                            // not store cannot be sent back.
-                            if store || signature.is_some() {
-                                out.push(Item::Reasoning {
-                                    id,
-                                    summary: if content.is_empty() {
-                                        Vec::new()
-                                    } else {
-                                        vec![Summary {
-                                            kind: "summary_text",
-                                            text: content,
-                                        }]
-                                    },
-                                    encrypted_content: signature.as_deref().filter(|_| !store),
-                                })?;
-                            }
+                        }) if sends_reasoning(part, store) => {
+                            out.push(Item::Reasoning {
+                                id,
+                                summary: if content.is_empty() {
+                                    Vec::new()
+                                } else {
+                                    vec![Summary {
+                                        kind: "summary_text",
+                                        text: content,
+                                    }]
+                                },
+                                encrypted_content: signature.as_deref().filter(|_| !store),
+                            })?;
                         }
                         // Reasoning of other providers and of Chat Completions has no place
                         // in the input.
@@ -259,6 +267,16 @@ fn write_input(body: &mut Vec<u8>, messages: &[Message], store: bool) -> Result<
     Ok(())
 }
 
+/// Whether `part` is reasoning this wire sends back: OpenAI's, with its id, and with its
+/// encrypted content unless OpenAI stored it (`store`).
+fn sends_reasoning(part: &ResponsePart, store: bool) -> bool {
+    matches!(
+        part,
+        ResponsePart::Thinking(ThinkingPart { provider, id: Some(_), signature, .. })
+            if provider.as_deref() == Some(PROVIDER) && (store || signature.is_some())
+    )
+}
+
 /// The input items being written, with the count so far.
 struct Items<'o> {
     body: &'o mut Vec<u8>,
@@ -281,7 +299,13 @@ enum Item<'a> {
         role: &'static str,
         content: Content<'a>,
     },
+    /// An assistant's text as the output item it came in, with its id.
+    OutputMessage {
+        id: &'a str,
+        text: &'a str,
+    },
     FunctionCall {
+        id: Option<&'a str>,
         call_id: &'a str,
         name: &'a str,
         arguments: &'a str,
@@ -307,12 +331,28 @@ impl Item<'_> {
                 out.extend_from_slice(b"\",\"content\":");
                 content.write(out)?;
             }
+            Item::OutputMessage { id, text } => {
+                out.extend_from_slice(b"{\"type\":\"message\",\"role\":\"assistant\",\"id\":");
+                json_out::string(out, id);
+                out.extend_from_slice(
+                    b",\"status\":\"completed\",\"content\":[{\"type\":\"output_text\",\"text\":",
+                );
+                json_out::string(out, text);
+                out.extend_from_slice(b",\"annotations\":[]}]");
+            }
             Item::FunctionCall {
+                id,
                 call_id,
                 name,
                 arguments,
             } => {
-                out.extend_from_slice(b"{\"type\":\"function_call\",\"call_id\":");
+                out.extend_from_slice(b"{\"type\":\"function_call\",");
+                if let Some(id) = id {
+                    out.extend_from_slice(b"\"id\":");
+                    json_out::string(out, id);
+                    out.push(b',');
+                }
+                out.extend_from_slice(b"\"call_id\":");
                 json_out::string(out, call_id);
                 out.extend_from_slice(b",\"name\":");
                 json_out::string(out, name);
