@@ -91,8 +91,8 @@ pub enum FailureClass {
     /// The provider's answer could not be read: a corrupt chunk, no event stream, a stream
     /// that ended early, a body that is not the provider's format.
     InvalidResponse,
-    /// The provider sent an error in the stream that is none of the above (an invalid
-    /// request found mid-stream, a refusal).
+    /// The provider sent an error in the stream, or a response it says failed, that is none
+    /// of the above (an invalid request found mid-stream, a refusal).
     Provider,
     /// Anything else: a model's own error, a cut-off or filtered response.
     Other,
@@ -128,12 +128,17 @@ impl FailureClass {
             ModelError::Http { .. } => FailureClass::Other,
             ModelError::Auth { .. } => FailureClass::Auth,
             ModelError::UnsupportedContent { .. } => FailureClass::ClientError,
+            // A response the provider says failed (the Responses API's `status: failed`) is
+            // classed by its code, as the same failure streamed is.
+            ModelError::InvalidResponse { message, .. } if message.starts_with(FAILED) => {
+                provider_error_class(message)
+            }
             ModelError::InvalidResponse { .. } => FailureClass::InvalidResponse,
             ModelError::Stream { fault, message, .. } => match fault {
                 StreamFault::Disconnected | StreamFault::Idle | StreamFault::TimedOut => {
                     FailureClass::Transport
                 }
-                StreamFault::Provider => stream_error_class(message),
+                StreamFault::Provider => provider_error_class(message),
                 _ => FailureClass::InvalidResponse,
             },
             ModelError::Fallback(error) => FailureClass::of(error.last()),
@@ -142,13 +147,16 @@ impl FailureClass {
     }
 }
 
-/// The class of an error a provider sent in a stream, by its code (`rate_limit_error: …`,
-/// `RESOURCE_EXHAUSTED: …`, `server_error: …`): the class the same failure has as an HTTP
-/// status, so that a stream whose first event is a rate limit falls back as a 429 does.
-fn stream_error_class(message: &str) -> FailureClass {
-    let text = message
-        .strip_prefix("the response failed: ")
-        .unwrap_or(message);
+/// How a wire's message begins for a response the provider says failed, followed by its
+/// code and message.
+pub(crate) const FAILED: &str = "the response failed: ";
+
+/// The class of an error a provider sent in a stream or as a failed response, by its code
+/// (`rate_limit_error: …`, `RESOURCE_EXHAUSTED: …`, `server_error: …`): the class the same
+/// failure has as an HTTP status, so that a stream whose first event is a rate limit falls
+/// back as a 429 does.
+fn provider_error_class(message: &str) -> FailureClass {
+    let text = message.strip_prefix(FAILED).unwrap_or(message);
     let code = text.split(':').next().unwrap_or("").trim();
     match code.to_ascii_lowercase().as_str() {
         "overloaded_error" => FailureClass::Overloaded,
@@ -597,6 +605,21 @@ mod tests {
             (
                 stream(StreamFault::Provider, "The model is overloaded."),
                 FailureClass::Overloaded,
+            ),
+            // Not streamed, a failed response is classed alike.
+            (
+                ModelError::InvalidResponse {
+                    provider: "openai".into(),
+                    message: "the response failed: server_error: The server had an error.".into(),
+                },
+                FailureClass::ServerError,
+            ),
+            (
+                ModelError::InvalidResponse {
+                    provider: "openai".into(),
+                    message: "expected value at line 1 column 1".into(),
+                },
+                FailureClass::InvalidResponse,
             ),
             (ModelError::Truncated, FailureClass::Other),
             (ModelError::other("closure failed"), FailureClass::Other),

@@ -14,6 +14,7 @@ use common::sse::{Reply, SseServer, serve as serve_sse};
 use common::streams::*;
 use common::*;
 use futures_util::StreamExt;
+use golem::model::fallback::FailureClass;
 use golem::model::http::{HttpSettings, RetryPolicy};
 use golem::model::openai::responses::OpenAiResponsesModel;
 use golem::model::{
@@ -601,6 +602,8 @@ async fn errors_are_typed_with_the_providers_message() {
         failed.to_string(),
         "openai sent a response golem cannot read: the response failed: server_error: The model failed to respond."
     );
+    // Classed by its code, as the same failure streamed is: a fallback moves on.
+    assert_eq!(FailureClass::of(&failed), FailureClass::ServerError);
 }
 
 // Streaming.

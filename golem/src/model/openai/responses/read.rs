@@ -5,6 +5,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::super::super::fallback::FAILED;
 use super::super::super::provider::{Text, decode, without_position};
 use super::super::super::{
     FinishReason, ModelResponse, ProviderPart, RequestParams, ResponsePart, TextPart, ThinkingPart,
@@ -52,7 +53,8 @@ fn respond<I>(
     if response.status.as_deref() == Some("failed") {
         let error = response.error.unwrap_or_default();
         return Err(format!(
-            "the response failed: {}: {}",
+            "{}{}: {}",
+            FAILED,
             error.code.as_deref().unwrap_or("error"),
             error.message.as_deref().unwrap_or("no message")
         ));

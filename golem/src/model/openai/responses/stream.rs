@@ -19,6 +19,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::model::fallback::FAILED;
 use crate::model::http::{Assemble, Deltas, Fault};
 use crate::model::{ResponseDelta, StreamFault};
 
@@ -267,7 +268,8 @@ impl Assemble for Events {
                 return Err(Fault::new(
                     StreamFault::Provider,
                     format!(
-                        "the response failed: {}: {}",
+                        "{}{}: {}",
+                        FAILED,
                         text("code").unwrap_or("error"),
                         text("message").unwrap_or("no message")
                     ),
