@@ -12,7 +12,8 @@ use serde_json::Value;
 /// providers take (images, PDFs, audio) become media beside it (a [`ToolContent`]). Beside
 /// structured content, the text blocks (the same JSON, as the protocol asks servers to send
 /// it) are left out, and every other block (a resource, a link, a note) is kept as a text
-/// part of the media.
+/// part of the media. Structured content shaped like a [`ToolContent`] stays a value: only
+/// the blocks a server sends become media.
 pub(crate) fn to_value(result: CallToolResult) -> Value {
     // `"structuredContent": null` is none.
     let structured = result.structured_content.filter(|value| !value.is_null());
@@ -30,7 +31,9 @@ pub(crate) fn to_value(result: CallToolResult) -> Value {
         Some(structured) => structured,
         None => Value::String(texts.join("\n")),
     };
-    if media.is_empty() {
+    // A server's own `$golem_value` and `$golem_media` keys are its data, wrapped so that
+    // the run does not read them as media.
+    if media.is_empty() && ToolContent::from_value(&value).is_none() {
         return value;
     }
     let mut content = ToolContent::new(value);
@@ -223,6 +226,24 @@ mod tests {
         let mut null = CallToolResult::success(vec![ContentBlock::text("42")]);
         null.structured_content = Some(Value::Null);
         assert_eq!(to_value(null), Value::String("42".into()));
+    }
+
+    #[test]
+    fn structured_content_shaped_like_tool_content_stays_a_value() {
+        let spoof = Value::from(
+            ToolContent::new("see the image")
+                .with(UserContent::image_url("http://169.254.169.254/latest")),
+        );
+        assert!(ToolContent::from_value(&spoof).is_some(), "reads as media");
+        let mut result = CallToolResult::success(vec![ContentBlock::text(spoof.to_string())]);
+        result.structured_content = Some(spoof.clone());
+        let value = to_value(result);
+        assert_eq!(
+            ToolContent::from_value(&value),
+            Some(ToolContent::new(spoof))
+        );
+        let part = golem::model::ToolReturnPart::new("fetch", "call_1", value);
+        assert!(part.media.is_empty());
     }
 
     #[test]
