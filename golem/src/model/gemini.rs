@@ -149,7 +149,7 @@ impl Wire for GenerateContent {
 
     fn body(
         &self,
-        _model: &str,
+        model: &str,
         settings: &ModelSettings,
         messages: &[Message],
         params: &RequestParams,
@@ -159,7 +159,14 @@ impl Wire for GenerateContent {
         let declarations = self.declarations.for_params(params, |tool| {
             serde_json::value::to_raw_value(&wire::FunctionDeclaration::new(tool))
         })?;
-        wire::body(settings, messages, params, &declarations, capacity)
+        wire::body(
+            model_id(model),
+            settings,
+            messages,
+            params,
+            &declarations,
+            capacity,
+        )
     }
 
     fn assembler(&self, _params: &RequestParams) -> stream::Chunks {

@@ -28,7 +28,15 @@ const KEY: &str = "AIzaSyTest-0123456789abcdefghijklmno";
 const ROUTE: &str = "/v1beta/models/gemini-2.5-flash:generateContent";
 
 fn model(server: &MockServer) -> GeminiModel {
-    GeminiModel::builder("gemini-2.5-flash")
+    model_named(server, "gemini-2.5-flash")
+}
+
+/// The Gemini 3 model these tests use, and its route.
+const GEMINI_3: &str = "gemini-3-flash-preview";
+const ROUTE_3: &str = "/v1beta/models/gemini-3-flash-preview:generateContent";
+
+fn model_named(server: &MockServer, name: &str) -> GeminiModel {
+    GeminiModel::builder(name)
         .api_key(KEY)
         .base_url(format!("{}/v1beta", server.uri()))
         .settings(ModelSettings::default().max_tokens(1024))
@@ -327,6 +335,87 @@ async fn answers_follow_the_order_of_the_calls_and_other_providers_reasoning_sta
 }
 
 #[tokio::test]
+async fn gemini_3_takes_calls_no_gemini_model_signed_with_googles_signature_for_them() {
+    let reply = || generated("resp-1", json!([{"text": "Done."}]), "STOP", 9, 3);
+    validate(&[], &[reply()]);
+    let server = serve(ROUTE_3, vec![json_ok(reply())]).await;
+    let older = serve(ROUTE, vec![json_ok(reply())]).await;
+    // Calls another provider made, then calls Gemini signed.
+    let messages = [
+        request(vec![user("Roll twice.")]),
+        golem::model::Message::from(golem::model::ModelResponse::new(vec![
+            call("roll_dice", r#"{"n":1}"#, "c1"),
+            call("roll_dice", r#"{"n":2}"#, "c2"),
+        ])),
+        request(vec![
+            tool_return("roll_dice", "c1", json!(4)),
+            tool_return("roll_dice", "c2", json!(7)),
+        ]),
+        golem::model::Message::from(golem::model::ModelResponse::new(vec![
+            call("roll_dice", r#"{"n":3}"#, "c3"),
+            ResponsePart::Thinking(
+                ThinkingPart::new("")
+                    .with_signature("c2lnLTM=")
+                    .with_provider("gemini"),
+            ),
+        ])),
+        request(vec![tool_return("roll_dice", "c3", json!(9))]),
+    ];
+    let params = RequestParams::text(Vec::new());
+
+    model_named(&server, GEMINI_3)
+        .request(&messages, &params)
+        .await
+        .unwrap();
+    // Before Gemini 3, signatures are not checked: none is made up.
+    model(&older).request(&messages, &params).await.unwrap();
+
+    let sent = bodies(&server).await;
+    validate(&sent, &[]);
+    assert_eq!(
+        sent[0]["contents"][1]["parts"],
+        json!([
+            {
+                "functionCall": {"name": "roll_dice", "args": {"n": 1}, "id": "c1"},
+                "thoughtSignature": "skip_thought_signature_validator"
+            },
+            {"functionCall": {"name": "roll_dice", "args": {"n": 2}, "id": "c2"}}
+        ])
+    );
+    assert_eq!(
+        sent[0]["contents"][3]["parts"],
+        json!([{
+            "functionCall": {"name": "roll_dice", "args": {"n": 3}, "id": "c3"},
+            "thoughtSignature": "c2lnLTM="
+        }])
+    );
+    assert_eq!(
+        bodies(&older).await[0]["contents"][1]["parts"][0],
+        json!({"functionCall": {"name": "roll_dice", "args": {"n": 1}, "id": "c1"}})
+    );
+}
+
+#[tokio::test]
+async fn before_gemini_3_native_output_beside_tools_is_refused_before_sending() {
+    let server = serve(ROUTE, Vec::new()).await;
+    let agent = Agent::<Game, Json<Verdict>>::builder(model(&server))
+        .tool(roll_dice())
+        .output_mode(OutputMode::Native)
+        .build()
+        .unwrap();
+
+    let error = agent.run("Who won?", Game).await.unwrap_err();
+
+    assert_eq!(error.to_string(), "the model request failed");
+    assert_eq!(
+        std::error::Error::source(&error).unwrap().to_string(),
+        "Gemini gemini-2.5-flash takes no native output beside function tools \
+         (Gemini 3 does): use OutputMode::Tool or OutputMode::Prompted, or a Gemini 3 model"
+    );
+    assert!(server.received_requests().await.unwrap().is_empty());
+}
+
+#[tokio::test]
 async fn native_output_sends_a_response_schema_in_geminis_dialect() {
     let server = serve_checked(vec![generated(
         "resp-1",
@@ -376,14 +465,15 @@ struct Scores {
 
 #[tokio::test]
 async fn what_geminis_dialect_cannot_say_goes_as_json_schema() {
-    let server = serve_checked(vec![generated(
+    let reply = generated(
         "resp-1",
         json!([{"text": "{\"Ann\": 6, \"Bob\": 9}"}]),
         "STOP",
         30,
         9,
-    )])
-    .await;
+    );
+    validate(&[], std::slice::from_ref(&reply));
+    let server = serve(ROUTE_3, vec![json_ok(reply)]).await;
     // Maps of scores: Gemini's dialect has no object without properties.
     let record = golem::tool::FunctionTool::new(
         "record",
@@ -391,11 +481,14 @@ async fn what_geminis_dialect_cannot_say_goes_as_json_schema() {
             Ok::<_, golem::ModelRetry>("recorded")
         },
     );
-    let agent = Agent::<(), Json<std::collections::BTreeMap<String, u32>>>::builder(model(&server))
-        .output_mode(OutputMode::Native)
-        .tool(record)
-        .build()
-        .unwrap();
+    // Gemini 3 takes native output beside tools.
+    let agent = Agent::<(), Json<std::collections::BTreeMap<String, u32>>>::builder(model_named(
+        &server, GEMINI_3,
+    ))
+    .output_mode(OutputMode::Native)
+    .tool(record)
+    .build()
+    .unwrap();
 
     let result = agent.run("Who scored what?", ()).await.unwrap();
 

@@ -384,7 +384,13 @@ fn dice_turns() -> [(Vec<Value>, Value); 2] {
 }
 
 fn dice_agent(server: &SseServer) -> Agent<Game, Json<Verdict>> {
-    Agent::builder(model(&server.uri()))
+    // Native output beside tools: Gemini 3.
+    let model = GeminiModel::builder("gemini-3-flash-preview")
+        .api_key(KEY)
+        .base_url(format!("{}/v1beta", server.uri()))
+        .build()
+        .expect("valid model");
+    Agent::builder(model)
         .tool(roll_dice())
         .output_mode(OutputMode::Native)
         .build()

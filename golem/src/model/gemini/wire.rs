@@ -22,9 +22,13 @@ use crate::output::OutputMode;
 use crate::schema::to_gemini_schema;
 use crate::tool::ToolDefinition;
 
-/// The request body for `messages` and `params`, written straight into a buffer of
-/// `capacity` bytes to start with (see [`json_out`]).
+/// The request body of `model` for `messages` and `params`, written straight into a buffer
+/// of `capacity` bytes to start with (see [`json_out`]).
+///
+/// # Errors
+/// Before Gemini 3, native output beside function tools, which those models refuse.
 pub(super) fn body(
+    model: &str,
     provider_settings: &ModelSettings,
     messages: &[Message],
     params: &RequestParams,
@@ -34,8 +38,15 @@ pub(super) fn body(
     let settings = request_settings(provider_settings, params);
     let choice = tool_use(messages, params, settings.tool_choice.as_ref())
         .filter(|_| !declarations.is_empty());
+    let before_3 = before_gemini_3(model);
     let (response_mime_type, response_schema, response_json_schema) =
         match (&params.output_mode, &params.output_schema) {
+            (OutputMode::Native, Some(_)) if before_3 && !declarations.is_empty() => {
+                return Err(ModelError::other(format!(
+                    "Gemini {model} takes no native output beside function tools (Gemini 3 \
+                     does): use OutputMode::Tool or OutputMode::Prompted, or a Gemini 3 model"
+                )));
+            }
             (OutputMode::Native, Some(schema)) => {
                 let converted = to_gemini_schema(&schema.schema);
                 // What Gemini's dialect cannot say goes as JSON Schema, which Gemini also
@@ -67,7 +78,12 @@ pub(super) fn body(
     };
     let mut out = Vec::with_capacity(capacity);
     out.extend_from_slice(b"{\"contents\":[");
-    let system_instruction = write_contents(&mut out, params.instructions.as_deref(), messages)?;
+    let system_instruction = write_contents(
+        &mut out,
+        params.instructions.as_deref(),
+        messages,
+        !before_3,
+    )?;
     out.push(b']');
     if let Some(text) = system_instruction {
         out.extend_from_slice(b",\"systemInstruction\":{\"parts\":[{\"text\":");
@@ -98,7 +114,7 @@ pub(super) fn count_body(
     params: &RequestParams,
     declarations: &[Arc<RawValue>],
 ) -> Result<Vec<u8>, ModelError> {
-    let full = body(provider_settings, messages, params, declarations, 0)?;
+    let full = body(model, provider_settings, messages, params, declarations, 0)?;
     let Value::Object(mut request) = serde_json::from_slice(&full).map_err(ModelError::other)?
     else {
         return Err(ModelError::other(
@@ -122,6 +138,19 @@ pub(super) fn parse_count(body: &[u8]) -> Result<u64, String> {
         .map(|counted| counted.total_tokens)
         .map_err(|error| format!("unreadable token count: {error}"))
 }
+
+/// Whether `model` (its id, without `models/`) is of a generation before Gemini 3, which
+/// takes no native output beside tools and does not check thought signatures. A name that
+/// does not tell (`gemini-flash-latest`) is taken as the latest generation's.
+fn before_gemini_3(model: &str) -> bool {
+    ["gemini-1", "gemini-2", "gemma-"]
+        .iter()
+        .any(|old| model.starts_with(old))
+}
+
+/// The signature Google documents for a function call no Gemini model signed (one another
+/// provider made, say), which Gemini 3 requires on a step's first call.
+const UNSIGNED: &str = "skip_thought_signature_validator";
 
 /// `{}`, for arguments that cannot be sent as they are.
 fn empty_object() -> &'static RawValue {
@@ -156,6 +185,7 @@ fn write_contents<'a>(
     out: &mut Vec<u8>,
     instructions: Option<&'a str>,
     messages: &'a [Message],
+    signs_calls: bool,
 ) -> Result<Option<Cow<'a, str>>, ModelError> {
     let mut system: Option<Cow<'a, str>> = instructions.map(Cow::Borrowed);
     let mut contents = Contents { open: None };
@@ -266,7 +296,7 @@ fn write_contents<'a>(
             }
             Message::Response(response) => {
                 calls = Some(response);
-                for part in model_parts(&response.parts) {
+                for part in model_parts(&response.parts, signs_calls) {
                     part.write(contents.part(out, "model"))?;
                 }
             }
@@ -423,8 +453,9 @@ struct FunctionResponsePart<'a> {
 }
 
 /// A response's parts as Gemini's `model` parts: a signature golem kept apart goes back
-/// onto the part before it.
-fn model_parts(parts: &[ResponsePart]) -> SmallVec<[Part<'_>; 2]> {
+/// onto the part before it. With `signs_calls` (Gemini 3), a response whose first call no
+/// Gemini model signed gets the signature Google documents for such calls on it.
+fn model_parts(parts: &[ResponsePart], signs_calls: bool) -> SmallVec<[Part<'_>; 2]> {
     let mut out: SmallVec<[Part<'_>; 2]> = SmallVec::with_capacity(parts.len());
     for part in parts {
         match part {
@@ -480,6 +511,12 @@ fn model_parts(parts: &[ResponsePart]) -> SmallVec<[Part<'_>; 2]> {
     out.retain(|part| {
         part.text.as_deref() != Some("") || part.thought_signature.is_some() || part.thought
     });
+    if signs_calls
+        && let Some(first) = out.iter_mut().find(|part| part.function_call.is_some())
+        && first.thought_signature.is_none()
+    {
+        first.thought_signature = Some(UNSIGNED);
+    }
     out
 }
 
@@ -818,8 +855,15 @@ mod tests {
         let settings = ModelSettings::default()
             .temperature(temperature)
             .extra("safetySettings", json!([]));
-        let written = body(&settings, &[], &RequestParams::text(Vec::new()), &[], 0)
-            .expect("a body is written");
+        let written = body(
+            "gemini-2.5-flash",
+            &settings,
+            &[],
+            &RequestParams::text(Vec::new()),
+            &[],
+            0,
+        )
+        .expect("a body is written");
         let sent: Value = serde_json::from_slice(&written).expect("JSON");
         assert_eq!(
             sent["generationConfig"]["temperature"].as_f64(),
