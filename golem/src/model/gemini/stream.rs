@@ -2,8 +2,11 @@
 //! the next parts, read into deltas and into the response they add up to.
 //!
 //! Text arrives split over chunks: a text part continues the previous one while both are of
-//! the same kind (answer or thought) and the previous carries no signature yet, which is
-//! how the unstreamed response has them. A function call arrives whole. The stream has no
+//! the same kind (answer or thought), which is how the unstreamed response has them, until a
+//! signature arrives alone (in a chunk without text) and closes it. A signature that comes
+//! with text (Gemini 2.5 puts it on a text's first chunk) leaves the part open, and an
+//! answer's signature becomes a part of its own once the text has ended, where the
+//! unstreamed response puts it. A function call arrives whole. The stream has no
 //! end event: it is complete when its body ends after a chunk with a `finishReason` (or a
 //! blocked prompt's `promptFeedback`).
 
@@ -32,11 +35,28 @@ pub struct Chunks {
     next: usize,
     /// Whether the response said it is finished.
     finished: bool,
+    /// The signature that came with the open answer's text, to follow it as a part of its
+    /// own when the text ends.
+    pending: Option<String>,
 }
 
 impl Chunks {
-    /// Starts a golem part, ending the one before.
+    /// Starts a golem part, ending the one before (and following it with its signature).
     fn start(&mut self, deltas: &mut Deltas) -> usize {
+        self.flush(deltas);
+        self.begin(deltas)
+    }
+
+    /// The signature of the answer just ended, as a part of its own.
+    fn flush(&mut self, deltas: &mut Deltas) {
+        if let Some(signature) = self.pending.take() {
+            let part = self.begin(deltas);
+            deltas.push(ResponseDelta::ThinkingSignature { part, signature });
+        }
+    }
+
+    /// Starts a golem part, ending the one before.
+    fn begin(&mut self, deltas: &mut Deltas) -> usize {
         if let Some(last) = self.last {
             deltas.end(last);
         }
@@ -121,7 +141,8 @@ impl Chunks {
             self.parts.push(part);
             self.start(deltas)
         };
-        self.open = signature.is_none();
+        // A signature alone closes the part; one that came with text leaves it open.
+        self.open = signature.is_none() || !text.is_empty();
         if !text.is_empty() {
             deltas.push(if thought {
                 ResponseDelta::Thinking { part: number, text }
@@ -134,7 +155,11 @@ impl Chunks {
                 part: number,
                 signature,
             }),
-            Some(signature) => self.signed(&signature, deltas),
+            Some(signature) if self.open => self.pending = Some(signature),
+            Some(signature) => {
+                self.pending = None;
+                self.signed(&signature, deltas);
+            }
             None => {}
         }
     }
@@ -198,10 +223,11 @@ impl Assemble for Chunks {
     }
 
     fn body_ended(&mut self, deltas: &mut Deltas) -> bool {
-        if self.finished
-            && let Some(last) = self.last
-        {
-            deltas.end(last);
+        if self.finished {
+            self.flush(deltas);
+            if let Some(last) = self.last {
+                deltas.end(last);
+            }
         }
         self.finished
     }
@@ -230,6 +256,7 @@ mod tests {
 
     use super::*;
     use crate::model::gemini::read;
+    use crate::model::{ModelResponse, ResponsePart};
 
     /// `text` cut at the character positions `cuts`.
     fn pieces(text: &str, cuts: &[usize]) -> Vec<String> {
@@ -286,7 +313,7 @@ mod tests {
             answer in "[a-zé ]{1,24}",
             thought_cuts in proptest::collection::vec(0usize..30, 0..4),
             answer_cuts in proptest::collection::vec(0usize..30, 0..4),
-            signature_alone in any::<bool>(),
+            answer_signature in prop_oneof![Just(Signed::Alone), Just(Signed::OnCall), Just(Signed::FirstChunk)],
         ) {
             let mut chunks = Vec::new();
             let thoughts = pieces(&thought, &thought_cuts);
@@ -298,13 +325,19 @@ mod tests {
                 }
                 chunks.push(json!({"candidates": [{"content": {"role": "model", "parts": [part]}}]}));
             }
+            let mut unsigned = answer_signature == Signed::FirstChunk;
             for piece in pieces(&answer, &answer_cuts) {
-                chunks.push(json!({"candidates": [{"content": {"role": "model", "parts": [{"text": piece}]}}]}));
+                let mut part = json!({"text": piece});
+                if unsigned && !piece.is_empty() {
+                    part["thoughtSignature"] = json!("c2lnLTI=");
+                    unsigned = false;
+                }
+                chunks.push(json!({"candidates": [{"content": {"role": "model", "parts": [part]}}]}));
             }
-            let last_part = if signature_alone {
-                json!({"text": "", "thoughtSignature": "c2lnLTI="})
-            } else {
-                json!({"functionCall": {"name": "roll", "args": {"n": 2}}, "thoughtSignature": "c2lnLTI="})
+            let last_part = match answer_signature {
+                Signed::Alone => json!({"text": "", "thoughtSignature": "c2lnLTI="}),
+                Signed::OnCall => json!({"functionCall": {"name": "roll", "args": {"n": 2}}, "thoughtSignature": "c2lnLTI="}),
+                Signed::FirstChunk => json!({"functionCall": {"name": "roll", "args": {"n": 2}}}),
             };
             chunks.push(json!({
                 "candidates": [{"content": {"role": "model", "parts": [last_part.clone()]}, "finishReason": "STOP"}],
@@ -313,11 +346,16 @@ mod tests {
             let mut parts = vec![
                 json!({"text": thought, "thought": true, "thoughtSignature": "c2lnLTE="}),
             ];
-            if signature_alone {
-                parts.push(json!({"text": answer, "thoughtSignature": "c2lnLTI="}));
-            } else {
-                parts.push(json!({"text": answer}));
-                parts.push(last_part);
+            match answer_signature {
+                Signed::Alone => parts.push(json!({"text": answer, "thoughtSignature": "c2lnLTI="})),
+                Signed::OnCall => {
+                    parts.push(json!({"text": answer}));
+                    parts.push(last_part);
+                }
+                Signed::FirstChunk => {
+                    parts.push(json!({"text": answer, "thoughtSignature": "c2lnLTI="}));
+                    parts.push(last_part);
+                }
             }
             let whole = json!({
                 "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}],
@@ -331,10 +369,59 @@ mod tests {
             }
             prop_assert!(assembler.body_ended(&mut deltas));
             let assembled = assembler.finish().unwrap();
-            prop_assert_eq!(
-                read::parse(&assembled).unwrap(),
-                read::parse(whole.to_string().as_bytes()).unwrap()
-            );
+            let response = read::parse(&assembled).unwrap();
+            prop_assert_eq!(&response, &read::parse(whole.to_string().as_bytes()).unwrap());
+            prop_assert_eq!(by_part(deltas.into_deltas()), by_part_of(&response));
         }
+    }
+
+    /// Where the answer's signature came.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    enum Signed {
+        /// In a last chunk of its own, without text.
+        Alone,
+        /// On the function call that follows the answer.
+        OnCall,
+        /// On the answer's first chunk, as Gemini 2.5 sends it.
+        FirstChunk,
+    }
+
+    /// What the deltas say of each part, by number: its text (or arguments), and its
+    /// signature.
+    fn by_part(deltas: Vec<ResponseDelta>) -> Vec<(String, Option<String>)> {
+        let mut parts: Vec<(String, Option<String>)> = Vec::new();
+        for delta in deltas {
+            let index = delta.part();
+            if parts.len() <= index {
+                parts.resize(index + 1, (String::new(), None));
+            }
+            match delta {
+                ResponseDelta::Text { text, .. } | ResponseDelta::Thinking { text, .. } => {
+                    parts[index].0.push_str(&text);
+                }
+                ResponseDelta::ToolCallArgs { args, .. } => parts[index].0.push_str(&args),
+                ResponseDelta::ThinkingSignature { signature, .. } => {
+                    parts[index].1 = Some(signature);
+                }
+                _ => {}
+            }
+        }
+        parts
+    }
+
+    /// The same of a response's parts.
+    fn by_part_of(response: &ModelResponse) -> Vec<(String, Option<String>)> {
+        response
+            .parts
+            .iter()
+            .map(|part| match part {
+                ResponsePart::Text(text) => (text.content.clone(), None),
+                ResponsePart::ToolCall(call) => (call.args.clone(), None),
+                ResponsePart::Thinking(thinking) => {
+                    (thinking.content.clone(), thinking.signature.clone())
+                }
+                _ => (String::new(), None),
+            })
+            .collect()
     }
 }
