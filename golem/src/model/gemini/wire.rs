@@ -781,7 +781,7 @@ impl<'a> FunctionDeclaration<'a> {
 /// object without properties (which Gemini refuses) where the original has a map (values
 /// with a schema of their own) or a type that holds itself, whose recursion the dialect ends
 /// in an open object. A root without properties is a tool without parameters, unless the
-/// original root is a map.
+/// original root is a map. A node without a type (see [`untyped`]) says less too.
 fn says_less(converted: &Value, original: &Value) -> bool {
     fn open_below(schema: &Value) -> bool {
         match schema {
@@ -808,7 +808,25 @@ fn says_less(converted: &Value, original: &Value) -> bool {
             .any(|(_, child)| open_below(child)),
         _ => false,
     };
-    root_is_map || below
+    root_is_map || below || untyped(converted)
+}
+
+/// Whether a schema in Gemini's dialect has a node without a `type` (a value of any kind, a
+/// tuple's items, a lone `null`), which Gemini refuses ("type: must be specified when not
+/// using one_of, any_of or all_of fields").
+fn untyped(schema: &Value) -> bool {
+    let Value::Object(map) = schema else {
+        return false;
+    };
+    if let Some(Value::Array(variants)) = map.get("anyOf") {
+        return variants.iter().any(untyped);
+    }
+    !map.contains_key("type")
+        || map
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|properties| properties.values().any(untyped))
+        || map.get("items").is_some_and(untyped)
 }
 
 #[derive(Serialize)]
@@ -870,5 +888,44 @@ mod tests {
             Some(temperature)
         );
         assert_eq!(sent["safetySettings"], json!([]));
+    }
+
+    #[test]
+    fn a_schema_with_a_node_of_no_type_goes_as_json_schema() {
+        let tool = |parameters: Value| ToolDefinition {
+            name: "record".into(),
+            description: None,
+            parameters,
+        };
+        for parameters in [
+            // A value of any kind (`serde_json::Value`).
+            json!({"type": "object", "properties": {"data": {}}, "required": ["data"]}),
+            json!({"type": "object", "properties": {"data": true}}),
+            // Items of any kind, and a tuple.
+            json!({"type": "object", "properties": {"rows": {"type": "array", "items": true}}}),
+            json!({"type": "object", "properties": {"pair": {
+                "type": "array",
+                "prefixItems": [{"type": "string"}, {"type": "integer"}]
+            }}}),
+            // A lone `null`, and a variant of no type.
+            json!({"type": "object", "properties": {"nothing": {"type": "null"}}}),
+            json!({"type": "object", "properties": {"either": {"anyOf": [{"type": "string"}, {}]}}}),
+        ] {
+            let definition = tool(parameters.clone());
+            let declaration = FunctionDeclaration::new(&definition);
+            assert_eq!(declaration.parameters, None, "{parameters}");
+            assert_eq!(
+                declaration.parameters_json_schema,
+                Some(&parameters),
+                "{parameters}"
+            );
+        }
+        let typed = json!({"type": "object", "properties": {
+            "n": {"type": "integer"},
+            "names": {"type": "array", "items": {"type": "string"}},
+            "either": {"anyOf": [{"type": "string"}, {"type": "integer"}]}
+        }});
+        let definition = tool(typed);
+        assert!(FunctionDeclaration::new(&definition).parameters.is_some());
     }
 }
