@@ -30,7 +30,10 @@ pub(super) mod wire;
 
 /// Where the API key is read from.
 pub const API_KEY_ENV: &str = "ANTHROPIC_API_KEY";
-/// Where a base URL other than Anthropic's is read from.
+/// Where a base URL other than Anthropic's is read from: as Anthropic's SDKs read it, the
+/// API's root, without `/v1` (`https://gateway.example.com/anthropic`), which golem
+/// completes to the base URL its builder takes (a value that already ends in `/v1` is
+/// taken as it is).
 pub const BASE_URL_ENV: &str = "ANTHROPIC_BASE_URL";
 /// Anthropic's own API.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com/v1";
@@ -67,6 +70,15 @@ impl Wire for Messages {
 
     fn requires_key(_base_url: &str) -> bool {
         true
+    }
+
+    fn base_url_from_env(url: String) -> String {
+        let root = url.trim_end_matches('/');
+        if root.ends_with("/v1") {
+            root.to_owned()
+        } else {
+            format!("{root}/v1")
+        }
     }
 
     fn prepare(
@@ -130,5 +142,31 @@ impl Wire for Messages {
 
     fn parse_count(&self, body: &[u8]) -> Result<u64, String> {
         wire::parse_count(body)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_base_url_variable_is_read_as_anthropics_sdks_read_it() {
+        for (value, base_url) in [
+            (
+                "https://gateway.example.com/anthropic",
+                "https://gateway.example.com/anthropic/v1",
+            ),
+            ("http://localhost:4000/", "http://localhost:4000/v1"),
+            (
+                "https://api.anthropic.com/v1",
+                "https://api.anthropic.com/v1",
+            ),
+            (
+                "https://api.anthropic.com/v1/",
+                "https://api.anthropic.com/v1",
+            ),
+        ] {
+            assert_eq!(Messages::base_url_from_env(value.to_owned()), base_url);
+        }
     }
 }

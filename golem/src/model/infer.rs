@@ -33,6 +33,12 @@ pub enum ProviderError {
         /// The model string.
         model: String,
     },
+    /// The model string names a provider but no model (`openai:`).
+    #[error("`{model}` names no model: write it after the colon, as in `openai:gpt-4o-mini`")]
+    MissingModel {
+        /// The model string.
+        model: String,
+    },
     /// The base URL is not a usable URL.
     #[error("`{url}` is not a usable base URL: {reason}")]
     InvalidBaseUrl {
@@ -66,9 +72,10 @@ pub enum ProviderError {
 /// The model a model string names, configured from the environment.
 ///
 /// - `openai:<model>`: [`OpenAiModel::from_env`] (`OPENAI_API_KEY`, `OPENAI_BASE_URL`);
-/// - `anthropic:<model>`: [`AnthropicModel::from_env`] (`ANTHROPIC_API_KEY`);
+/// - `anthropic:<model>`: [`AnthropicModel::from_env`] (`ANTHROPIC_API_KEY`,
+///   `ANTHROPIC_BASE_URL`);
 /// - `gemini:<model>` or `google:<model>`: [`GeminiModel::from_env`] (`GEMINI_API_KEY`, else
-///   `GOOGLE_API_KEY`);
+///   `GOOGLE_API_KEY`; `GEMINI_BASE_URL`);
 /// - `openai-responses:<model>`: OpenAI's Responses API,
 ///   [`OpenAiResponsesModel::from_env`](super::openai::responses::OpenAiResponsesModel)
 ///   (`OPENAI_API_KEY`, `OPENAI_BASE_URL`);
@@ -82,15 +89,24 @@ pub enum ProviderError {
 /// assert_eq!(model.name(), "test");
 /// let error = golem::model::infer("gpt-4o").err().unwrap();
 /// assert!(error.to_string().contains("openai:<model>"));
+/// let error = golem::model::infer("ollama:").err().unwrap();
+/// assert_eq!(
+///     error.to_string(),
+///     "`ollama:` names no model: write it after the colon, as in `openai:gpt-4o-mini`"
+/// );
 /// # Ok::<_, golem::model::ProviderError>(())
 /// ```
 ///
 /// # Errors
 /// [`ProviderError::UnknownProvider`] for an unknown prefix,
+/// [`ProviderError::MissingModel`] for a prefix with nothing after it,
 /// [`ProviderError::FeatureDisabled`] for a provider this build left out (cargo features
 /// `openai`, `anthropic`, `gemini`), and the provider's own errors (a missing key, say).
 pub fn infer(model: &str) -> Result<Box<dyn Model>, ProviderError> {
     match model.split_once(':') {
+        Some((_, name)) if name.trim().is_empty() => Err(ProviderError::MissingModel {
+            model: model.to_owned(),
+        }),
         #[cfg(feature = "openai")]
         Some(("openai", name)) => Ok(Box::new(OpenAiModel::from_env(name)?)),
         #[cfg(feature = "anthropic")]

@@ -64,6 +64,13 @@ pub(crate) mod sealed {
         /// Whether `base_url` needs a key.
         fn requires_key(base_url: &str) -> bool;
 
+        /// The base URL a value of [`BASE_URL_ENV`](Self::BASE_URL_ENV) names, where the
+        /// provider's own SDKs read that variable another way than golem's builder reads a
+        /// base URL.
+        fn base_url_from_env(url: String) -> String {
+            url
+        }
+
         /// Adds the provider's headers (the key's among them) and settles what depends on
         /// the base URL.
         fn prepare(
@@ -194,7 +201,7 @@ impl<W: WireFormat> HttpModel<W> {
             builder = builder.api_key(key);
         }
         if let Some(url) = env_var(W::BASE_URL_ENV) {
-            builder = builder.base_url(url);
+            builder = builder.base_url(W::base_url_from_env(url));
         }
         builder.build()
     }

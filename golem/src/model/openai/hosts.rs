@@ -32,6 +32,10 @@ pub struct CompatibleHost {
     pub base_url_env: &'static str,
     /// The server profile.
     pub profile: ServerProfile,
+    /// Whether a streamed request asks for its usage (see
+    /// [`OpenAiBuilder::stream_usage`](super::OpenAiBuilder::stream_usage)): off for
+    /// a host that refuses `stream_options` and reports the usage on its own (Mistral).
+    pub stream_usage: bool,
 }
 
 /// The hosts golem knows by name.
@@ -60,18 +64,24 @@ pub const HOSTS: &[CompatibleHost] = &[
         "TOGETHER_API_KEY",
         "TOGETHER_BASE_URL",
     ),
-    hosted(
-        "mistral",
-        "https://api.mistral.ai/v1",
-        "MISTRAL_API_KEY",
-        "MISTRAL_BASE_URL",
-    ),
+    // Mistral answers 422 to `stream_options` ("extra_forbidden") and sends a stream's
+    // usage in its last chunk unasked.
+    CompatibleHost {
+        stream_usage: false,
+        ..hosted(
+            "mistral",
+            "https://api.mistral.ai/v1",
+            "MISTRAL_API_KEY",
+            "MISTRAL_BASE_URL",
+        )
+    },
     CompatibleHost {
         name: "ollama",
         base_url: "http://localhost:11434/v1",
         api_key_env: None,
         base_url_env: "OLLAMA_BASE_URL",
         profile: ServerProfile::Ollama,
+        stream_usage: true,
     },
     CompatibleHost {
         name: "llamacpp",
@@ -79,6 +89,7 @@ pub const HOSTS: &[CompatibleHost] = &[
         api_key_env: None,
         base_url_env: "LLAMACPP_BASE_URL",
         profile: ServerProfile::LlamaCpp,
+        stream_usage: true,
     },
 ];
 
@@ -94,6 +105,7 @@ const fn hosted(
         api_key_env: Some(api_key_env),
         base_url_env,
         profile: ServerProfile::Compatible,
+        stream_usage: true,
     }
 }
 
@@ -114,7 +126,8 @@ impl CompatibleHost {
         let base_url = env_var(self.base_url_env).unwrap_or_else(|| self.base_url.to_owned());
         let mut builder = OpenAiModel::builder(model)
             .base_url(base_url)
-            .profile(self.profile);
+            .profile(self.profile)
+            .stream_usage(self.stream_usage);
         if let Some(key_env) = self.api_key_env {
             let Some(key) = env_var(key_env) else {
                 return Err(ProviderError::MissingApiKey {
@@ -158,11 +171,30 @@ mod tests {
             api_key_env: Some("GOLEM_TEST_EXAMPLE_API_KEY_NEVER_SET"),
             base_url_env: "GOLEM_TEST_EXAMPLE_BASE_URL_NEVER_SET",
             profile: ServerProfile::Compatible,
+            stream_usage: true,
         };
         let error = host.model("m").expect_err("no key");
         assert_eq!(
             error.to_string(),
             "no example API key: set GOLEM_TEST_EXAMPLE_API_KEY_NEVER_SET, or pass one to the builder"
+        );
+    }
+
+    #[test]
+    fn mistral_is_not_asked_for_a_streams_usage_which_it_refuses() {
+        for host in HOSTS {
+            assert_eq!(host.stream_usage, host.name != "mistral", "{host:?}");
+        }
+        let mistral = CompatibleHost {
+            api_key_env: None,
+            ..*find("mistral").expect("known")
+        };
+        let model = mistral
+            .model("mistral-large-latest")
+            .expect("no key needed");
+        assert!(
+            format!("{model:?}").contains("stream_usage: false"),
+            "{model:?}"
         );
     }
 
