@@ -45,7 +45,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
-use futures_util::{FutureExt, StreamExt, stream};
+use futures_util::{FutureExt, StreamExt, TryFutureExt, stream};
 
 use super::{
     Message, Model, ModelError, ModelResponse, ModelStream, RequestParams, StreamEvent, StreamFault,
@@ -334,6 +334,31 @@ impl FallbackModel {
         index + 1 < self.models.len() && self.falls_back_on(FailureClass::of(error))
     }
 
+    /// `attempt` on each model in turn, until one succeeds or fails in a way this model does
+    /// not fall back on.
+    async fn in_turn<'a, T>(
+        &'a self,
+        attempt: impl Fn(&'a dyn Model) -> BoxFuture<'a, Result<T, ModelError>>,
+    ) -> Result<T, ModelError> {
+        let mut failures = Vec::new();
+        for (index, model) in self.models.iter().enumerate() {
+            match attempt(&**model).await {
+                Ok(value) => return Ok(value),
+                Err(error) => {
+                    let next = self.next_after(index, &error);
+                    if next {
+                        self.log_fallback(index, &error);
+                    }
+                    failures.push(self.failure(index, error));
+                    if !next {
+                        break;
+                    }
+                }
+            }
+        }
+        Err(fallback_error(failures))
+    }
+
     fn failure(&self, index: usize, error: ModelError) -> ModelFailure {
         let model = &self.models[index];
         ModelFailure {
@@ -372,25 +397,12 @@ impl Model for FallbackModel {
         messages: &'a [Message],
         params: &'a RequestParams,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        async move {
-            let mut failures = Vec::new();
-            for (index, model) in self.models.iter().enumerate() {
-                match model.request(messages, params).await {
-                    Ok(response) => return Ok(answered_by(response, &**model)),
-                    Err(error) => {
-                        let next = self.next_after(index, &error);
-                        if next {
-                            self.log_fallback(index, &error);
-                        }
-                        failures.push(self.failure(index, error));
-                        if !next {
-                            break;
-                        }
-                    }
-                }
-            }
-            Err(fallback_error(failures))
-        }
+        self.in_turn(move |model| {
+            model
+                .request(messages, params)
+                .map_ok(move |response| answered_by(response, model))
+                .boxed()
+        })
         .boxed()
     }
 
@@ -453,13 +465,16 @@ impl Model for FallbackModel {
         self.models.iter().any(|model| model.streams())
     }
 
-    /// Counted by the first model.
+    /// Counted by the first model, or by the next on a failure it falls back on, as a
+    /// request is: a count that fails for an outage does not end a run before its request
+    /// has had the chance to fall back.
     fn count_tokens<'a>(
         &'a self,
         messages: &'a [Message],
         params: &'a RequestParams,
     ) -> BoxFuture<'a, Result<Option<u64>, ModelError>> {
-        self.models[0].count_tokens(messages, params)
+        self.in_turn(move |model| model.count_tokens(messages, params))
+            .boxed()
     }
 
     /// `fallback:` and the models' names, in order.
@@ -493,6 +508,53 @@ mod tests {
             message: message.into(),
             source: None,
         }
+    }
+
+    /// A model that counts tokens (or fails to with `error`) and answers nothing.
+    struct Counting {
+        count: Result<u64, u16>,
+    }
+
+    impl Model for Counting {
+        fn request<'a>(
+            &'a self,
+            _messages: &'a [Message],
+            _params: &'a RequestParams,
+        ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+            futures_util::future::ready(Err(ModelError::other("counts only"))).boxed()
+        }
+
+        fn count_tokens<'a>(
+            &'a self,
+            _messages: &'a [Message],
+            _params: &'a RequestParams,
+        ) -> BoxFuture<'a, Result<Option<u64>, ModelError>> {
+            let count = self.count.map(Some).map_err(|status| http(status, "no"));
+            futures_util::future::ready(count).boxed()
+        }
+
+        fn name(&self) -> &str {
+            "counting"
+        }
+
+        fn system(&self) -> &str {
+            "p"
+        }
+    }
+
+    #[tokio::test]
+    async fn tokens_are_counted_by_the_next_model_when_the_first_fails_as_it_falls_back_on() {
+        let params = RequestParams::text(Vec::new());
+        let model = FallbackModel::new(Counting { count: Err(503) }).or(Counting { count: Ok(42) });
+        assert_eq!(model.count_tokens(&[], &params).await.unwrap(), Some(42));
+        // A failure it does not fall back on ends there, with each failure.
+        let model = FallbackModel::new(Counting { count: Err(400) }).or(Counting { count: Ok(42) });
+        let error = model.count_tokens(&[], &params).await.unwrap_err();
+        let ModelError::Fallback(failures) = &error else {
+            panic!("{error:?}");
+        };
+        assert_eq!(failures.failures().len(), 1);
+        assert_eq!(error.status(), Some(400));
     }
 
     #[test]
