@@ -138,6 +138,8 @@ pub struct HttpModel<W: WireFormat> {
 }
 
 struct Inner<W> {
+    /// The provider, as [`Model::system`] names it.
+    provider: &'static str,
     name: String,
     /// Parsed once, not per request.
     url: reqwest::Url,
@@ -180,6 +182,8 @@ impl<W: WireFormat> HttpModel<W> {
             name: model.into(),
             config: HttpConfig::new(W::DEFAULT_BASE_URL),
             wire: W::default(),
+            provider: W::PROVIDER,
+            api_key_env: W::API_KEY_ENV,
         }
     }
 
@@ -317,7 +321,7 @@ impl<W: WireFormat> Model for HttpModel<W> {
     }
 
     fn system(&self) -> &str {
-        W::PROVIDER
+        self.inner.provider
     }
 }
 
@@ -328,6 +332,10 @@ pub struct HttpBuilder<W: WireFormat> {
     name: String,
     config: HttpConfig,
     pub(crate) wire: W,
+    /// The provider, as errors, spans and prices name it: the wire's, or a host's.
+    provider: &'static str,
+    /// Where the key is read from, as errors name it.
+    api_key_env: &'static str,
 }
 
 impl<W: WireFormat> fmt::Debug for HttpBuilder<W> {
@@ -371,6 +379,15 @@ impl<W: WireFormat> HttpBuilder<W> {
         self
     }
 
+    /// Names the provider a host of the wire is (`groq` for Chat Completions on Groq) and
+    /// where its key is read from, for [`Model::system`], errors and spans.
+    #[cfg_attr(not(feature = "openai"), allow(dead_code))]
+    pub(crate) fn host(mut self, provider: &'static str, api_key_env: &'static str) -> Self {
+        self.provider = provider;
+        self.api_key_env = api_key_env;
+        self
+    }
+
     /// Sets timeouts, retries, the overall deadline and the response size limit.
     pub fn http(mut self, http: HttpSettings) -> Self {
         self.config.http = http;
@@ -394,8 +411,8 @@ impl<W: WireFormat> HttpBuilder<W> {
         let base_url = normalize_base_url(&self.config.base_url)?;
         if self.config.api_key.is_none() && W::requires_key(&base_url) {
             return Err(ProviderError::MissingApiKey {
-                provider: W::PROVIDER,
-                env_var: W::API_KEY_ENV,
+                provider: self.provider,
+                env_var: self.api_key_env,
             });
         }
         let mut headers = HeaderMap::new();
@@ -422,9 +439,10 @@ impl<W: WireFormat> HttpBuilder<W> {
             .transpose()?;
         let transport = self
             .config
-            .transport(W::PROVIDER, W::API_KEY_ENV, headers)?;
+            .transport(self.provider, self.api_key_env, headers)?;
         Ok(HttpModel {
             inner: Arc::new(Inner {
+                provider: self.provider,
                 name: self.name,
                 url,
                 stream_url,

@@ -127,7 +127,8 @@ impl CompatibleHost {
         let mut builder = OpenAiModel::builder(model)
             .base_url(base_url)
             .profile(self.profile)
-            .stream_usage(self.stream_usage);
+            .stream_usage(self.stream_usage)
+            .host(self.name, self.api_key_env.unwrap_or(super::API_KEY_ENV));
         if let Some(key_env) = self.api_key_env {
             let Some(key) = env_var(key_env) else {
                 return Err(ProviderError::MissingApiKey {
@@ -206,5 +207,37 @@ mod tests {
             .expect("no key needed");
         assert_eq!(model.profile(), ServerProfile::LlamaCpp);
         assert_eq!(crate::model::Model::name(&model), "qwen2.5");
+        assert_eq!(crate::model::Model::system(&model), "llamacpp");
+    }
+
+    #[tokio::test]
+    async fn a_hosts_errors_name_the_host_and_its_key_variable() {
+        use crate::model::{Model, RequestParams};
+
+        let server = wiremock::MockServer::start().await;
+        wiremock::Mock::given(wiremock::matchers::any())
+            .respond_with(
+                wiremock::ResponseTemplate::new(401)
+                    .set_body_json(serde_json::json!({"error": {"message": "Invalid API Key"}})),
+            )
+            .mount(&server)
+            .await;
+        let model = OpenAiModel::builder("llama-3.3-70b-versatile")
+            .base_url(format!("{}/openai/v1", server.uri()))
+            .api_key("gsk-wrong")
+            .host("groq", "GROQ_API_KEY")
+            .build()
+            .expect("valid");
+
+        let error = model
+            .request(&[], &RequestParams::text(Vec::new()))
+            .await
+            .expect_err("refused");
+
+        assert_eq!(model.system(), "groq");
+        assert_eq!(
+            error.to_string(),
+            "groq refused the credentials (HTTP 401): Invalid API Key; check GROQ_API_KEY"
+        );
     }
 }
