@@ -262,7 +262,8 @@ pub enum ModelError {
         /// How many times the request was sent.
         attempts: u32,
     },
-    /// The provider refused the credentials (HTTP 401 or 403).
+    /// The provider refused the credentials (HTTP 401 or 403, or a 400 that says the key is
+    /// invalid, as Google's APIs answer a wrong key).
     #[error("{provider} refused the credentials (HTTP {status}): {message}; check {env_var}")]
     Auth {
         /// The provider.

@@ -82,7 +82,8 @@ pub enum FailureClass {
     /// says "overloaded" (Anthropic's `overloaded_error`, also sent as a stream's first
     /// event).
     Overloaded,
-    /// The provider refused the credentials (HTTP 401, 403).
+    /// The provider refused the credentials (HTTP 401, 403, or a 400 that says the key is
+    /// invalid).
     Auth,
     /// Any other HTTP 4xx: a request the user must fix (a bad field, an unknown model, a
     /// prompt too long for the model); also content the provider does not take, refused

@@ -731,6 +731,37 @@ async fn statuses_are_retried_and_errors_carry_googles_message() {
         "gemini refused the credentials (HTTP 403): API key [redacted] not valid.; check GEMINI_API_KEY"
     );
     assert!(!format!("{error:?} {:?}", model(&server)).contains(KEY));
+
+    // A wrong key, as Gemini answers it: a 400 whose reason says so.
+    let server = serve(
+        ROUTE,
+        vec![ResponseTemplate::new(400).set_body_json(json!({"error": {
+            "code": 400,
+            "message": "API key not valid. Please pass a valid API key.",
+            "status": "INVALID_ARGUMENT",
+            "details": [{
+                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                "reason": "API_KEY_INVALID",
+                "domain": "googleapis.com"
+            }]
+        }}))],
+    )
+    .await;
+    let error = model(&server)
+        .request(
+            &[request(vec![user("Hi")])],
+            &RequestParams::text(Vec::new()),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, ModelError::Auth { status: 400, .. }),
+        "{error:?}"
+    );
+    assert_eq!(
+        error.to_string(),
+        "gemini refused the credentials (HTTP 400): API key not valid. Please pass a valid API key.; check GEMINI_API_KEY"
+    );
 }
 
 #[tokio::test]

@@ -243,6 +243,7 @@ impl Transport {
         let failure = Failure::Status {
             status,
             message: self.error_message(&bytes),
+            credentials: refuses_credentials(status, &bytes),
         };
         if retryable {
             return Err(Attempt::Retryable {
@@ -353,7 +354,9 @@ impl Transport {
     /// A failure as a log line shows it; redacted.
     fn failure_text(&self, failure: &Failure) -> String {
         match failure {
-            Failure::Status { status, message } => format!("HTTP {}: {message}", status.as_u16()),
+            Failure::Status {
+                status, message, ..
+            } => format!("HTTP {}: {message}", status.as_u16()),
             Failure::Transport(error) => self.redactor.redact(&error.to_string()).into_owned(),
             Failure::TimedOut(error) => error.to_string(),
         }
@@ -362,17 +365,19 @@ impl Transport {
     fn finish_error(&self, failure: Failure, attempts: u32) -> ModelError {
         let provider = self.provider.to_owned();
         match failure {
-            Failure::Status { status, message }
-                if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN =>
-            {
-                ModelError::Auth {
-                    provider,
-                    status: status.as_u16(),
-                    message,
-                    env_var: self.key_env_var.to_owned(),
-                }
-            }
-            Failure::Status { status, message } => ModelError::Http {
+            Failure::Status {
+                status,
+                message,
+                credentials: true,
+            } => ModelError::Auth {
+                provider,
+                status: status.as_u16(),
+                message,
+                env_var: self.key_env_var.to_owned(),
+            },
+            Failure::Status {
+                status, message, ..
+            } => ModelError::Http {
                 provider,
                 status: status.as_u16(),
                 message,
@@ -392,6 +397,18 @@ impl Transport {
     }
 }
 
+/// Whether an answer of `status` with `body` refuses the credentials: HTTP 401 or 403, or
+/// a 400 that says the key is invalid (as Google's APIs answer a wrong key:
+/// `"reason": "API_KEY_INVALID"`).
+fn refuses_credentials(status: StatusCode, body: &[u8]) -> bool {
+    status == StatusCode::UNAUTHORIZED
+        || status == StatusCode::FORBIDDEN
+        || (status == StatusCode::BAD_REQUEST
+            && body
+                .windows(b"API_KEY_INVALID".len())
+                .any(|window| window == b"API_KEY_INVALID"))
+}
+
 /// What a request's answer must be.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Answer {
@@ -405,7 +422,12 @@ enum Answered {
 }
 
 enum Failure {
-    Status { status: StatusCode, message: String },
+    Status {
+        status: StatusCode,
+        message: String,
+        /// Whether the provider refused the credentials.
+        credentials: bool,
+    },
     Transport(reqwest::Error),
     TimedOut(TimedOut),
 }
