@@ -126,6 +126,8 @@ pub struct ChatCompletions {
     strict_tools: bool,
     /// Whether streamed requests go without `stream_options.include_usage`.
     no_stream_usage: bool,
+    /// Whether a response's reasoning goes back as `reasoning_content`.
+    send_reasoning: bool,
     /// Each tool as sent, built once per tool definition.
     tool_forms: ToolForms,
 }
@@ -138,6 +140,7 @@ impl fmt::Debug for ChatCompletions {
             .field("profile", &self.profile)
             .field("strict_tools", &self.strict_tools)
             .field("stream_usage", &!self.no_stream_usage)
+            .field("send_reasoning", &self.send_reasoning)
             .finish_non_exhaustive()
     }
 }
@@ -145,6 +148,11 @@ impl fmt::Debug for ChatCompletions {
 impl ChatCompletions {
     fn profile(&self) -> ServerProfile {
         self.profile.unwrap_or(ServerProfile::Compatible)
+    }
+
+    /// Whether a response's reasoning goes back as `reasoning_content`.
+    fn sends_reasoning(&self) -> bool {
+        self.send_reasoning
     }
 
     /// Each tool as sent, serialized (its strict form in strict mode): from the cache, or
@@ -288,6 +296,17 @@ impl OpenAiBuilder {
     /// then count no tokens unless it reports usage on its own.
     pub fn stream_usage(mut self, include: bool) -> Self {
         self.wire.no_stream_usage = !include;
+        self
+    }
+
+    /// Whether a response's reasoning (a server's `reasoning_content` or `reasoning`, kept
+    /// as a [`ThinkingPart`](crate::model::ThinkingPart)) goes back on its assistant message
+    /// as `reasoning_content`. Off by default, as OpenAI and several hosts refuse the field;
+    /// on for a server whose thinking mode requires it with tool calls (DeepSeek answers
+    /// 400 without it, and the `deepseek:` preset turns it on), or whose interleaved
+    /// thinking reads it (Kimi K2 on vLLM).
+    pub fn send_reasoning(mut self, send: bool) -> Self {
+        self.wire.send_reasoning = send;
         self
     }
 }

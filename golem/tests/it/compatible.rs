@@ -10,14 +10,19 @@ use std::time::Duration;
 use common::dice::*;
 use common::http::{bodies, json_ok, serve};
 use common::*;
+use futures_util::StreamExt;
 use golem::Agent;
 use golem::model::anthropic::AnthropicModel;
 use golem::model::http::{HttpSettings, RetryPolicy};
 use golem::model::openai::{OpenAiModel, ServerProfile};
-use golem::model::{ModelError, ModelSettings, ToolChoice};
+use golem::model::{
+    Model, ModelError, ModelSettings, RequestParams, ResponsePart, StreamEvent, ThinkingPart,
+    ToolChoice,
+};
 use golem::output::{Json, OutputMode};
 use serde_json::{Value, json};
-use wiremock::{MockServer, ResponseTemplate};
+use wiremock::matchers::method;
+use wiremock::{Mock, MockServer, ResponseTemplate};
 
 fn fixture(name: &str) -> Value {
     let path = format!(
@@ -546,4 +551,116 @@ async fn reasoning_content_is_kept_as_thinking_and_never_sent_back() {
             {"id": "call_1", "type": "function", "function": {"name": "roll_dice", "arguments": "{\"n\": 2}"}}
         ]})
     );
+}
+
+#[tokio::test]
+async fn a_server_that_asks_for_its_reasoning_back_gets_it_on_the_call_it_led_to() {
+    // DeepSeek's thinking mode: the reasoning of a tool call's turn must come back.
+    let mut reasoning = completion(
+        json!({"role": "assistant", "reasoning_content": "Roll two.", "content": "", "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "roll_dice", "arguments": "{\"n\": 2}"}}
+        ]}),
+        "tool_calls",
+    );
+    reasoning["usage"] = json!({
+        "prompt_tokens": 120, "completion_tokens": 30,
+        "prompt_cache_hit_tokens": 96, "prompt_cache_miss_tokens": 24
+    });
+    let server = serve(
+        "/v1/chat/completions",
+        vec![json_ok(reasoning), json_ok(says("6"))],
+    )
+    .await;
+    let model = OpenAiModel::builder("deepseek-chat")
+        .base_url(format!("{}/v1", server.uri()))
+        .send_reasoning(true)
+        .build()
+        .expect("valid model");
+    let agent = Agent::<Game, String>::builder(model)
+        .tool(roll_dice())
+        .build()
+        .unwrap();
+
+    let result = agent.run("Roll", Game).await.unwrap();
+
+    assert_eq!(
+        bodies(&server).await[1]["messages"][1],
+        json!({"role": "assistant", "content": null, "reasoning_content": "Roll two.", "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "roll_dice", "arguments": "{\"n\": 2}"}}
+        ]})
+    );
+    // DeepSeek counts its cache hits in a field of its own.
+    assert_eq!(
+        result.messages[1]
+            .as_response()
+            .unwrap()
+            .usage
+            .cache_read_tokens,
+        96
+    );
+}
+
+#[tokio::test]
+async fn reasoning_is_read_under_either_name_whole_and_streamed() {
+    // vLLM, Ollama and OpenRouter name it `reasoning`.
+    let whole = completion(
+        json!({"role": "assistant", "reasoning": "Six, surely.", "content": "6"}),
+        "stop",
+    );
+    let server = serve("/v1/chat/completions", vec![json_ok(whole)]).await;
+    let response = local(&server, ServerProfile::Vllm)
+        .request(
+            &[request(vec![user("Roll")])],
+            &RequestParams::text(Vec::new()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        response.parts,
+        [
+            ResponsePart::Thinking(ThinkingPart::new("Six, surely.").with_provider("openai")),
+            text("6")
+        ]
+    );
+
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": "c", "object": "chat.completion.chunk", "model": "m",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let sse: String = [
+        chunk(
+            json!({"role": "assistant", "reasoning": "Six,"}),
+            Value::Null,
+        ),
+        chunk(json!({"reasoning": " surely."}), Value::Null),
+        // A `reasoning` that is not text is not read as reasoning, and fails nothing.
+        chunk(json!({"reasoning": {"effort": "low"}}), Value::Null),
+        chunk(json!({"content": "6"}), json!("stop")),
+    ]
+    .iter()
+    .map(|chunk| format!("data: {chunk}\n\n"))
+    .chain(["data: [DONE]\n\n".to_owned()])
+    .collect();
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(sse, "text/event-stream"))
+        .mount(&server)
+        .await;
+    let model = OpenAiModel::builder("local-model")
+        .base_url(format!("{}/v1", server.uri()))
+        .stream_usage(false)
+        .build()
+        .expect("valid model");
+    let (messages, params) = (
+        [request(vec![user("Roll")])],
+        RequestParams::text(Vec::new()),
+    );
+    let mut events = model.request_stream(&messages, &params);
+    let mut streamed = None;
+    while let Some(event) = events.next().await {
+        if let StreamEvent::Done(done) = event.expect("as served") {
+            streamed = Some(done);
+        }
+    }
+    assert_eq!(streamed.expect("a response").parts, response.parts);
 }

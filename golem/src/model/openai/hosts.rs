@@ -36,6 +36,10 @@ pub struct CompatibleHost {
     /// [`OpenAiBuilder::stream_usage`](super::OpenAiBuilder::stream_usage)): off for
     /// a host that refuses `stream_options` and reports the usage on its own (Mistral).
     pub stream_usage: bool,
+    /// Whether a response's reasoning goes back (see
+    /// [`OpenAiBuilder::send_reasoning`](super::OpenAiBuilder::send_reasoning)): on for a
+    /// host whose thinking mode requires it (DeepSeek).
+    pub send_reasoning: bool,
 }
 
 /// The hosts golem knows by name.
@@ -46,12 +50,17 @@ pub const HOSTS: &[CompatibleHost] = &[
         "GROQ_API_KEY",
         "GROQ_BASE_URL",
     ),
-    hosted(
-        "deepseek",
-        "https://api.deepseek.com/v1",
-        "DEEPSEEK_API_KEY",
-        "DEEPSEEK_BASE_URL",
-    ),
+    // DeepSeek's thinking mode answers 400 to a tool call's turn sent back without its
+    // `reasoning_content`.
+    CompatibleHost {
+        send_reasoning: true,
+        ..hosted(
+            "deepseek",
+            "https://api.deepseek.com/v1",
+            "DEEPSEEK_API_KEY",
+            "DEEPSEEK_BASE_URL",
+        )
+    },
     hosted(
         "openrouter",
         "https://openrouter.ai/api/v1",
@@ -82,6 +91,7 @@ pub const HOSTS: &[CompatibleHost] = &[
         base_url_env: "OLLAMA_BASE_URL",
         profile: ServerProfile::Ollama,
         stream_usage: true,
+        send_reasoning: false,
     },
     CompatibleHost {
         name: "llamacpp",
@@ -90,6 +100,7 @@ pub const HOSTS: &[CompatibleHost] = &[
         base_url_env: "LLAMACPP_BASE_URL",
         profile: ServerProfile::LlamaCpp,
         stream_usage: true,
+        send_reasoning: false,
     },
 ];
 
@@ -106,6 +117,7 @@ const fn hosted(
         base_url_env,
         profile: ServerProfile::Compatible,
         stream_usage: true,
+        send_reasoning: false,
     }
 }
 
@@ -128,6 +140,7 @@ impl CompatibleHost {
             .base_url(base_url)
             .profile(self.profile)
             .stream_usage(self.stream_usage)
+            .send_reasoning(self.send_reasoning)
             .host(self.name, self.api_key_env.unwrap_or(super::API_KEY_ENV));
         if let Some(key_env) = self.api_key_env {
             let Some(key) = env_var(key_env) else {
@@ -173,6 +186,7 @@ mod tests {
             base_url_env: "GOLEM_TEST_EXAMPLE_BASE_URL_NEVER_SET",
             profile: ServerProfile::Compatible,
             stream_usage: true,
+            send_reasoning: false,
         };
         let error = host.model("m").expect_err("no key");
         assert_eq!(
@@ -185,6 +199,7 @@ mod tests {
     fn mistral_is_not_asked_for_a_streams_usage_which_it_refuses() {
         for host in HOSTS {
             assert_eq!(host.stream_usage, host.name != "mistral", "{host:?}");
+            assert_eq!(host.send_reasoning, host.name == "deepseek", "{host:?}");
         }
         let mistral = CompatibleHost {
             api_key_env: None,

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::wire::null_default;
+use super::wire::{null_default, text_only};
 use crate::model::http::{Assemble, Deltas, Fault};
 use crate::model::{ResponseDelta, StreamFault};
 
@@ -119,7 +119,11 @@ impl Assemble for Chunks {
         // Only the first choice is read, as for a whole completion.
         for choice in chunk.choices.into_iter().filter(|choice| choice.index == 0) {
             let delta = choice.delta;
-            if let Some(reasoning) = delta.reasoning_content.filter(|r| !r.is_empty()) {
+            if let Some(reasoning) = delta
+                .reasoning_content
+                .or(delta.reasoning.map(Cow::Owned))
+                .filter(|r| !r.is_empty())
+            {
                 self.reasoning.push_str(&reasoning);
                 let part = match self.reasoning_part {
                     Some(part) => part,
@@ -338,6 +342,8 @@ struct ChunkDelta<'a> {
     content: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     reasoning_content: Option<Cow<'a, str>>,
+    #[serde(default, deserialize_with = "text_only")]
+    reasoning: Option<String>,
     #[serde(borrow, default)]
     refusal: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "null_default")]

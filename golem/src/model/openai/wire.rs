@@ -60,7 +60,11 @@ pub(super) fn body(
     out.extend_from_slice(b",\"messages\":");
     json_out::list(
         &mut out,
-        &chat_messages(params.instructions.as_deref(), messages)?,
+        &chat_messages(
+            params.instructions.as_deref(),
+            messages,
+            wire.sends_reasoning(),
+        )?,
         |out, message| message.write(out),
     )?;
     if has_tools {
@@ -136,20 +140,27 @@ pub(in crate::model) fn parse(
         return Err("the response has no choices".to_owned());
     };
     let mut parts = Vec::new();
-    // DeepSeek, vLLM and llama.cpp show reasoning here; it is kept, never sent back.
-    if let Some(reasoning) = choice.message.reasoning_content.filter(|r| !r.is_empty()) {
+    // DeepSeek, llama.cpp and older vLLM show reasoning as `reasoning_content`; vLLM,
+    // Ollama and OpenRouter as `reasoning`. It is kept, and sent back only to a server
+    // that asks for it (`send_reasoning`).
+    let message = choice.message;
+    if let Some(reasoning) = message
+        .reasoning_content
+        .or(message.reasoning)
+        .filter(|r| !r.is_empty())
+    {
         parts.push(ResponsePart::Thinking(ThinkingPart {
             content: reasoning,
             signature: None,
-            provider: Some("openai".to_owned()),
+            provider: Some(super::PROVIDER.to_owned()),
             id: None,
         }));
     }
     // llama.cpp and others send `""` rather than null beside tool calls.
-    if let Some(content) = choice.message.content.filter(|c| !c.is_empty()) {
+    if let Some(content) = message.content.filter(|c| !c.is_empty()) {
         parts.push(ResponsePart::text(content));
     }
-    for call in choice.message.tool_calls {
+    for call in message.tool_calls {
         let mut args = match call.function.arguments {
             Value::String(args) => args,
             // Some compatible servers send the arguments as an object.
@@ -168,14 +179,18 @@ pub(in crate::model) fn parse(
         "content_filter" => FinishReason::ContentFilter,
         _ => FinishReason::Error,
     });
-    if choice.message.refusal.is_some() && parts.is_empty() {
+    if message.refusal.is_some() && parts.is_empty() {
         finish_reason = Some(FinishReason::ContentFilter);
     }
     let usage = response.usage.map_or_else(RequestUsage::default, |usage| {
         let prompt = usage.prompt_tokens_details.unwrap_or_default();
         let completion = usage.completion_tokens_details.unwrap_or_default();
         RequestUsage {
-            cache_read_tokens: prompt.cached_tokens,
+            // DeepSeek counts its cache hits in a field of its own.
+            cache_read_tokens: match prompt.cached_tokens {
+                0 => usage.prompt_cache_hit_tokens,
+                cached => cached,
+            },
             audio_input_tokens: prompt.audio_tokens,
             reasoning_tokens: completion.reasoning_tokens,
             audio_output_tokens: completion.audio_tokens,
@@ -299,10 +314,12 @@ fn content_parts<'a>(
 
 /// The instructions and the history as Chat Completions messages. A tool's media go in a
 /// user message after the request's tool results (Chat Completions takes text only in a
-/// tool message).
+/// tool message). With `send_reasoning`, a response's reasoning from a Chat Completions
+/// server goes back as its message's `reasoning_content`.
 fn chat_messages<'a>(
     instructions: Option<&'a str>,
     messages: &'a [Message],
+    send_reasoning: bool,
 ) -> Result<Vec<ChatMessage<'a>>, ModelError> {
     let mut out = Vec::with_capacity(messages.len() + 1);
     if let Some(instructions) = instructions {
@@ -377,14 +394,21 @@ fn chat_messages<'a>(
             }
             Message::Response(response) => {
                 let mut text: Option<Cow<'_, str>> = None;
+                let mut reasoning: Option<Cow<'_, str>> = None;
                 let mut tool_calls = Vec::new();
                 for part in &response.parts {
                     match part {
-                        ResponsePart::Text(p) => {
-                            text = Some(match text {
-                                None => Cow::Borrowed(&p.content),
-                                Some(previous) => Cow::Owned(format!("{previous}{}", p.content)),
-                            });
+                        ResponsePart::Text(p) => join(&mut text, &p.content),
+                        // A Chat Completions server's reasoning: no signature, no id (the
+                        // Responses API's reasoning has an id).
+                        ResponsePart::Thinking(ThinkingPart {
+                            content,
+                            provider,
+                            signature: None,
+                            id: None,
+                            ..
+                        }) if send_reasoning && provider.as_deref() == Some(super::PROVIDER) => {
+                            join(&mut reasoning, content);
                         }
                         ResponsePart::ToolCall(call) => tool_calls.push(ChatToolCall {
                             id: &call.tool_call_id,
@@ -394,8 +418,8 @@ fn chat_messages<'a>(
                                 arguments: &call.args,
                             },
                         }),
-                        // Reasoning and other providers' parts are not sent back: Chat
-                        // Completions has no field for them.
+                        // Other reasoning and other providers' parts are not sent back:
+                        // Chat Completions has no field for them.
                         ResponsePart::Thinking(_) | ResponsePart::Provider(_) => {}
                     }
                 }
@@ -406,12 +430,21 @@ fn chat_messages<'a>(
                 }
                 out.push(ChatMessage::Assistant {
                     content: text,
+                    reasoning_content: reasoning,
                     tool_calls,
                 });
             }
         }
     }
     Ok(out)
+}
+
+/// `more` added to `text`, borrowed while it is the only piece.
+fn join<'a>(text: &mut Option<Cow<'a, str>>, more: &'a str) {
+    *text = Some(match text.take() {
+        None => Cow::Borrowed(more),
+        Some(previous) => Cow::Owned(format!("{previous}{more}")),
+    });
 }
 
 /// The request's structs as serde would write them: the reference the writer above is
@@ -465,6 +498,8 @@ enum ChatMessage<'a> {
     },
     Assistant {
         content: Option<Cow<'a, str>>,
+        #[cfg_attr(test, serde(skip_serializing_if = "Option::is_none"))]
+        reasoning_content: Option<Cow<'a, str>>,
         #[cfg_attr(test, serde(skip_serializing_if = "Vec::is_empty"))]
         tool_calls: Vec<ChatToolCall<'a>>,
     },
@@ -525,12 +560,17 @@ impl ChatMessage<'_> {
             }
             ChatMessage::Assistant {
                 content,
+                reasoning_content,
                 tool_calls,
             } => {
                 out.extend_from_slice(b"{\"role\":\"assistant\",\"content\":");
                 match content {
                     Some(text) => json_out::string(out, text),
                     None => out.extend_from_slice(b"null"),
+                }
+                if let Some(reasoning) = reasoning_content {
+                    out.extend_from_slice(b",\"reasoning_content\":");
+                    json_out::string(out, reasoning);
                 }
                 if !tool_calls.is_empty() {
                     out.extend_from_slice(b",\"tool_calls\":");
@@ -731,6 +771,8 @@ struct ChoiceMessage<'a> {
     content: Option<String>,
     #[serde(default)]
     reasoning_content: Option<String>,
+    #[serde(default, deserialize_with = "text_only")]
+    reasoning: Option<String>,
     #[serde(default, deserialize_with = "null_default")]
     tool_calls: Vec<ResponseToolCall>,
     #[serde(borrow)]
@@ -766,6 +808,8 @@ struct ChatUsage {
     prompt_tokens_details: Option<PromptTokensDetails>,
     #[serde(default, deserialize_with = "null_default")]
     completion_tokens_details: Option<CompletionTokensDetails>,
+    #[serde(default, deserialize_with = "null_default")]
+    prompt_cache_hit_tokens: u64,
 }
 
 #[derive(Deserialize, Default)]
@@ -782,6 +826,18 @@ struct CompletionTokensDetails {
     reasoning_tokens: u64,
     #[serde(default, deserialize_with = "null_default")]
     audio_tokens: u64,
+}
+
+/// A field read only when it is text (`reasoning`, which a server might one day send as an
+/// object): anything else reads as missing, rather than failing the response.
+pub(super) fn text_only<'de, D>(deserializer: D) -> Result<Option<String>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    Ok(match Value::deserialize(deserializer)? {
+        Value::String(text) => Some(text),
+        _ => None,
+    })
 }
 
 pub(super) fn null_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
@@ -872,8 +928,12 @@ mod tests {
             let schema = params.output_schema.as_ref().expect("a schema");
             let reference = ChatRequest {
                 model: "gpt-4.1",
-                messages: chat_messages(params.instructions.as_deref(), messages)
-                    .expect("messages"),
+                messages: chat_messages(
+                    params.instructions.as_deref(),
+                    messages,
+                    wire.sends_reasoning(),
+                )
+                .expect("messages"),
                 tools: forms.iter().map(|form| &**form).collect(),
                 tool_choice: tool_use(messages, &params, settings.tool_choice.as_ref())
                     .and_then(|choice| tool_choice(choice, wire.profile(), &params)),
