@@ -567,6 +567,87 @@ async fn another_providers_reasoning_is_not_sent_to_anthropic() {
 }
 
 #[tokio::test]
+async fn what_the_api_refuses_of_another_turn_is_left_out_or_made_fit() {
+    use golem::model::{
+        Message, Model, ModelRequest, ModelResponse, RequestParams, ResponsePart, ThinkingPart,
+    };
+
+    let answer = || {
+        json_ok(message(
+            "msg_1",
+            json!([{"type": "text", "text": "ok"}]),
+            "end_turn",
+            1,
+            1,
+        ))
+    };
+    let server = serve("/v1/messages", vec![answer(), answer()]).await;
+    let signed = |text: &str| {
+        ResponsePart::Thinking(
+            ThinkingPart::new(text)
+                .with_signature("sig")
+                .with_provider("anthropic"),
+        )
+    };
+    let history: Vec<Message> = vec![
+        ModelRequest::user_prompt("Roll").into(),
+        // A call another provider made, with an id the API's pattern refuses.
+        ModelResponse::new(vec![
+            ResponsePart::text(" \n"),
+            ResponsePart::tool_call("roll_dice", r#"{"n":2}"#, "functions.roll_dice:0"),
+        ])
+        .into(),
+        request(vec![tool_return(
+            "roll_dice",
+            "functions.roll_dice:0",
+            json!(6),
+        )]),
+        // An answer of whitespace, then one of thinking alone: each was rejected.
+        ModelResponse::new(vec![ResponsePart::text("\n\n")]).into(),
+        request(vec![retry("Answer in words.")]),
+        ModelResponse::new(vec![signed("Hmm.")]).into(),
+        request(vec![retry("Answer in words.")]),
+    ];
+
+    model(&server)
+        .request(&history, &RequestParams::text(Vec::new()))
+        .await
+        .unwrap();
+    // Without max_tokens, the default leaves room beyond the thinking budget.
+    let thinking = AnthropicModel::builder("claude-sonnet-4-5")
+        .api_key(KEY)
+        .base_url(format!("{}/v1", server.uri()))
+        .settings(ModelSettings::default().extra(
+            "thinking",
+            json!({"type": "enabled", "budget_tokens": 10000}),
+        ))
+        .build()
+        .unwrap();
+    thinking
+        .request(&history[..1], &RequestParams::text(Vec::new()))
+        .await
+        .unwrap();
+
+    let sent = bodies(&server).await;
+    let feedback = json!({"type": "text", "text": feedback("Answer in words.")});
+    assert_eq!(
+        sent[0]["messages"],
+        json!([
+            {"role": "user", "content": [{"type": "text", "text": "Roll"}]},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "functions_roll_dice_0", "name": "roll_dice", "input": {"n": 2}}
+            ]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "functions_roll_dice_0", "content": "6"},
+                feedback,
+                feedback
+            ]}
+        ])
+    );
+    assert_eq!(sent[1]["max_tokens"], json!(14096));
+}
+
+#[tokio::test]
 async fn with_extended_thinking_no_tool_is_forced() {
     let server = serve(
         "/v1/messages",

@@ -97,7 +97,12 @@ pub(super) fn body(
     out.extend_from_slice(b"{\"model\":");
     json_out::string(&mut out, model);
     out.extend_from_slice(b",\"max_tokens\":");
-    json_out::value(&mut out, &settings.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS))?;
+    json_out::value(
+        &mut out,
+        &settings
+            .max_tokens
+            .unwrap_or_else(|| default_max_tokens(&settings.extra_body)),
+    )?;
     if let Some(system) = &system {
         out.extend_from_slice(b",\"system\":");
         json_out::string(&mut out, system);
@@ -308,7 +313,7 @@ fn anthropic_messages<'a>(
                         }
                         RequestPart::ToolReturn(p) if p.media.is_empty() => {
                             blocks.push(Block::ToolResult {
-                                tool_use_id: &p.tool_call_id,
+                                tool_use_id: tool_use_id(&p.tool_call_id),
                                 content: ToolResultContent::Returned(&p.content),
                                 is_error: false,
                             });
@@ -316,19 +321,19 @@ fn anthropic_messages<'a>(
                         RequestPart::ToolReturn(p) => {
                             let text = p.model_text();
                             let mut content = Vec::with_capacity(p.media.len() + 1);
-                            if !text.is_empty() {
+                            if !text.trim().is_empty() {
                                 content.push(Block::Text { text });
                             }
                             media_blocks(at, &p.media, "in a tool result", &mut content)?;
                             blocks.push(Block::ToolResult {
-                                tool_use_id: &p.tool_call_id,
+                                tool_use_id: tool_use_id(&p.tool_call_id),
                                 content: ToolResultContent::Blocks(content),
                                 is_error: false,
                             });
                         }
                         RequestPart::RetryPrompt(p) => match &p.tool_call_id {
                             Some(id) => blocks.push(Block::ToolResult {
-                                tool_use_id: id,
+                                tool_use_id: tool_use_id(id),
                                 content: ToolResultContent::Pieces(p.model_text_pieces()),
                                 is_error: true,
                             }),
@@ -341,16 +346,17 @@ fn anthropic_messages<'a>(
                 ("user", blocks)
             }
             Message::Response(response) => {
-                let blocks = response
+                let mut blocks: Vec<Block<'_>> = response
                     .parts
                     .iter()
                     .filter_map(|part| match part {
-                        ResponsePart::Text(p) if p.content.is_empty() => None,
+                        // The API refuses text blocks of whitespace alone.
+                        ResponsePart::Text(p) if p.content.trim().is_empty() => None,
                         ResponsePart::Text(p) => Some(Block::Text {
                             text: Cow::Borrowed(&p.content),
                         }),
                         ResponsePart::ToolCall(call) => Some(Block::ToolUse {
-                            id: &call.tool_call_id,
+                            id: tool_use_id(&call.tool_call_id),
                             name: &call.tool_name,
                             // Arguments another provider sent as invalid JSON go as `{}`.
                             input: serde_json::from_str::<Map<String, Value>>(&call.args)
@@ -377,6 +383,11 @@ fn anthropic_messages<'a>(
                         ResponsePart::Provider(_) => None,
                     })
                     .collect();
+                // Nor may an assistant message end in thinking (a response that was
+                // thinking alone, kept as evidence for a rejection).
+                while blocks.last().is_some_and(Block::is_thinking) {
+                    blocks.pop();
+                }
                 ("assistant", blocks)
             }
         };
@@ -425,8 +436,8 @@ fn media_blocks<'a>(
     for part in content {
         at.check(part, ACCEPTS, where_)?;
         match part {
-            // The API refuses empty text blocks.
-            UserContent::Text(text) if text.is_empty() => {}
+            // The API refuses text blocks that are empty or whitespace alone.
+            UserContent::Text(text) if text.trim().is_empty() => {}
             UserContent::Text(text) => out.push(Block::Text {
                 text: Cow::Borrowed(text),
             }),
@@ -713,7 +724,7 @@ enum Block<'a> {
         signature: &'a str,
     },
     ToolUse {
-        id: &'a str,
+        id: Cow<'a, str>,
         name: &'a str,
         input: Value,
     },
@@ -724,7 +735,7 @@ enum Block<'a> {
         source: Source<'a>,
     },
     ToolResult {
-        tool_use_id: &'a str,
+        tool_use_id: Cow<'a, str>,
         content: ToolResultContent<'a>,
         #[cfg_attr(test, serde(skip_serializing_if = "std::ops::Not::not"))]
         is_error: bool,
@@ -734,7 +745,44 @@ enum Block<'a> {
     Raw(&'a Value),
 }
 
+/// `max_tokens` when the settings give none: [`DEFAULT_MAX_TOKENS`] for the answer, beyond
+/// extended thinking's budget (the API refuses a `budget_tokens` that is not below
+/// `max_tokens`).
+fn default_max_tokens(extra_body: &Map<String, Value>) -> u32 {
+    let budget = extra_body
+        .get("thinking")
+        .and_then(|thinking| thinking.get("budget_tokens"))
+        .and_then(Value::as_u64)
+        .map_or(0, |budget| u32::try_from(budget).unwrap_or(u32::MAX));
+    DEFAULT_MAX_TOKENS.saturating_add(budget)
+}
+
+/// A call's id as the API takes it (`^[a-zA-Z0-9_-]+$`): another provider's (Kimi's
+/// `functions.roll:0`) with each other character as `_`, the same in the call and in its
+/// result.
+fn tool_use_id(id: &str) -> Cow<'_, str> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    if id.chars().all(allowed) {
+        Cow::Borrowed(id)
+    } else {
+        Cow::Owned(
+            id.chars()
+                .map(|c| if allowed(c) { c } else { '_' })
+                .collect(),
+        )
+    }
+}
+
 impl Block<'_> {
+    /// Whether the block is reasoning: signed thinking, or a `redacted_thinking` block.
+    fn is_thinking(&self) -> bool {
+        match self {
+            Block::Thinking { .. } => true,
+            Block::Raw(raw) => raw.get("type").and_then(Value::as_str) == Some("redacted_thinking"),
+            _ => false,
+        }
+    }
+
     /// Appends the block as serde would write it (see [`json_out`]).
     fn write(&self, out: &mut Vec<u8>) -> Result<(), ModelError> {
         match self {
