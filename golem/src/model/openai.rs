@@ -35,6 +35,7 @@ use super::provider::header_value;
 use super::tool_forms::ToolForms;
 use super::{Message, ModelError, ModelResponse, ModelSettings, ProviderError, RequestParams};
 
+mod content;
 pub mod hosts;
 pub mod responses;
 mod stream;

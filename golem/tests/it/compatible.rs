@@ -664,3 +664,72 @@ async fn reasoning_is_read_under_either_name_whole_and_streamed() {
     }
     assert_eq!(streamed.expect("a response").parts, response.parts);
 }
+
+#[tokio::test]
+async fn mistrals_content_chunks_read_as_text_and_reasoning_whole_and_streamed() {
+    // Magistral: `content` as a list of chunks, thinking first.
+    let whole = completion(
+        json!({"role": "assistant", "content": [
+            {"type": "thinking", "thinking": [{"type": "text", "text": "Two dice, "}, {"type": "text", "text": "then sum."}]},
+            {"type": "text", "text": "Six."}
+        ]}),
+        "stop",
+    );
+    let server = serve("/v1/chat/completions", vec![json_ok(whole)]).await;
+    let (messages, params) = (
+        [request(vec![user("Roll")])],
+        RequestParams::text(Vec::new()),
+    );
+    let response = local(&server, ServerProfile::Compatible)
+        .request(&messages, &params)
+        .await
+        .unwrap();
+    assert_eq!(
+        response.parts,
+        [
+            ResponsePart::Thinking(
+                ThinkingPart::new("Two dice, then sum.").with_provider("openai")
+            ),
+            text("Six.")
+        ]
+    );
+
+    let chunk = |content: Value, finish: Value| {
+        json!({"id": "c", "object": "chat.completion.chunk", "model": "m",
+            "choices": [{"index": 0, "delta": {"content": content}, "finish_reason": finish}]})
+    };
+    let sse: String = [
+        chunk(
+            json!([{"type": "thinking", "thinking": [{"type": "text", "text": "Two dice, "}]}]),
+            Value::Null,
+        ),
+        chunk(
+            json!([{"type": "thinking", "thinking": [{"type": "text", "text": "then sum."}]}]),
+            Value::Null,
+        ),
+        chunk(json!("Six"), Value::Null),
+        chunk(json!([{"type": "text", "text": "."}]), json!("stop")),
+    ]
+    .iter()
+    .map(|chunk| format!("data: {chunk}\n\n"))
+    .chain(["data: [DONE]\n\n".to_owned()])
+    .collect();
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(sse, "text/event-stream"))
+        .mount(&server)
+        .await;
+    let model = OpenAiModel::builder("magistral-medium-latest")
+        .base_url(format!("{}/v1", server.uri()))
+        .stream_usage(false)
+        .build()
+        .expect("valid model");
+    let mut events = model.request_stream(&messages, &params);
+    let mut streamed = None;
+    while let Some(event) = events.next().await {
+        if let StreamEvent::Done(done) = event.expect("as served") {
+            streamed = Some(done);
+        }
+    }
+    assert_eq!(streamed.expect("a response").parts, response.parts);
+}

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::content::Content;
 use super::wire::{null_default, text_only};
 use crate::model::http::{Assemble, Deltas, Fault};
 use crate::model::{ResponseDelta, StreamFault};
@@ -119,9 +120,11 @@ impl Assemble for Chunks {
         // Only the first choice is read, as for a whole completion.
         for choice in chunk.choices.into_iter().filter(|choice| choice.index == 0) {
             let delta = choice.delta;
+            let content = delta.content.unwrap_or_default();
             if let Some(reasoning) = delta
                 .reasoning_content
                 .or(delta.reasoning.map(Cow::Owned))
+                .or(content.thinking.map(Cow::Owned))
                 .filter(|r| !r.is_empty())
             {
                 self.reasoning.push_str(&reasoning);
@@ -137,7 +140,7 @@ impl Assemble for Chunks {
                     text: reasoning.into_owned(),
                 });
             }
-            if let Some(content) = delta.content.filter(|c| !c.is_empty()) {
+            if let Some(content) = content.text.filter(|text| !text.is_empty()) {
                 self.content.push_str(&content);
                 let part = match self.text_part {
                     Some(part) => part,
@@ -339,7 +342,7 @@ struct ChunkChoice<'a> {
 #[derive(Deserialize, Default)]
 struct ChunkDelta<'a> {
     #[serde(borrow, default)]
-    content: Option<Cow<'a, str>>,
+    content: Option<Content<'a>>,
     #[serde(borrow, default)]
     reasoning_content: Option<Cow<'a, str>>,
     #[serde(default, deserialize_with = "text_only")]

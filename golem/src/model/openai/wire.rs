@@ -13,6 +13,7 @@ use super::super::{
     FinishReason, MediaKind, Message, ModelError, ModelResponse, ModelSettings, RequestParams,
     RequestPart, ResponsePart, ThinkingPart, UserContent,
 };
+use super::content::Content;
 use super::{ChatCompletions, ServerProfile};
 use crate::output::OutputMode;
 use crate::schema::{drop_added_nulls, is_strict_compatible};
@@ -144,9 +145,11 @@ pub(in crate::model) fn parse(
     // Ollama and OpenRouter as `reasoning`. It is kept, and sent back only to a server
     // that asks for it (`send_reasoning`).
     let message = choice.message;
+    let content = message.content.unwrap_or_default();
     if let Some(reasoning) = message
         .reasoning_content
         .or(message.reasoning)
+        .or(content.thinking)
         .filter(|r| !r.is_empty())
     {
         parts.push(ResponsePart::Thinking(ThinkingPart {
@@ -157,8 +160,8 @@ pub(in crate::model) fn parse(
         }));
     }
     // llama.cpp and others send `""` rather than null beside tool calls.
-    if let Some(content) = message.content.filter(|c| !c.is_empty()) {
-        parts.push(ResponsePart::text(content));
+    if let Some(text) = content.text.filter(|text| !text.is_empty()) {
+        parts.push(ResponsePart::text(text.into_owned()));
     }
     for call in message.tool_calls {
         let mut args = match call.function.arguments {
@@ -768,7 +771,8 @@ struct Choice<'a> {
 // missing.
 #[derive(Deserialize)]
 struct ChoiceMessage<'a> {
-    content: Option<String>,
+    #[serde(borrow, default)]
+    content: Option<Content<'a>>,
     #[serde(default)]
     reasoning_content: Option<String>,
     #[serde(default, deserialize_with = "text_only")]
