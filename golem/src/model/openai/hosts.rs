@@ -127,6 +127,18 @@ pub fn find(name: &str) -> Option<&'static CompatibleHost> {
 }
 
 impl CompatibleHost {
+    /// The base URL a value of [`base_url_env`](Self::base_url_env) names: as it is, but
+    /// Ollama's root (`http://localhost:11434`, as `OLLAMA_BASE_URL` is set for other
+    /// tools) gets its compatible endpoint's `/v1`.
+    fn base_url_from_env(&self, url: String) -> String {
+        let root = url.trim_end_matches('/');
+        if self.profile == ServerProfile::Ollama && !root.ends_with("/v1") {
+            format!("{root}/v1")
+        } else {
+            url
+        }
+    }
+
     /// `model` on this host: its base URL (or the one in
     /// [`base_url_env`](Self::base_url_env)), its key from
     /// [`api_key_env`](Self::api_key_env), its profile.
@@ -135,7 +147,9 @@ impl CompatibleHost {
     /// [`ProviderError::MissingApiKey`] when the host takes a key and none is set; an
     /// invalid base URL.
     pub fn model(&self, model: &str) -> Result<OpenAiModel, ProviderError> {
-        let base_url = env_var(self.base_url_env).unwrap_or_else(|| self.base_url.to_owned());
+        let base_url = env_var(self.base_url_env)
+            .map(|url| self.base_url_from_env(url))
+            .unwrap_or_else(|| self.base_url.to_owned());
         let mut builder = OpenAiModel::builder(model)
             .base_url(base_url)
             .profile(self.profile)
@@ -211,6 +225,23 @@ mod tests {
         assert!(
             format!("{model:?}").contains("stream_usage: false"),
             "{model:?}"
+        );
+    }
+
+    #[test]
+    fn ollamas_root_gets_its_compatible_endpoint() {
+        let ollama = find("ollama").expect("known");
+        for (value, base_url) in [
+            ("http://gpu-box:11434", "http://gpu-box:11434/v1"),
+            ("http://gpu-box:11434/", "http://gpu-box:11434/v1"),
+            ("http://gpu-box:11434/v1", "http://gpu-box:11434/v1"),
+        ] {
+            assert_eq!(ollama.base_url_from_env(value.to_owned()), base_url);
+        }
+        let groq = find("groq").expect("known");
+        assert_eq!(
+            groq.base_url_from_env("https://proxy.example.com/groq".to_owned()),
+            "https://proxy.example.com/groq"
         );
     }
 

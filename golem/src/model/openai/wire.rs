@@ -374,13 +374,13 @@ fn chat_messages<'a>(
                                 content_parts(at, &p.media, &mut tool_media)?;
                             }
                             ChatMessage::Tool {
-                                tool_call_id: &p.tool_call_id,
+                                tool_call_id: call_id(&p.tool_call_id),
                                 content: ToolText::Returned(&p.content),
                             }
                         }
                         RequestPart::RetryPrompt(p) => match &p.tool_call_id {
                             Some(id) => ChatMessage::Tool {
-                                tool_call_id: id,
+                                tool_call_id: call_id(id),
                                 content: ToolText::Pieces(p.model_text_pieces()),
                             },
                             None => ChatMessage::User {
@@ -414,7 +414,7 @@ fn chat_messages<'a>(
                             join(&mut reasoning, content);
                         }
                         ResponsePart::ToolCall(call) => tool_calls.push(ChatToolCall {
-                            id: &call.tool_call_id,
+                            id: call_id(&call.tool_call_id),
                             kind: "function",
                             function: ChatFunctionCall {
                                 name: &call.tool_name,
@@ -440,6 +440,25 @@ fn chat_messages<'a>(
         }
     }
     Ok(out)
+}
+
+/// The longest call id OpenAI takes ("string too long. Expected a string with maximum
+/// length 40").
+const MAX_CALL_ID: usize = 40;
+
+/// A call's id as OpenAI takes it: as it is, or, longer than [`MAX_CALL_ID`] (vLLM's
+/// `chatcmpl-tool-` and 32 hex digits, from a history another server wrote), its start and a
+/// hash of the whole, the same in the call and in its result.
+fn call_id(id: &str) -> Cow<'_, str> {
+    if id.len() <= MAX_CALL_ID {
+        return Cow::Borrowed(id);
+    }
+    // FNV-1a: stable, and enough to keep a request's few long ids apart.
+    let hash = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let start: String = id.chars().take(MAX_CALL_ID - 17).collect();
+    Cow::Owned(format!("{start}_{hash:016x}"))
 }
 
 /// `more` added to `text`, borrowed while it is the only piece.
@@ -507,7 +526,7 @@ enum ChatMessage<'a> {
         tool_calls: Vec<ChatToolCall<'a>>,
     },
     Tool {
-        tool_call_id: &'a str,
+        tool_call_id: Cow<'a, str>,
         content: ToolText<'a>,
     },
 }
@@ -579,7 +598,7 @@ impl ChatMessage<'_> {
                     out.extend_from_slice(b",\"tool_calls\":");
                     json_out::list(out, tool_calls, |out, call| {
                         out.extend_from_slice(b"{\"id\":");
-                        json_out::string(out, call.id);
+                        json_out::string(out, &call.id);
                         out.extend_from_slice(b",\"type\":");
                         json_out::string(out, call.kind);
                         out.extend_from_slice(b",\"function\":{\"name\":");
@@ -676,7 +695,7 @@ struct ChatFile {
 
 #[cfg_attr(test, derive(Serialize))]
 struct ChatToolCall<'a> {
-    id: &'a str,
+    id: Cow<'a, str>,
     #[cfg_attr(test, serde(rename = "type"))]
     kind: &'static str,
     function: ChatFunctionCall<'a>,
@@ -895,6 +914,30 @@ mod tests {
             ])),
             Message::from(ModelResponse::new(Vec::new())),
         ]
+    }
+
+    #[test]
+    fn a_long_call_id_goes_shortened_alike_in_the_call_and_its_result() {
+        let long = "chatcmpl-tool-0123456789abcdef0123456789abcdef";
+        let history = vec![
+            Message::from(ModelResponse::new(vec![
+                ResponsePart::tool_call("roll", "{}", long),
+                ResponsePart::tool_call("roll", "{}", "call_1"),
+            ])),
+            Message::Request(ModelRequest::new(vec![
+                RequestPart::tool_return("roll", long, json!(3)),
+                RequestPart::tool_retry("roll", "call_1", "no"),
+            ])),
+        ];
+        let sent = serde_json::to_value(chat_messages(None, &history, false).expect("messages"))
+            .expect("serializes");
+        let short = sent[0]["tool_calls"][0]["id"].as_str().expect("an id");
+        assert_eq!(short.len(), MAX_CALL_ID);
+        assert!(short.starts_with("chatcmpl-tool-012345678_"), "{short}");
+        assert_eq!(sent[1]["tool_call_id"], json!(short));
+        assert_eq!(sent[0]["tool_calls"][1]["id"], json!("call_1"));
+        assert_eq!(sent[2]["tool_call_id"], json!("call_1"));
+        assert_ne!(call_id(&format!("{long}0")), call_id(long));
     }
 
     #[test]
