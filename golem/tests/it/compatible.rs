@@ -603,8 +603,9 @@ async fn a_server_that_asks_for_its_reasoning_back_gets_it_on_the_call_it_led_to
 #[tokio::test]
 async fn reasoning_is_read_under_either_name_whole_and_streamed() {
     // vLLM, Ollama and OpenRouter name it `reasoning`.
+    // Beside an empty `reasoning_content`, too.
     let whole = completion(
-        json!({"role": "assistant", "reasoning": "Six, surely.", "content": "6"}),
+        json!({"role": "assistant", "reasoning_content": "", "reasoning": "Six, surely.", "content": "6"}),
         "stop",
     );
     let server = serve("/v1/chat/completions", vec![json_ok(whole)]).await;
@@ -629,7 +630,7 @@ async fn reasoning_is_read_under_either_name_whole_and_streamed() {
     };
     let sse: String = [
         chunk(
-            json!({"role": "assistant", "reasoning": "Six,"}),
+            json!({"role": "assistant", "reasoning_content": "", "reasoning": "Six,"}),
             Value::Null,
         ),
         chunk(json!({"reasoning": " surely."}), Value::Null),
@@ -732,4 +733,36 @@ async fn mistrals_content_chunks_read_as_text_and_reasoning_whole_and_streamed()
         }
     }
     assert_eq!(streamed.expect("a response").parts, response.parts);
+}
+
+#[tokio::test]
+async fn calls_without_reasoning_go_to_such_a_server_with_an_empty_one() {
+    // DeepSeek wants the field on every message with calls: another provider's calls (after
+    // a fallback) have no reasoning of its own.
+    let server = serve("/v1/chat/completions", vec![json_ok(says("6"))]).await;
+    let model = OpenAiModel::builder("deepseek-chat")
+        .base_url(format!("{}/v1", server.uri()))
+        .send_reasoning(true)
+        .build()
+        .expect("valid model");
+    let history = [
+        request(vec![user("Roll")]),
+        golem::model::Message::from(golem::model::ModelResponse::new(vec![
+            text("Rolling."),
+            call("roll_dice", r#"{"n":2}"#, "toolu_01"),
+        ])),
+        request(vec![tool_return("roll_dice", "toolu_01", json!(6))]),
+        golem::model::Message::from(golem::model::ModelResponse::new(vec![text("Six.")])),
+        request(vec![user("Again")]),
+    ];
+
+    model
+        .request(&history, &RequestParams::text(Vec::new()))
+        .await
+        .unwrap();
+
+    let sent = &bodies(&server).await[0]["messages"];
+    assert_eq!(sent[1]["reasoning_content"], json!(""));
+    // A message without calls needs none.
+    assert_eq!(sent[3], json!({"role": "assistant", "content": "Six."}));
 }

@@ -436,8 +436,10 @@ fn media_blocks<'a>(
     for part in content {
         at.check(part, ACCEPTS, where_)?;
         match part {
-            // The API refuses text blocks that are empty or whitespace alone.
-            UserContent::Text(text) if text.trim().is_empty() => {}
+            // The API refuses empty text blocks. (A prompt of whitespace alone goes, to be
+            // refused as the user's: left out, the request would end in the model's turn,
+            // which the API continues.)
+            UserContent::Text(text) if text.is_empty() => {}
             UserContent::Text(text) => out.push(Block::Text {
                 text: Cow::Borrowed(text),
             }),

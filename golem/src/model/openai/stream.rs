@@ -121,11 +121,16 @@ impl Assemble for Chunks {
         for choice in chunk.choices.into_iter().filter(|choice| choice.index == 0) {
             let delta = choice.delta;
             let content = delta.content.unwrap_or_default();
-            if let Some(reasoning) = delta
-                .reasoning_content
-                .or(delta.reasoning.map(Cow::Owned))
-                .or(content.thinking.map(Cow::Owned))
-                .filter(|r| !r.is_empty())
+            let written =
+                |text: &Option<Cow<'_, str>>| text.as_ref().is_some_and(|t| !t.is_empty());
+            if let Some(reasoning) = [
+                delta.reasoning_content,
+                delta.reasoning.map(Cow::Owned),
+                content.thinking.map(Cow::Owned),
+            ]
+            .into_iter()
+            .find(written)
+            .flatten()
             {
                 self.reasoning.push_str(&reasoning);
                 let part = match self.reasoning_part {

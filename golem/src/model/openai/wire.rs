@@ -146,11 +146,15 @@ pub(in crate::model) fn parse(
     // that asks for it (`send_reasoning`).
     let message = choice.message;
     let content = message.content.unwrap_or_default();
-    if let Some(reasoning) = message
-        .reasoning_content
-        .or(message.reasoning)
-        .or(content.thinking)
-        .filter(|r| !r.is_empty())
+    let written = |text: &Option<String>| text.as_ref().is_some_and(|text| !text.is_empty());
+    if let Some(reasoning) = [
+        message.reasoning_content,
+        message.reasoning,
+        content.thinking,
+    ]
+    .into_iter()
+    .find(written)
+    .flatten()
     {
         parts.push(ResponsePart::Thinking(ThinkingPart {
             content: reasoning,
@@ -369,7 +373,10 @@ fn chat_messages<'a>(
                         RequestPart::ToolReturn(p) => {
                             if !p.media.is_empty() {
                                 tool_media.push(ChatContent::Text {
-                                    text: Cow::Owned(media_preface(&p.tool_name, &p.tool_call_id)),
+                                    text: Cow::Owned(media_preface(
+                                        &p.tool_name,
+                                        &call_id(&p.tool_call_id),
+                                    )),
                                 });
                                 content_parts(at, &p.media, &mut tool_media)?;
                             }
@@ -430,6 +437,11 @@ fn chat_messages<'a>(
                 // (kept as evidence for a rejection) goes as an empty string.
                 if text.is_none() && tool_calls.is_empty() {
                     text = Some(Cow::Borrowed(""));
+                }
+                // DeepSeek's thinking mode wants the field on every message with calls, empty
+                // when there was no reasoning (or another provider made the calls).
+                if send_reasoning && reasoning.is_none() && !tool_calls.is_empty() {
+                    reasoning = Some(Cow::Borrowed(""));
                 }
                 out.push(ChatMessage::Assistant {
                     content: text,
@@ -925,7 +937,11 @@ mod tests {
                 ResponsePart::tool_call("roll", "{}", "call_1"),
             ])),
             Message::Request(ModelRequest::new(vec![
-                RequestPart::tool_return("roll", long, json!(3)),
+                RequestPart::tool_return(
+                    "roll",
+                    long,
+                    ToolContent::new(3).with(UserContent::binary(&[0x89, b'P'][..], "image/png")),
+                ),
                 RequestPart::tool_retry("roll", "call_1", "no"),
             ])),
         ];
@@ -937,6 +953,9 @@ mod tests {
         assert_eq!(sent[1]["tool_call_id"], json!(short));
         assert_eq!(sent[0]["tool_calls"][1]["id"], json!("call_1"));
         assert_eq!(sent[2]["tool_call_id"], json!("call_1"));
+        // The media that follow name the call by the id it went with.
+        let preface = sent[3]["content"][0]["text"].as_str().expect("a preface");
+        assert!(preface.contains(short), "{preface}");
         assert_ne!(call_id(&format!("{long}0")), call_id(long));
     }
 
