@@ -766,3 +766,28 @@ async fn calls_without_reasoning_go_to_such_a_server_with_an_empty_one() {
     // A message without calls needs none.
     assert_eq!(sent[3], json!({"role": "assistant", "content": "Six."}));
 }
+
+#[tokio::test]
+async fn a_refusal_ends_the_run_as_filtered_with_its_words_kept() {
+    let refusal = completion(
+        json!({"role": "assistant", "content": null, "refusal": "I can't help with that."}),
+        "stop",
+    );
+    let server = serve("/v1/chat/completions", vec![json_ok(refusal)]).await;
+    let agent = Agent::<(), String>::builder(local(&server, ServerProfile::Compatible))
+        .build()
+        .unwrap();
+
+    let error = agent.run("Something forbidden", ()).await.unwrap_err();
+
+    assert!(matches!(
+        error.model_error(),
+        Some(ModelError::ContentFilter)
+    ));
+    let refused = error.messages()[1].as_response().unwrap();
+    assert_eq!(
+        refused.finish_reason,
+        Some(golem::model::FinishReason::ContentFilter)
+    );
+    assert_eq!(refused.parts, [text("I can't help with that.")]);
+}

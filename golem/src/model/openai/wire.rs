@@ -186,8 +186,12 @@ pub(in crate::model) fn parse(
         "content_filter" => FinishReason::ContentFilter,
         _ => FinishReason::Error,
     });
-    if message.refusal.is_some() && parts.is_empty() {
+    // A refusal and nothing else: the content filter's, its words kept as the text.
+    if let Some(refusal) = message.refusal.filter(|_| parts.is_empty()) {
         finish_reason = Some(FinishReason::ContentFilter);
+        if !refusal.is_empty() {
+            parts.push(ResponsePart::text(refusal.0.into_owned()));
+        }
     }
     let usage = response.usage.map_or_else(RequestUsage::default, |usage| {
         let prompt = usage.prompt_tokens_details.unwrap_or_default();

@@ -12,7 +12,7 @@ use super::super::super::{
     ToolCallPart,
 };
 use super::super::PROVIDER;
-use super::super::wire::{null_default, without_added_nulls};
+use super::super::wire::{null_default, text_only, without_added_nulls};
 use crate::usage::RequestUsage;
 
 /// Reads a response: in one pass when every output item is of a kind golem reads and
@@ -60,7 +60,8 @@ fn respond<I>(
         ));
     }
     let mut parts = Vec::with_capacity(response.output.len());
-    let mut refused = false;
+    // What the model said in refusing, kept when it said nothing else.
+    let mut refused: Option<String> = None;
     let mut called = false;
     // The items after a reasoning item keep their ids: sent back with it, they must be
     // (OpenAI answers "reasoning … provided without its required following item").
@@ -74,7 +75,11 @@ fn respond<I>(
                         MessageContent::OutputText { text: more } => {
                             text.get_or_insert_with(String::new).push_str(&more);
                         }
-                        MessageContent::Refusal {} => refused = true,
+                        MessageContent::Refusal { refusal } => {
+                            refused
+                                .get_or_insert_default()
+                                .push_str(refusal.as_deref().unwrap_or_default());
+                        }
                         MessageContent::Other => {}
                     }
                 }
@@ -126,20 +131,23 @@ fn respond<I>(
         .incomplete_details
         .as_ref()
         .and_then(|details| details.reason.as_deref());
+    // A refusal with no text beside it: the content filter's, its words kept as the text.
+    let refusal = refused.filter(|_| {
+        !parts
+            .iter()
+            .any(|part| matches!(part, ResponsePart::Text(_)))
+    });
     let finish_reason = match (response.status.as_deref(), reason) {
         (Some("incomplete"), Some("max_output_tokens")) => FinishReason::Length,
         (Some("incomplete"), Some("content_filter")) => FinishReason::ContentFilter,
         (Some("incomplete"), _) => FinishReason::Error,
-        _ if refused
-            && !parts
-                .iter()
-                .any(|part| matches!(part, ResponsePart::Text(_))) =>
-        {
-            FinishReason::ContentFilter
-        }
+        _ if refusal.is_some() => FinishReason::ContentFilter,
         _ if called => FinishReason::ToolCall,
         _ => FinishReason::Stop,
     };
+    if let Some(refusal) = refusal.filter(|refusal| !refusal.is_empty()) {
+        parts.push(ResponsePart::text(refusal));
+    }
     let usage = response
         .usage
         .map_or_else(RequestUsage::default, |usage| RequestUsage {
@@ -287,6 +295,8 @@ struct ContentIn<'a> {
     #[serde(rename = "type", borrow)]
     kind: Option<Text<'a>>,
     text: Option<String>,
+    #[serde(default, deserialize_with = "text_only")]
+    refusal: Option<String>,
 }
 
 impl ContentIn<'_> {
@@ -294,7 +304,9 @@ impl ContentIn<'_> {
     fn known(self) -> Option<MessageContent> {
         match self.kind.as_deref()? {
             "output_text" => Some(MessageContent::OutputText { text: self.text? }),
-            "refusal" => Some(MessageContent::Refusal {}),
+            "refusal" => Some(MessageContent::Refusal {
+                refusal: self.refusal,
+            }),
             _ => Some(MessageContent::Other),
         }
     }
@@ -341,7 +353,10 @@ enum MessageContent {
     OutputText {
         text: String,
     },
-    Refusal {},
+    Refusal {
+        #[serde(default, deserialize_with = "text_only")]
+        refusal: Option<String>,
+    },
     #[serde(other)]
     Other,
 }
