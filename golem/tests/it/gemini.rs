@@ -796,6 +796,46 @@ async fn max_tokens_stops_are_truncation_errors_and_odd_bodies_are_invalid_respo
     );
 }
 
+#[tokio::test]
+async fn why_a_response_stopped_short_is_kept_for_the_user_and_never_sent_back() {
+    let malformed = json!({
+        "candidates": [{
+            "content": {"role": "model", "parts": []},
+            "finishReason": "MALFORMED_FUNCTION_CALL",
+            "finishMessage": "Malformed function call: print(roll_dice(n=two))"
+        }],
+        "usageMetadata": {"promptTokenCount": 9, "candidatesTokenCount": 0}
+    });
+    let server = serve_checked(vec![
+        malformed,
+        generated("resp-2", json!([{"text": "Six."}]), "STOP", 12, 2),
+    ])
+    .await;
+    let model = model(&server);
+    let params = RequestParams::text(Vec::new());
+    let mut history = vec![request(vec![user("Roll two")])];
+
+    let stopped = model.request(&history, &params).await.unwrap();
+    assert_eq!(stopped.finish_reason, Some(FinishReason::Error));
+    assert_eq!(
+        stopped.parts,
+        [ResponsePart::Provider(ProviderPart::new(
+            "gemini",
+            json!({"stopped": {
+                "finishReason": "MALFORMED_FUNCTION_CALL",
+                "finishMessage": "Malformed function call: print(roll_dice(n=two))"
+            }})
+        ))]
+    );
+    history.push(golem::model::Message::from(stopped));
+    history.push(request(vec![retry("Call the tool with a number.")]));
+    model.request(&history, &params).await.unwrap();
+
+    // The model's turn holds nothing to send back: the two requests join.
+    let sent = bodies(&server).await;
+    assert_eq!(sent[1]["contents"].as_array().map(Vec::len), Some(1));
+}
+
 #[test]
 fn a_missing_key_is_a_clear_error_and_the_presets_name_gemini() {
     let error = GeminiModel::builder("gemini-2.5-flash")

@@ -11,7 +11,7 @@ use super::super::{
     FinishReason, ModelResponse, ProviderPart, ResponsePart, ThinkingPart, ToolArgs, json_out,
 };
 use super::PROVIDER;
-use super::wire::VERDICT;
+use super::wire::{STOPPED, VERDICT};
 use crate::usage::RequestUsage;
 
 /// Reads a `generateContent` response: in one pass when every part is of a kind golem
@@ -68,7 +68,9 @@ fn respond<P>(
                 | "MODEL_ARMOR" => FinishReason::ContentFilter,
                 _ => FinishReason::Error,
             });
-        if finish_reason == Some(FinishReason::ContentFilter) {
+        // Why a candidate stopped short, kept for the user: the safety verdict, or the
+        // message of another abnormal stop (`MALFORMED_FUNCTION_CALL: …`).
+        if let Some(FinishReason::ContentFilter | FinishReason::Error) = finish_reason {
             for (key, value) in [
                 ("finishMessage", candidate.finish_message),
                 ("safetyRatings", candidate.safety_ratings),
@@ -92,8 +94,12 @@ fn respond<P>(
         verdict.insert("promptFeedback".to_owned(), Value::Object(feedback));
     }
     if !verdict.is_empty() {
+        let key = match finish_reason {
+            Some(FinishReason::Error) => STOPPED,
+            _ => VERDICT,
+        };
         let mut data = Map::new();
-        data.insert(VERDICT.to_owned(), Value::Object(verdict));
+        data.insert(key.to_owned(), Value::Object(verdict));
         parts.push(ResponsePart::Provider(ProviderPart::new(
             PROVIDER,
             Value::Object(data),

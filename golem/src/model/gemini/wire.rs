@@ -497,6 +497,7 @@ fn model_parts(parts: &[ResponsePart], signs_calls: bool) -> SmallVec<[Part<'_>;
             ResponsePart::Provider(part) if part.provider == PROVIDER => {
                 if let Value::Object(raw) = &part.data
                     && !raw.contains_key(VERDICT)
+                    && !raw.contains_key(STOPPED)
                 {
                     out.push(Part {
                         raw: Some(raw),
@@ -523,6 +524,11 @@ fn model_parts(parts: &[ResponsePart], signs_calls: bool) -> SmallVec<[Part<'_>;
 /// The key of the provider part holding a response's safety verdict, kept for the user and
 /// never sent back.
 pub(super) const VERDICT: &str = "safetyVerdict";
+
+/// The key of the provider part holding why a response stopped short of an answer for
+/// another reason (`MALFORMED_FUNCTION_CALL`, with Google's message), kept for the user and
+/// never sent back.
+pub(super) const STOPPED: &str = "stopped";
 
 /// One part: text (a thought, maybe), a function call or response, or a part kept verbatim.
 #[derive(Default)]
