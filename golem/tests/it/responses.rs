@@ -521,6 +521,10 @@ async fn settings_the_api_has_no_field_for_are_refused_before_sending() {
             ModelSettings::default().seed(7),
             "the OpenAI Responses API takes no seed: unset ModelSettings::seed",
         ),
+        (
+            ModelSettings::default().max_tokens(10),
+            "the OpenAI Responses API takes a max_output_tokens of 16 or more: raise ModelSettings::max_tokens",
+        ),
     ] {
         let mut params = RequestParams::text(Vec::new());
         params.settings = settings;
@@ -531,6 +535,68 @@ async fn settings_the_api_has_no_field_for_are_refused_before_sending() {
         assert_eq!(error.to_string(), message);
     }
     assert_eq!(server.received_requests().await.unwrap().len(), 0);
+}
+
+#[tokio::test]
+async fn a_model_that_does_not_reason_gets_no_reasoning_items_and_includes_join() {
+    // After a fallback from o4-mini to gpt-4.1, say: OpenAI refuses reasoning items for a
+    // model that does not reason.
+    let server = serve(
+        "/v1/responses",
+        vec![
+            json_ok(response("resp_2", json!([message("Done.")]), 10, 2)),
+            json_ok(response("resp_3", json!([message("Done.")]), 10, 2)),
+        ],
+    )
+    .await;
+    let history = [
+        request(vec![user("Roll")]),
+        Message::from(ModelResponse::new(vec![
+            ResponsePart::Thinking(
+                ThinkingPart::new("One die.")
+                    .with_signature(ENCRYPTED)
+                    .with_provider("openai")
+                    .with_id("rs_9"),
+            ),
+            item_call("roll_dice", r#"{"n":1}"#, "call_9", "fc_9"),
+        ])),
+        request(vec![tool_return("roll_dice", "call_9", json!(3))]),
+    ];
+    let gpt_4_1 = OpenAiResponsesModel::builder("gpt-4.1")
+        .api_key(KEY)
+        .base_url(format!("{}/v1", server.uri()))
+        .settings(
+            ModelSettings::default().extra("include", json!(["message.output_text.logprobs"])),
+        )
+        .build()
+        .expect("valid model");
+    let mut params = RequestParams::text(Vec::new());
+
+    gpt_4_1.request(&history, &params).await.unwrap();
+    // To a model that reasons, the user's include joins golem's.
+    params.settings =
+        ModelSettings::default().extra("include", json!(["message.output_text.logprobs"]));
+    model(&server).request(&history, &params).await.unwrap();
+
+    let sent = bodies(&server).await;
+    assert_eq!(
+        sent[0]["input"],
+        json!([
+            {"type": "message", "role": "user", "content": "Roll"},
+            {"type": "function_call", "call_id": "call_9", "name": "roll_dice", "arguments": "{\"n\":1}"},
+            {"type": "function_call_output", "call_id": "call_9", "output": "3"}
+        ])
+    );
+    assert_eq!(sent[0]["include"], json!(["message.output_text.logprobs"]));
+    assert_eq!(sent[1]["input"][1]["type"], json!("reasoning"));
+    assert_eq!(sent[1]["input"][2]["id"], json!("fc_9"));
+    assert_eq!(
+        sent[1]["include"],
+        json!([
+            "reasoning.encrypted_content",
+            "message.output_text.logprobs"
+        ])
+    );
 }
 
 #[tokio::test]

@@ -81,12 +81,16 @@ impl Responses {
     /// nothing is stored and the model reasons, by what the builder was told or else by
     /// the model's name (OpenAI refuses the request for a model that does not reason).
     fn asks_encrypted_reasoning(&self, model: &str) -> bool {
-        !self.store
-            && self.encrypted_reasoning.unwrap_or_else(|| {
-                self.reasoning_effort.is_some()
-                    || self.reasoning_summary.is_some()
-                    || reasons(model)
-            })
+        !self.store && self.reasons(model)
+    }
+
+    /// Whether `model` reasons, by what the builder was told or else by its name: a model
+    /// that does not is sent no reasoning items, which OpenAI refuses for it ("Reasoning
+    /// input items can only be provided to a reasoning or computer use model").
+    fn reasons(&self, model: &str) -> bool {
+        self.encrypted_reasoning.unwrap_or_else(|| {
+            self.reasoning_effort.is_some() || self.reasoning_summary.is_some() || reasons(model)
+        })
     }
 }
 

@@ -60,8 +60,10 @@ fn respond<I>(
         ));
     }
     let mut parts = Vec::with_capacity(response.output.len());
-    // What the model said in refusing, kept when it said nothing else.
-    let mut refused: Option<String> = None;
+    // Whether the model answered in text, and whether it refused: a refusal and no
+    // answer is the content filter's.
+    let mut answered = false;
+    let mut refused = false;
     let mut called = false;
     // The items after a reasoning item keep their ids: sent back with it, they must be
     // (OpenAI answers "reasoning … provided without its required following item").
@@ -69,21 +71,23 @@ fn respond<I>(
     for item in response.output {
         match read(item)? {
             Item::Message(MessageItem { id, content }) => {
-                let mut text: Option<String> = None;
+                let mut text = String::new();
+                let mut refusal = String::new();
                 for content in content {
                     match content {
-                        MessageContent::OutputText { text: more } => {
-                            text.get_or_insert_with(String::new).push_str(&more);
-                        }
-                        MessageContent::Refusal { refusal } => {
-                            refused
-                                .get_or_insert_default()
-                                .push_str(refusal.as_deref().unwrap_or_default());
+                        MessageContent::OutputText { text: more } => text.push_str(&more),
+                        MessageContent::Refusal { refusal: words } => {
+                            refused = true;
+                            refusal.push_str(words.as_deref().unwrap_or_default());
                         }
                         MessageContent::Other => {}
                     }
                 }
-                if let Some(text) = text.filter(|text| !text.is_empty()) {
+                answered |= !text.is_empty();
+                // A refusal's words stand for the text of a message that has none, in its
+                // place (an item that followed reasoning must go back after it).
+                let text = if text.is_empty() { refusal } else { text };
+                if !text.is_empty() {
                     let mut text = TextPart::new(text);
                     text.id = id.filter(|_| reasoned);
                     parts.push(ResponsePart::Text(text));
@@ -131,23 +135,14 @@ fn respond<I>(
         .incomplete_details
         .as_ref()
         .and_then(|details| details.reason.as_deref());
-    // A refusal with no text beside it: the content filter's, its words kept as the text.
-    let refusal = refused.filter(|_| {
-        !parts
-            .iter()
-            .any(|part| matches!(part, ResponsePart::Text(_)))
-    });
     let finish_reason = match (response.status.as_deref(), reason) {
         (Some("incomplete"), Some("max_output_tokens")) => FinishReason::Length,
         (Some("incomplete"), Some("content_filter")) => FinishReason::ContentFilter,
         (Some("incomplete"), _) => FinishReason::Error,
-        _ if refusal.is_some() => FinishReason::ContentFilter,
+        _ if refused && !answered => FinishReason::ContentFilter,
         _ if called => FinishReason::ToolCall,
         _ => FinishReason::Stop,
     };
-    if let Some(refusal) = refusal.filter(|refusal| !refusal.is_empty()) {
-        parts.push(ResponsePart::text(refusal));
-    }
     let usage = response
         .usage
         .map_or_else(RequestUsage::default, |usage| RequestUsage {
@@ -442,6 +437,20 @@ mod tests {
                     json!({"type": "web_search_call", "id": "ws_1", "status": "completed"})
                 )),
             ]
+        );
+    }
+
+    #[test]
+    fn a_refusal_after_reasoning_stands_in_its_place_with_its_id() {
+        let response = read(json!([
+            {"type": "reasoning", "id": "rs_1", "summary": []},
+            {"type": "message", "id": "msg_1", "content": [{"type": "refusal", "refusal": "No."}]}
+        ]))
+        .expect("readable");
+        assert_eq!(response.finish_reason, Some(FinishReason::ContentFilter));
+        assert_eq!(
+            response.parts[1],
+            ResponsePart::Text(TextPart::new("No.").with_id("msg_1"))
         );
     }
 

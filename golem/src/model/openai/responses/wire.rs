@@ -49,6 +49,15 @@ pub(super) fn body(
             "the OpenAI Responses API takes no seed: unset ModelSettings::seed",
         ));
     }
+    if settings
+        .max_tokens
+        .is_some_and(|max| max < MIN_OUTPUT_TOKENS)
+    {
+        return Err(ModelError::other(format!(
+            "the OpenAI Responses API takes a max_output_tokens of {MIN_OUTPUT_TOKENS} or more: \
+             raise ModelSettings::max_tokens"
+        )));
+    }
     let forms = wire.tool_forms.for_params(params, |tool| {
         let strict = wire
             .strict_tools
@@ -81,7 +90,7 @@ pub(super) fn body(
         json_out::string(&mut out, instructions);
     }
     out.extend_from_slice(b",\"input\":[");
-    write_input(&mut out, messages, wire.store)?;
+    write_input(&mut out, messages, wire.store, wire.reasons(model))?;
     out.push(b']');
     if !forms.is_empty() {
         out.extend_from_slice(b",\"tools\":");
@@ -126,21 +135,59 @@ pub(super) fn body(
     } else {
         out.extend_from_slice(b",\"store\":false");
     }
-    if wire.asks_encrypted_reasoning(model) {
-        // Nothing stored: the reasoning comes back encrypted, to be sent with the next
-        // request.
-        out.extend_from_slice(b",\"include\":[\"reasoning.encrypted_content\"]");
+    // Nothing stored: the reasoning comes back encrypted, to be sent with the next request.
+    // What the user asks to include joins it, rather than replacing it.
+    let encrypted = wire
+        .asks_encrypted_reasoning(model)
+        .then_some(ENCRYPTED_REASONING);
+    let extra_include = settings.extra_body.get("include");
+    if encrypted.is_some() || extra_include.is_some() {
+        let mut include: Vec<&Value> = Vec::new();
+        let encrypted = encrypted.map(Value::from);
+        include.extend(&encrypted);
+        match extra_include {
+            Some(Value::Array(more)) => {
+                for value in more {
+                    if !include.contains(&value) {
+                        include.push(value);
+                    }
+                }
+            }
+            Some(more) => include.push(more),
+            None => {}
+        }
+        out.extend_from_slice(b",\"include\":");
+        json_out::value(&mut out, &include)?;
     }
     if stream {
         out.extend_from_slice(b",\"stream\":true");
     }
-    json_out::close_with_extra(out, &settings.extra_body)
+    match extra_include {
+        Some(_) => {
+            let mut extra = settings.extra_body.clone();
+            extra.remove("include");
+            json_out::close_with_extra(out, &extra)
+        }
+        None => json_out::close_with_extra(out, &settings.extra_body),
+    }
 }
+
+/// The smallest `max_output_tokens` the API takes.
+const MIN_OUTPUT_TOKENS: u32 = 16;
+
+/// What a request that stores nothing includes, to send the reasoning back.
+const ENCRYPTED_REASONING: &str = "reasoning.encrypted_content";
 
 /// The history as input items. A call and its result are paired by `call_id`; reasoning
 /// items go where they came, before the calls they led to, when they can be sent back:
-/// with their encrypted content when OpenAI stores nothing (`store`), by id when it does.
-fn write_input(body: &mut Vec<u8>, messages: &[Message], store: bool) -> Result<(), ModelError> {
+/// with their encrypted content when OpenAI stores nothing (`store`), by id when it does,
+/// and only to a model that `reasons`.
+fn write_input(
+    body: &mut Vec<u8>,
+    messages: &[Message],
+    store: bool,
+    reasons: bool,
+) -> Result<(), ModelError> {
     let mut out = Items { body, count: 0 };
     for (index, message) in messages.iter().enumerate() {
         match message {
@@ -200,10 +247,11 @@ fn write_input(body: &mut Vec<u8>, messages: &[Message], store: bool) -> Result<
                 let before = out.count;
                 // The items that followed a reasoning item go with their ids when it goes,
                 // and without them when it stays out, as OpenAI pairs them.
-                let reasoned = response
-                    .parts
-                    .iter()
-                    .any(|part| sends_reasoning(part, store));
+                let reasoned = reasons
+                    && response
+                        .parts
+                        .iter()
+                        .any(|part| sends_reasoning(part, store));
                 for part in &response.parts {
                     match part {
                         ResponsePart::Text(p) if p.content.is_empty() => {}
@@ -230,7 +278,7 @@ fn write_input(body: &mut Vec<u8>, messages: &[Message], store: bool) -> Result<
                             signature,
                             id: Some(id),
                             ..
-                        }) if sends_reasoning(part, store) => {
+                        }) if reasons && sends_reasoning(part, store) => {
                             out.push(Item::Reasoning {
                                 id,
                                 summary: if content.is_empty() {
