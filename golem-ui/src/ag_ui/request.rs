@@ -87,7 +87,9 @@ impl RunAgentInput {
                     .filter_map(|part| part["text"].as_str())
                     .collect(),
                 _ => String::new(),
-            });
+            })
+            // A message without text (images alone, which are not read) brings no prompt.
+            .filter(|text| !text.trim().is_empty());
         Turn {
             prompt,
             decisions: self.resume.iter().map(decision).collect(),

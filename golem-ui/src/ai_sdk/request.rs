@@ -34,6 +34,11 @@ pub struct ChatRequest {
     pub id: String,
     /// The UI messages as the client has them.
     pub messages: Vec<UiMessage>,
+    /// Why the client sends: `submit-message`, or `regenerate-message` (`regenerate()`,
+    /// which asks the last answer again: the server's thread keeps the answer it gave, so a
+    /// [`ChatServer`](crate::ChatServer) refuses it rather than take the prompt as new).
+    #[serde(default)]
+    pub trigger: Option<String>,
 }
 
 /// A UI message as the client sends it: its role and its parts, read loosely.
@@ -61,6 +66,11 @@ impl ChatRequest {
             .and_then(|message| message.id.as_deref())
     }
 
+    /// Whether the request asks for the last answer again (`regenerate()`).
+    pub fn regenerates(&self) -> bool {
+        self.trigger.as_deref() == Some("regenerate-message")
+    }
+
     /// What the request asks of the thread: see [`ChatRequest`].
     pub fn turn(&self) -> Turn {
         let Some(last) = self.messages.last() else {
@@ -74,6 +84,10 @@ impl ChatRequest {
                     .filter(|part| part["type"] == "text")
                     .filter_map(|part| part["text"].as_str())
                     .collect();
+                // A message without text (files alone, which are not read) brings no prompt.
+                if text.trim().is_empty() {
+                    return Turn::default();
+                }
                 Turn::prompt(text)
             }
             "assistant" => Turn {

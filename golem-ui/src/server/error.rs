@@ -16,8 +16,8 @@ use crate::turn::TurnError;
 pub struct ApiError {
     /// The HTTP status.
     pub status: StatusCode,
-    /// What went wrong, for programs: `malformed`, `too_large`, `empty`, `not_awaited`,
-    /// `unanswered`, `not_found`, `busy`, `store`.
+    /// What went wrong, for programs: `malformed`, `too_large`, `empty`, `regenerate`,
+    /// `not_awaited`, `unanswered`, `not_found`, `busy`, `store`.
     pub code: &'static str,
     /// What went wrong, for people.
     pub message: String,

@@ -46,7 +46,9 @@ pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
 /// gracefully, every call in its history answered, and that state is saved.
 ///
 /// Refused requests get a JSON body `{"error": {"code", "message"}}` ([`ApiError`]): 400
-/// for a malformed body, an empty turn or an answer to a call the thread does not wait on,
+/// for a malformed body, an empty turn (a message of files alone among them: files are not
+/// read), a `regenerate()` (the thread keeps the answer it gave) or an answer to a call the
+/// thread does not wait on,
 /// 404 for an unknown thread (a first user message without answers makes one), 409 when
 /// another request holds the thread or the thread waits for answers the request does not
 /// give, 413 for a body over the limit.
@@ -223,6 +225,14 @@ where
         Ok(request) => request,
         Err(error) => return error.into_response(),
     };
+    if request.regenerates() {
+        return ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "regenerate",
+            "the thread keeps the answer it gave and cannot ask it again: send a new message",
+        )
+        .into_response();
+    }
     let turn = request.turn();
     let started = server.begin(&request.id, turn).await;
     let (lease, run, message_id) = match started {

@@ -226,3 +226,20 @@ async fn answers_must_cover_every_waiting_call_when_there_is_no_prompt() {
         "the thread still waits for an answer on call `d2`"
     );
 }
+
+#[test]
+fn a_message_of_files_alone_brings_no_prompt() {
+    let request: ChatRequest = serde_json::from_str(
+        r#"{"id": "chat-1", "messages": [{"id": "u", "role": "user", "parts": [
+            {"type": "file", "mediaType": "image/png", "url": "data:image/png;base64,iVBORw0KGgo="},
+            {"type": "text", "text": "  "}]}]}"#,
+    )
+    .expect("a chat request");
+    assert_eq!(request.turn(), Turn::default());
+    let input: RunAgentInput = serde_json::from_str(
+        r#"{"threadId": "t", "runId": "r", "messages": [{"id": "u", "role": "user", "content": [
+            {"type": "binary", "mimeType": "image/png", "data": "iVBORw0KGgo="}]}]}"#,
+    )
+    .expect("a RunAgentInput");
+    assert_eq!(input.turn(), Turn::default());
+}

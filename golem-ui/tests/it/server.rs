@@ -292,12 +292,35 @@ async fn bad_input_gets_a_json_error_and_a_status() {
     );
     assert!(served.store.load("fresh").await.unwrap_err().is_not_found());
 
-    let (status, lines) = post(&url, &json!({"id": "x", "messages": []})).await;
+    // No message, or one with a file and no text (files are not read): nothing to take.
+    let file_only = json!({"id": "y", "role": "user", "parts": [
+        {"type": "file", "mediaType": "image/png", "url": "data:image/png;base64,iVBORw0KGgo="}]});
+    for body in [
+        json!({"id": "x", "messages": []}),
+        json!({"id": "y", "messages": [file_only]}),
+    ] {
+        let (status, lines) = post(&url, &body).await;
+        assert_eq!(status, 400);
+        assert_eq!(
+            lines,
+            [
+                r#"{"error":{"code":"empty","message":"the request has no new user message and no approval answer"}}"#
+            ]
+        );
+    }
+    assert!(served.store.load("y").await.unwrap_err().is_not_found());
+
+    // `regenerate()`: the thread keeps its answer, and does not take the prompt as new.
+    let (status, lines) = post(
+        &url,
+        &json!({"id": "z", "trigger": "regenerate-message", "messages": [user("Hi")]}),
+    )
+    .await;
     assert_eq!(status, 400);
     assert_eq!(
         lines,
         [
-            r#"{"error":{"code":"empty","message":"the request has no new user message and no approval answer"}}"#
+            r#"{"error":{"code":"regenerate","message":"the thread keeps the answer it gave and cannot ask it again: send a new message"}}"#
         ]
     );
 
