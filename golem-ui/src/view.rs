@@ -6,8 +6,6 @@
 //! bookkeeping the protocols share (open parts, calls by part, calls held back while
 //! rejected rounds are hidden); each encoder only spells the items in its protocol.
 
-use std::collections::HashMap;
-
 use golem::RunEvent;
 use golem::model::{ModelResponse, ResponseDelta, ResponsePart, ToolCallPart};
 use golem::output::Output;
@@ -142,8 +140,9 @@ pub(crate) struct RunView<O: Output> {
     /// This turn's streamed calls by part: their id, and whether the UI sees them (the
     /// output tool's calls and, while rejections are hidden, every call, are not shown).
     calls: Vec<(usize, String, bool)>,
-    /// Calls held back until their outcome is known (rejections hidden), by id.
-    held: HashMap<String, ToolCallPart>,
+    /// Calls held back until their outcome is known (rejections hidden), in the order they
+    /// came.
+    held: Vec<ToolCallPart>,
     /// Whether the agents this run delegates to are shown.
     nested: bool,
     /// The delegated agents seen so far, at any depth, in the order they started.
@@ -179,7 +178,7 @@ impl<O: Output> RunView<O> {
             streamed: false,
             open: Vec::new(),
             calls: Vec::new(),
-            held: HashMap::new(),
+            held: Vec::new(),
             nested: true,
             agents: Vec::new(),
         }
@@ -199,7 +198,13 @@ impl<O: Output> RunView<O> {
 
     /// Whether the UI sees the call `id` while it runs: not while it is held back.
     fn shows_call(&self, id: &str) -> bool {
-        !self.held.contains_key(id)
+        !self.held.iter().any(|call| call.tool_call_id == id)
+    }
+
+    /// Takes the call `id` out of those held back, if it is one.
+    fn release(&mut self, id: &str) -> Option<ToolCallPart> {
+        let index = self.held.iter().position(|call| call.tool_call_id == id)?;
+        Some(self.held.remove(index))
     }
 
     pub(crate) fn set_rejections(&mut self, rejections: Rejections) {
@@ -280,10 +285,16 @@ impl<O: Output> RunView<O> {
             RunEvent::ResponseReceived { turn, response } => self.response(*turn, response, show),
             RunEvent::ApprovalRequired { calls, .. } => {
                 for call in calls {
-                    if let Some(held) = self.held.remove(&call.tool_call_id) {
+                    if let Some(held) = self.release(&call.tool_call_id) {
                         show_input(self.step.unwrap_or(0), &held, show);
                     }
                     show(Show::ApprovalRequest { call });
+                }
+                // The run pauses before any call of the response runs; the others run once
+                // the approvals are answered, in the next request's stream, which knows
+                // nothing held here: they are shown now, even if one is later rejected.
+                for held in std::mem::take(&mut self.held) {
+                    show_input(self.step.unwrap_or(0), &held, show);
                 }
                 self.end_step(show);
             }
@@ -522,7 +533,7 @@ impl<O: Output> RunView<O> {
             return;
         }
         if self.hidden() {
-            self.held.insert(call.tool_call_id.clone(), call.clone());
+            self.held.push(call.clone());
             return;
         }
         let streamed = self
@@ -545,7 +556,7 @@ impl<O: Output> RunView<O> {
         // Calls are held only while rejections are hidden: skip the lookup otherwise.
         let held = match self.held.is_empty() {
             true => None,
-            false => self.held.remove(&call.tool_call_id),
+            false => self.release(&call.tool_call_id),
         };
         if let (Some(held), false) = (&held, matches!(outcome, ToolOutcome::Rejected { .. })) {
             show_input(self.step.unwrap_or(0), held, show);

@@ -592,3 +592,70 @@ async fn an_agents_agent_is_nested_in_both_protocols() {
     let done = r#"{"type":"tool-output-available","toolCallId":"p1","output":{"role":"assistant","parts":[{"type":"step-start"},{"type":"tool-dice","toolCallId":"g1","state":"output-available","input":{"task":"roll"},"output":"6"},{"type":"step-start"},{"type":"text","text":"Rolled 6.","state":"done"}]},"preliminary":true}"#;
     assert!(lines.iter().any(|line| line == done), "{lines:#?}");
 }
+
+#[tokio::test]
+async fn with_rejections_hidden_a_call_beside_an_approval_is_shown_before_the_pause() {
+    use golem::model::function::FunctionModel;
+    use golem::model::{Message, StreamEvent};
+    use golem::tool::FunctionTool;
+    use golem::{Agent, ModelRetry, RunContext};
+
+    // The model adds and deletes at once; the delete waits for approval, so neither runs
+    // until the answer, in the next request's stream.
+    let model = FunctionModel::new_stream(|messages: &[Message], _| {
+        let response = match messages.len() {
+            1 => ModelResponse::new(vec![
+                ResponsePart::tool_call("add", r#"{"a":2,"b":3}"#, "c1"),
+                ResponsePart::tool_call("delete", r#"{"path":"a.txt"}"#, "d1"),
+            ]),
+            _ => ModelResponse::text("Done."),
+        };
+        vec![StreamEvent::Done(response)]
+    });
+    let delete = FunctionTool::new(
+        "delete",
+        |_ctx: RunContext<()>, args: common::Delete| async move {
+            Ok::<_, ModelRetry>(format!("deleted {}", args.path))
+        },
+    )
+    .requires_approval(true);
+    let agent: Agent<(), String> = Agent::builder(model)
+        .tool(common::add())
+        .tool(delete)
+        .build()
+        .expect("the agent builds");
+    let mut run = agent.start("Add, then delete", ());
+
+    let (events, _) = drive(&mut run).await;
+    let paused = ai_sdk_lines(
+        ai_sdk::Encoder::new("m1").rejections(Rejections::Hidden),
+        &events,
+    );
+    run.approve("d1").expect("d1 waits");
+    let (events, _) = drive(&mut run).await;
+    let resumed = ai_sdk_lines(
+        ai_sdk::Encoder::new("m1").rejections(Rejections::Hidden),
+        &events,
+    );
+
+    assert_eq!(
+        paused,
+        [
+            r#"{"type":"start","messageId":"m1"}"#,
+            r#"{"type":"start-step"}"#,
+            r#"{"type":"tool-input-available","toolCallId":"d1","toolName":"delete","input":{"path":"a.txt"}}"#,
+            r#"{"type":"tool-approval-request","approvalId":"d1","toolCallId":"d1"}"#,
+            r#"{"type":"tool-input-available","toolCallId":"c1","toolName":"add","input":{"a":2,"b":3}}"#,
+            r#"{"type":"finish-step"}"#,
+            r#"{"type":"finish"}"#,
+        ]
+    );
+    // The next stream reports outcomes of calls the client was shown.
+    assert_eq!(
+        resumed[1..3],
+        [
+            r#"{"type":"tool-output-available","toolCallId":"c1","output":5}"#,
+            r#"{"type":"tool-output-available","toolCallId":"d1","output":"deleted a.txt"}"#,
+        ]
+    );
+}
