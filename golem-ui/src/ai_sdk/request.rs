@@ -36,7 +36,7 @@ pub struct ChatRequest {
     pub messages: Vec<UiMessage>,
     /// Why the client sends: `submit-message`, or `regenerate-message` (`regenerate()`,
     /// which asks the last answer again: the server's thread keeps the answer it gave, so a
-    /// [`ChatServer`](crate::ChatServer) refuses it rather than take the prompt as new).
+    /// `ChatServer` refuses it rather than take the prompt as new).
     #[serde(default)]
     pub trigger: Option<String>,
 }
