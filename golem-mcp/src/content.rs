@@ -8,8 +8,9 @@ use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::Value;
 
 /// The tool's result: the structured content when the server sent one (kept as JSON),
-/// else the text blocks as text; images, audio and binary resources of a kind golem's
-/// providers take (images, PDFs, audio) become media beside it (a [`ToolContent`]). Beside
+/// else the text blocks as text; images and binary resources of a kind every provider of
+/// golem's takes in a tool result (see [`SHARED`]) become media beside it (a
+/// [`ToolContent`]), and a plain-text blob becomes text. Beside
 /// structured content, the text blocks (the same JSON, as the protocol asks servers to send
 /// it) are left out, and every other block (a resource, a link, a note) is kept as a text
 /// part of the media. Structured content shaped like a [`ToolContent`] stays a value: only
@@ -21,6 +22,8 @@ pub(crate) fn to_value(result: CallToolResult) -> Value {
     let mut media = Vec::new();
     for block in &result.content {
         match as_media(block) {
+            // A plain-text blob is text, among the others unless they are structured.
+            Some(UserContent::Text(text)) if structured.is_none() => texts.push(text),
             Some(part) => media.push(part),
             None if structured.is_some() && matches!(block, ContentBlock::Text(_)) => {}
             None if structured.is_some() => media.push(UserContent::Text(block_text(block))),
@@ -41,8 +44,15 @@ pub(crate) fn to_value(result: CallToolResult) -> Value {
     content.into()
 }
 
-/// The block as media, when it is an image, audio or a binary resource of a kind a model
-/// takes, with valid base64.
+/// The media types every provider of golem's takes in a tool's result, and the largest an
+/// image may be (Anthropic's 5 MB, measured on the base64): media of another type (a GIF,
+/// an SVG, audio) or a larger image would make one provider refuse every later request of
+/// the run, the result staying in the history. They become a note instead.
+const SHARED: &[&str] = &["image/png", "image/jpeg", "image/webp", "application/pdf"];
+const MAX_IMAGE_BASE64: usize = 5 * 1024 * 1024;
+
+/// The block as media, when it is an image or a binary resource of a kind every provider
+/// takes (see [`SHARED`]), with valid base64; a plain-text blob as its text.
 fn as_media(block: &ContentBlock) -> Option<UserContent> {
     let (media_type, base64) = match block {
         ContentBlock::Image(image) => (image.mime_type.as_str(), image.data.as_str()),
@@ -57,10 +67,22 @@ fn as_media(block: &ContentBlock) -> Option<UserContent> {
         },
         _ => return None,
     };
-    if MediaKind::of(media_type) == MediaKind::Other {
+    let essence = media_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    let text = essence == "text/plain";
+    let too_big = MediaKind::of(&essence) == MediaKind::Image && base64.len() > MAX_IMAGE_BASE64;
+    if !(text || SHARED.contains(&essence.as_str())) || too_big {
         return None;
     }
     match decode(base64) {
+        Some(data) if text => match String::from_utf8(data) {
+            Ok(text) => Some(UserContent::Text(text)),
+            Err(_) => None,
+        },
         Some(data) => Some(BinaryContent::new(data, media_type).into()),
         None => {
             tracing::warn!(
@@ -212,6 +234,38 @@ mod tests {
                 )
                 .with(BinaryContent::new(b"%PDF-".to_vec(), "application/pdf"))
             )
+        );
+    }
+
+    #[test]
+    fn media_no_provider_refuses_become_media_and_the_rest_notes_or_text() {
+        let gif = ContentBlock::Image(ImageContent::new("R0lGODlh", "image/gif"));
+        let svg = ContentBlock::Image(ImageContent::new("PHN2Zz4=", "image/svg+xml"));
+        let huge = ContentBlock::Image(ImageContent::new(
+            "A".repeat(MAX_IMAGE_BASE64 + 4),
+            "image/png",
+        ));
+        let mut notes = ContentBlock::Resource(EmbeddedResource::new(ResourceContents::blob(
+            "U2l4Lg==",
+            "test://static/notes.txt",
+        )));
+        if let ContentBlock::Resource(embedded) = &mut notes
+            && let ResourceContents::BlobResourceContents { mime_type, .. } = &mut embedded.resource
+        {
+            *mime_type = Some("text/plain; charset=utf-8".to_owned());
+        }
+        for block in [&gif, &svg, &huge] {
+            assert_eq!(as_media(block), None, "{block:?}");
+        }
+        let value = to_value(CallToolResult::success(vec![
+            ContentBlock::text("Rolled:"),
+            notes,
+            gif,
+        ]));
+        // No media: a GIF, which Gemini refuses in a tool result, is a note.
+        assert_eq!(
+            value,
+            Value::String("Rolled:\nSix.\n[image (image/gif, 6 bytes) not shown]".into())
         );
     }
 

@@ -151,11 +151,10 @@ impl<Deps> McpToolset<Deps> {
                     .max_retries
                     .get(tool.name.as_ref())
                     .copied();
-                let name = connection
-                    .options
-                    .rename
-                    .as_ref()
-                    .map(|rename| rename(&tool.name));
+                let name = match &connection.options.rename {
+                    Some(rename) => Some(rename(&tool.name)),
+                    None => fitted(&tool.name),
+                };
                 McpTool::new(Arc::clone(&self.connection), tool, name, max_retries)
             })
             .collect())
@@ -180,6 +179,25 @@ impl<Deps: 'static> Toolset<Deps> for McpToolset<Deps> {
         }
         .boxed()
     }
+}
+
+/// The name the model calls a server's tool by when no [`rename_tools`] says: the server's
+/// name with each character providers refuse as `_`, and at most 64 characters (the
+/// protocol lets servers name tools `admin.tools.list`; providers take
+/// `^[a-zA-Z0-9_-]{1,64}$`). `None` for a name that fits as it is.
+///
+/// [`rename_tools`]: McpToolsetBuilder::rename_tools
+fn fitted(name: &str) -> Option<String> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    if name.len() <= 64 && name.chars().all(allowed) {
+        return None;
+    }
+    Some(
+        name.chars()
+            .map(|c| if allowed(c) { c } else { '_' })
+            .take(64)
+            .collect(),
+    )
 }
 
 /// A builder of an [`McpToolset`]: how it connects to its server, how long requests may
@@ -237,9 +255,9 @@ impl McpToolsetBuilder {
         self
     }
 
-    /// The name the model calls each tool by, made from the server's: for servers whose
-    /// names providers refuse (they take `^[a-zA-Z0-9_-]{1,64}$`), e.g. `files.read`.
-    /// Calls still go to the server's name. [`tool_max_retries`](Self::tool_max_retries)
+    /// The name the model calls each tool by, made from the server's. Without it, a name
+    /// providers refuse (they take `^[a-zA-Z0-9_-]{1,64}$`; the protocol allows `files.read`)
+    /// gets each other character as `_` and is cut at 64. Calls still go to the server's name. [`tool_max_retries`](Self::tool_max_retries)
     /// takes the server's name; the run (budget counters, `ToolsetExt` filters and
     /// prefixes) sees the new one.
     pub fn rename_tools(mut self, rename: impl Fn(&str) -> String + Send + Sync + 'static) -> Self {
@@ -375,6 +393,12 @@ impl McpToolsetBuilder {
                 server: server.clone(),
                 source: Box::new(error),
             })?;
+        // Each run lists the tools afresh: rmcp's cache would answer for a server that
+        // went away (it serves a stale listing on an error) or changed its tools.
+        service
+            .peer()
+            .set_response_cache_config(rmcp::ClientCacheConfig::disabled())
+            .await;
         let name = self.name.unwrap_or_else(|| {
             let own = service
                 .peer_info()
@@ -425,4 +449,20 @@ fn log_stderr(command: String, stderr: tokio::process::ChildStderr) {
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fitted;
+
+    #[test]
+    fn a_name_providers_refuse_is_fitted_to_what_they_take() {
+        assert_eq!(fitted("read_file"), None);
+        assert_eq!(
+            fitted("admin.tools/list").as_deref(),
+            Some("admin_tools_list")
+        );
+        let long = "a".repeat(70);
+        assert_eq!(fitted(&long).map(|name| name.len()), Some(64));
+    }
 }
