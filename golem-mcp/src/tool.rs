@@ -152,15 +152,16 @@ impl<Deps: 'static> Tool<Deps> for McpTool {
 }
 
 /// The server's `inputSchema` as it is, with `"type": "object"` and `"properties"` filled
-/// in when a server leaves them out (providers require both).
+/// in when a server leaves them out or sets them `null` (providers require both).
 fn object_schema(input_schema: &JsonObject) -> Value {
     let mut schema = input_schema.clone();
     schema
         .entry("type")
         .or_insert_with(|| Value::String("object".into()));
-    schema
-        .entry("properties")
-        .or_insert_with(|| Value::Object(JsonObject::new()));
+    // Missing or `null` (as some servers write it): no properties, which providers take.
+    if matches!(schema.get("properties"), None | Some(Value::Null)) {
+        schema.insert("properties".into(), Value::Object(JsonObject::new()));
+    }
     Value::Object(schema)
 }
 
@@ -184,6 +185,13 @@ mod tests {
     fn an_empty_schema_becomes_an_object_without_properties() {
         assert_eq!(
             object_schema(&JsonObject::new()),
+            serde_json::json!({"type": "object", "properties": {}})
+        );
+        let null: JsonObject =
+            serde_json::from_value(serde_json::json!({"type": "object", "properties": null}))
+                .expect("an object");
+        assert_eq!(
+            object_schema(&null),
             serde_json::json!({"type": "object", "properties": {}})
         );
     }
