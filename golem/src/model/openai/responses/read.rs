@@ -110,10 +110,12 @@ fn respond<I>(
             Item::Reasoning(ReasoningItem {
                 id,
                 summary,
+                content,
                 encrypted_content,
             }) => {
                 reasoned = true;
-                let content = summary
+                let shown = if summary.is_empty() { content } else { summary };
+                let content = shown
                     .iter()
                     .map(|summary| summary.text.as_str())
                     .collect::<Vec<_>>()
@@ -276,6 +278,14 @@ impl AnyItem<'_> {
             "reasoning" => Some(Item::Reasoning(ReasoningItem {
                 id: self.id?.0.into_owned(),
                 summary: self.summary,
+                content: self
+                    .content
+                    .into_iter()
+                    .filter(|content| content.kind.as_deref() == Some("reasoning_text"))
+                    .map(|content| SummaryText {
+                        text: content.text.unwrap_or_default(),
+                    })
+                    .collect(),
                 encrypted_content: self.encrypted_content,
             })),
             _ => None,
@@ -334,6 +344,10 @@ struct ReasoningItem {
     id: String,
     #[serde(default, deserialize_with = "null_default")]
     summary: Vec<SummaryText>,
+    /// The raw reasoning (`reasoning_text`), which servers of open models (gpt-oss on
+    /// vLLM) send where OpenAI sends a summary.
+    #[serde(default, deserialize_with = "null_default")]
+    content: Vec<SummaryText>,
     #[serde(default)]
     encrypted_content: Option<String>,
 }
@@ -438,6 +452,24 @@ mod tests {
                 )),
             ]
         );
+    }
+
+    #[test]
+    fn raw_reasoning_is_read_where_there_is_no_summary() {
+        // gpt-oss on vLLM: the reasoning itself, as `reasoning_text`.
+        let item = json!({"type": "reasoning", "id": "rs_1", "summary": [], "content": [
+            {"type": "reasoning_text", "text": "Two dice"}, {"type": "reasoning_text", "text": ", summed."}
+        ]});
+        // A field the one-pass read takes otherwise sends the item to its own struct.
+        let mut by_item = item.clone();
+        by_item["name"] = json!(7);
+        for item in [item, by_item] {
+            let response = read(json!([item])).expect("readable");
+            let ResponsePart::Thinking(thinking) = &response.parts[0] else {
+                panic!("{response:?}");
+            };
+            assert_eq!(thinking.content, "Two dice\n\n, summed.");
+        }
     }
 
     #[test]
