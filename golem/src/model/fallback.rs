@@ -346,18 +346,23 @@ impl FallbackModel {
             match attempt(&**model).await {
                 Ok(value) => return Ok(value),
                 Err(error) => {
-                    let next = self.next_after(index, &error);
-                    if next {
-                        self.log_fallback(index, &error);
-                    }
-                    failures.push(self.failure(index, error));
-                    if !next {
+                    if !self.failed(index, error, &mut failures) {
                         break;
                     }
                 }
             }
         }
         Err(fallback_error(failures))
+    }
+
+    /// Records model `index`'s failure `error` in `failures`: whether the next model tries.
+    fn failed(&self, index: usize, error: ModelError, failures: &mut Vec<ModelFailure>) -> bool {
+        let next = self.next_after(index, &error);
+        if next {
+            self.log_fallback(index, &error);
+        }
+        failures.push(self.failure(index, error));
+        next
     }
 
     fn failure(&self, index: usize, error: ModelError) -> ModelFailure {
@@ -427,12 +432,7 @@ impl Model for FallbackModel {
                         message: "the stream ended before the response was complete".to_owned(),
                     },
                 };
-                let next = self.next_after(index, &error);
-                if next {
-                    self.log_fallback(index, &error);
-                }
-                failures.push(self.failure(index, error));
-                if !next {
+                if !self.failed(index, error, &mut failures) {
                     break;
                 }
             }

@@ -104,3 +104,18 @@ pub fn cost(requests: u64, input_tokens: u64, output_tokens: u64) -> golem::usag
         output_tokens,
     }
 }
+
+/// Asserts that `error` ended its run on the content filter's refusal, the model's `words`
+/// kept as the refused response's text.
+pub fn assert_refused(error: &golem::RunError, words: &str) {
+    assert!(matches!(
+        error.model_error(),
+        Some(golem::model::ModelError::ContentFilter)
+    ));
+    let refused = error.messages()[1].as_response().expect("a response");
+    assert_eq!(
+        refused.finish_reason,
+        Some(golem::model::FinishReason::ContentFilter)
+    );
+    assert_eq!(refused.parts, [text(words)]);
+}

@@ -624,24 +624,33 @@ async fn reasoning_is_read_under_either_name_whole_and_streamed() {
         ]
     );
 
-    let chunk = |delta: Value, finish: Value| {
-        json!({"id": "c", "object": "chat.completion.chunk", "model": "m",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    };
-    let sse: String = [
-        chunk(
+    let streamed = streamed_response(vec![
+        delta(
             json!({"role": "assistant", "reasoning_content": "", "reasoning": "Six,"}),
             Value::Null,
         ),
-        chunk(json!({"reasoning": " surely."}), Value::Null),
+        delta(json!({"reasoning": " surely."}), Value::Null),
         // A `reasoning` that is not text is not read as reasoning, and fails nothing.
-        chunk(json!({"reasoning": {"effort": "low"}}), Value::Null),
-        chunk(json!({"content": "6"}), json!("stop")),
-    ]
-    .iter()
-    .map(|chunk| format!("data: {chunk}\n\n"))
-    .chain(["data: [DONE]\n\n".to_owned()])
-    .collect();
+        delta(json!({"reasoning": {"effort": "low"}}), Value::Null),
+        delta(json!({"content": "6"}), json!("stop")),
+    ])
+    .await;
+    assert_eq!(streamed.parts, response.parts);
+}
+
+/// A chat completion chunk whose first choice's delta is `delta`.
+fn delta(delta: Value, finish: Value) -> Value {
+    json!({"id": "c", "object": "chat.completion.chunk", "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+}
+
+/// The response a model reads from `chunks`, streamed, then `[DONE]`.
+async fn streamed_response(chunks: Vec<Value>) -> golem::model::ModelResponse {
+    let sse: String = chunks
+        .iter()
+        .map(|chunk| format!("data: {chunk}\n\n"))
+        .chain(["data: [DONE]\n\n".to_owned()])
+        .collect();
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .respond_with(ResponseTemplate::new(200).set_body_raw(sse, "text/event-stream"))
@@ -663,7 +672,7 @@ async fn reasoning_is_read_under_either_name_whole_and_streamed() {
             streamed = Some(done);
         }
     }
-    assert_eq!(streamed.expect("a response").parts, response.parts);
+    streamed.expect("a response")
 }
 
 #[tokio::test]
@@ -695,44 +704,21 @@ async fn mistrals_content_chunks_read_as_text_and_reasoning_whole_and_streamed()
         ]
     );
 
-    let chunk = |content: Value, finish: Value| {
-        json!({"id": "c", "object": "chat.completion.chunk", "model": "m",
-            "choices": [{"index": 0, "delta": {"content": content}, "finish_reason": finish}]})
-    };
-    let sse: String = [
-        chunk(
+    let content = |content: Value, finish: Value| delta(json!({"content": content}), finish);
+    let streamed = streamed_response(vec![
+        content(
             json!([{"type": "thinking", "thinking": [{"type": "text", "text": "Two dice, "}]}]),
             Value::Null,
         ),
-        chunk(
+        content(
             json!([{"type": "thinking", "thinking": [{"type": "text", "text": "then sum."}]}]),
             Value::Null,
         ),
-        chunk(json!("Six"), Value::Null),
-        chunk(json!([{"type": "text", "text": "."}]), json!("stop")),
-    ]
-    .iter()
-    .map(|chunk| format!("data: {chunk}\n\n"))
-    .chain(["data: [DONE]\n\n".to_owned()])
-    .collect();
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200).set_body_raw(sse, "text/event-stream"))
-        .mount(&server)
-        .await;
-    let model = OpenAiModel::builder("magistral-medium-latest")
-        .base_url(format!("{}/v1", server.uri()))
-        .stream_usage(false)
-        .build()
-        .expect("valid model");
-    let mut events = model.request_stream(&messages, &params);
-    let mut streamed = None;
-    while let Some(event) = events.next().await {
-        if let StreamEvent::Done(done) = event.expect("as served") {
-            streamed = Some(done);
-        }
-    }
-    assert_eq!(streamed.expect("a response").parts, response.parts);
+        content(json!("Six"), Value::Null),
+        content(json!([{"type": "text", "text": "."}]), json!("stop")),
+    ])
+    .await;
+    assert_eq!(streamed.parts, response.parts);
 }
 
 #[tokio::test]
@@ -780,14 +766,5 @@ async fn a_refusal_ends_the_run_as_filtered_with_its_words_kept() {
 
     let error = agent.run("Something forbidden", ()).await.unwrap_err();
 
-    assert!(matches!(
-        error.model_error(),
-        Some(ModelError::ContentFilter)
-    ));
-    let refused = error.messages()[1].as_response().unwrap();
-    assert_eq!(
-        refused.finish_reason,
-        Some(golem::model::FinishReason::ContentFilter)
-    );
-    assert_eq!(refused.parts, [text("I can't help with that.")]);
+    assert_refused(&error, "I can't help with that.");
 }
