@@ -83,6 +83,9 @@ pub(crate) enum Show<'e> {
     ToolOutput { call_id: &'e str, output: &'e Value },
     /// The call was rejected (its feedback) or failed.
     ToolError { call_id: &'e str, error: &'e str },
+    /// A call that began to stream will not be complete: the run failed or stopped while
+    /// its arguments came.
+    ToolUnfinished { call_id: &'e str },
     /// The caller denied the call; the reason is its result.
     ToolDenied { call_id: &'e str, reason: &'e str },
     /// The call waits for the user's approval.
@@ -140,6 +143,8 @@ pub(crate) struct RunView<O: Output> {
     /// This turn's streamed calls by part: their id, and whether the UI sees them (the
     /// output tool's calls and, while rejections are hidden, every call, are not shown).
     calls: Vec<(usize, String, bool)>,
+    /// The calls of this turn whose whole input was shown, by id.
+    inputs: Vec<String>,
     /// Calls held back until their outcome is known (rejections hidden), in the order they
     /// came.
     held: Vec<ToolCallPart>,
@@ -178,6 +183,7 @@ impl<O: Output> RunView<O> {
             streamed: false,
             open: Vec::new(),
             calls: Vec::new(),
+            inputs: Vec::new(),
             held: Vec::new(),
             nested: true,
             agents: Vec::new(),
@@ -239,6 +245,13 @@ impl<O: Output> RunView<O> {
     pub(crate) fn end_step(&mut self, show: &mut impl FnMut(Show<'_>)) {
         self.close_agents(show);
         self.close_parts(show);
+        // A call shown while it streamed, whose whole input never came.
+        for (_, call_id, shown) in &self.calls {
+            if *shown && !self.inputs.contains(call_id) {
+                show(Show::ToolUnfinished { call_id });
+            }
+        }
+        self.calls.clear();
         if let Some(turn) = self.step.take() {
             show(Show::StepEnd { turn });
         }
@@ -323,7 +336,7 @@ impl<O: Output> RunView<O> {
         self.end_step(show);
         self.step = Some(turn);
         self.streamed = false;
-        self.calls.clear();
+        self.inputs.clear();
         show(Show::StepStart { turn });
     }
 
@@ -540,6 +553,7 @@ impl<O: Output> RunView<O> {
             .calls
             .iter()
             .any(|(_, id, shown)| *shown && *id == call.tool_call_id);
+        self.inputs.push(call.tool_call_id.clone());
         show(Show::ToolInput {
             turn,
             call,
@@ -583,6 +597,10 @@ impl<O: Output> RunView<O> {
 /// What the UI sees of a call that failed with an error (not a rejection): the error itself
 /// stays on the server, where the run's error carries it.
 pub(crate) const TOOL_FAILED: &str = "the tool failed";
+
+/// What the UI shows of a call whose arguments were still streaming when the run failed or
+/// stopped.
+pub(crate) const TOOL_UNFINISHED: &str = "the call was not complete";
 
 /// What the UI sees of a delegated agent still running when the stream ended.
 pub(crate) const AGENT_UNFINISHED: &str = "the agent did not finish";

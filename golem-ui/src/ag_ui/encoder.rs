@@ -329,6 +329,9 @@ fn push(run_id: &str, state: &mut Ids, show: Show<'_>, out: &mut Vec<AgUiEvent>)
             };
             out.push(result(run_id, call_id, content));
         }
+        Show::ToolUnfinished { call_id } => out.push(AgUiEvent::ToolCallEnd {
+            tool_call_id: call_id.to_owned(),
+        }),
         Show::ToolError {
             call_id,
             error: text,

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::chunk::{DataChunk, UiChunk};
 use super::trace::Traces;
-use crate::view::{RunView, Show, TextKind, call_input};
+use crate::view::{RunView, Show, TOOL_UNFINISHED, TextKind, call_input};
 use crate::{Rejections, rejection_json};
 
 /// Turns one stream of a run's [`RunEvent`]s into the chunks of one assistant message of the
@@ -254,6 +254,10 @@ impl PushShow for Vec<UiChunk> {
             Show::ToolError { call_id, error } => UiChunk::ToolOutputError {
                 tool_call_id: call_id.to_owned(),
                 error_text: error.to_owned(),
+            },
+            Show::ToolUnfinished { call_id } => UiChunk::ToolOutputError {
+                tool_call_id: call_id.to_owned(),
+                error_text: TOOL_UNFINISHED.to_owned(),
             },
             Show::ToolDenied { call_id, .. } => UiChunk::ToolOutputDenied {
                 tool_call_id: call_id.to_owned(),

@@ -5,7 +5,7 @@ use golem::run::AgentCall;
 use serde_json::{Map, Value, json};
 
 use crate::rejection_json;
-use crate::view::{Show, TextKind, call_input};
+use crate::view::{Show, TOOL_UNFINISHED, TextKind, call_input};
 
 /// The messages of the delegated agents of one stream, one tree per call of the run.
 #[derive(Debug, Default)]
@@ -155,6 +155,11 @@ impl Trace {
                 );
             }
             Show::ToolDenied { call_id, .. } => self.finish_tool(call_id, "output-denied", None),
+            Show::ToolUnfinished { call_id } => self.finish_tool(
+                call_id,
+                "output-error",
+                Some(("errorText", TOOL_UNFINISHED.into())),
+            ),
             Show::Rejected(rejection) => self.parts.push(object(
                 json!({"type": "data-rejection", "data": rejection_json(rejection)}),
             )),

@@ -334,6 +334,60 @@ fn a_failure_closes_the_step_and_reports_the_error() {
 }
 
 #[test]
+fn a_call_still_streaming_when_the_run_fails_is_closed() {
+    use golem::model::ResponseDelta;
+
+    let events = [
+        RunEvent::RequestSent { turn: 1 },
+        RunEvent::Delta {
+            turn: 1,
+            delta: ResponseDelta::ToolCallStart {
+                part: 0,
+                tool_name: "add".into(),
+                tool_call_id: "c1".into(),
+            },
+        },
+        RunEvent::Delta {
+            turn: 1,
+            delta: ResponseDelta::ToolCallArgs {
+                part: 0,
+                args: r#"{"a":"#.into(),
+            },
+        },
+    ];
+    let mut chunks = Vec::new();
+    let mut encoder = ai_sdk::Encoder::<String>::new("m1");
+    encoder.start(&mut chunks);
+    for event in &events {
+        encoder.event(event, &mut chunks);
+    }
+    encoder.error("the model's stream broke", &mut chunks);
+    assert_eq!(
+        json(&chunks)[4..],
+        [
+            r#"{"type":"tool-output-error","toolCallId":"c1","errorText":"the call was not complete"}"#,
+            r#"{"type":"finish-step"}"#,
+            r#"{"type":"error","errorText":"the model's stream broke"}"#,
+        ]
+    );
+    let mut out = Vec::new();
+    let mut encoder = ag_ui::Encoder::<String>::new("t1", "r1");
+    encoder.start(&mut out);
+    for event in &events {
+        encoder.event(event, &mut out);
+    }
+    encoder.error("the model's stream broke", &mut out);
+    assert_eq!(
+        json(&out)[4..],
+        [
+            r#"{"type":"TOOL_CALL_END","toolCallId":"c1"}"#,
+            r#"{"type":"STEP_FINISHED","stepName":"turn-1"}"#,
+            r#"{"type":"RUN_ERROR","message":"the model's stream broke"}"#,
+        ]
+    );
+}
+
+#[test]
 fn sse_framing_and_the_stream_header() {
     assert_eq!(ai_sdk::HEADER, ("x-vercel-ai-ui-message-stream", "v1"));
     assert_eq!(ai_sdk::DONE, "data: [DONE]\n\n");
