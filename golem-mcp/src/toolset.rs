@@ -181,6 +181,21 @@ impl<Deps: 'static> Toolset<Deps> for McpToolset<Deps> {
     }
 }
 
+/// `url` as errors and traces name the server: without its query, fragment and user info,
+/// where services put keys (`?api_key=`, `user:token@`).
+#[cfg(feature = "http")]
+fn shown_url(url: &str) -> String {
+    let url = url.split(['?', '#']).next().unwrap_or(url);
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+            let host = authority.rsplit('@').next().unwrap_or(authority);
+            format!("{scheme}://{host}{path}")
+        }
+        None => url.to_owned(),
+    }
+}
+
 /// The name the model calls a server's tool by when no [`rename_tools`] says: the server's
 /// name with each character providers refuse as `_`, and at most 64 characters (the
 /// protocol lets servers name tools `admin.tools.list`; providers take
@@ -346,7 +361,7 @@ impl McpToolsetBuilder {
     pub async fn http<Deps>(self, url: impl Into<String>) -> Result<McpToolset<Deps>, McpError> {
         let url: String = url.into();
         let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
-        self.connect(url, transport, None).await
+        self.connect(shown_url(&url), transport, None).await
     }
 
     /// Connects over any rmcp transport (`golem_mcp::rmcp::transport`); `server` names it
@@ -454,6 +469,17 @@ fn log_stderr(command: String, stderr: tokio::process::ChildStderr) {
 #[cfg(test)]
 mod tests {
     use super::fitted;
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn a_servers_url_is_named_without_its_keys() {
+        use super::shown_url;
+        assert_eq!(
+            shown_url("https://user:token@mcp.example.com/s/abc/mcp?api_key=k#x"),
+            "https://mcp.example.com/s/abc/mcp"
+        );
+        assert_eq!(shown_url("http://127.0.0.1:8080"), "http://127.0.0.1:8080");
+    }
 
     #[test]
     fn a_name_providers_refuse_is_fitted_to_what_they_take() {
