@@ -648,6 +648,51 @@ async fn what_the_api_refuses_of_another_turn_is_left_out_or_made_fit() {
 }
 
 #[tokio::test]
+async fn thinking_is_left_out_of_a_request_whose_tool_loop_another_provider_began() {
+    use golem::model::{Model, ModelResponse, RequestParams};
+
+    let server = serve(
+        "/v1/messages",
+        vec![json_ok(message(
+            "msg_1",
+            json!([{"type": "text", "text": "Six."}]),
+            "end_turn",
+            1,
+            1,
+        ))],
+    )
+    .await;
+    let model = AnthropicModel::builder("claude-sonnet-4-5")
+        .api_key(KEY)
+        .base_url(format!("{}/v1", server.uri()))
+        .settings(ModelSettings::default().max_tokens(16000).extra(
+            "thinking",
+            json!({"type": "enabled", "budget_tokens": 10000}),
+        ))
+        .build()
+        .unwrap();
+    // After a fallback: OpenAI made the call, so the turn has no thinking to begin with.
+    let history = [
+        request(vec![user("Roll")]),
+        golem::model::Message::from(ModelResponse::new(vec![call(
+            "roll_dice",
+            r#"{"n":2}"#,
+            "call_1",
+        )])),
+        request(vec![tool_return("roll_dice", "call_1", json!(6))]),
+    ];
+
+    model
+        .request(&history, &RequestParams::text(Vec::new()))
+        .await
+        .unwrap();
+
+    let body = &bodies(&server).await[0];
+    assert_eq!(body.get("thinking"), None);
+    assert_eq!(body["max_tokens"], json!(16000));
+}
+
+#[tokio::test]
 async fn with_extended_thinking_no_tool_is_forced() {
     let server = serve(
         "/v1/messages",

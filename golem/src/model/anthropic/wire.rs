@@ -71,14 +71,27 @@ pub(super) fn body(
         })
     })?;
     let has_tools = !forms.is_empty();
-    // With extended thinking on, the API refuses a forced tool (`any`, a named tool): the
-    // model decides, and the run's feedback asks for the output tool if it answers in text.
-    let thinking = settings
+    let (system, sent) = anthropic_messages(params.instructions.as_deref(), messages)?;
+    let asks_thinking = settings
         .extra_body
         .get("thinking")
         .and_then(|thinking| thinking.get("type"))
         .and_then(Value::as_str)
         .is_some_and(|kind| kind != "disabled");
+    // With thinking on, the API wants the model's turn of a tool loop to begin with its
+    // thinking, which another provider's calls (after a fallback) never have: that request
+    // goes without thinking.
+    let thinking = asks_thinking && !in_loop_without_thinking(&sent);
+    let extra_body = match asks_thinking && !thinking {
+        true => {
+            let mut extra = settings.extra_body.clone();
+            extra.remove("thinking");
+            Cow::Owned(extra)
+        }
+        false => Cow::Borrowed(&settings.extra_body),
+    };
+    // With extended thinking on, the API refuses a forced tool (`any`, a named tool): the
+    // model decides, and the run's feedback asks for the output tool if it answers in text.
     let mut tool_choice = tool_use(messages, params, settings.tool_choice.as_ref())
         .map(|choice| match choice {
             ToolUse::Required | ToolUse::Tool(_) if thinking => ToolUse::Auto,
@@ -92,7 +105,6 @@ pub(super) fn body(
             choice["disable_parallel_tool_use"] = Value::Bool(true);
         }
     }
-    let (system, messages) = anthropic_messages(params.instructions.as_deref(), messages)?;
     let mut out = Vec::with_capacity(capacity);
     out.extend_from_slice(b"{\"model\":");
     json_out::string(&mut out, model);
@@ -101,14 +113,14 @@ pub(super) fn body(
         &mut out,
         &settings
             .max_tokens
-            .unwrap_or_else(|| default_max_tokens(&settings.extra_body)),
+            .unwrap_or_else(|| default_max_tokens(&extra_body)),
     )?;
     if let Some(system) = &system {
         out.extend_from_slice(b",\"system\":");
         json_out::string(&mut out, system);
     }
     out.extend_from_slice(b",\"messages\":");
-    json_out::list(&mut out, &messages, |out, message| {
+    json_out::list(&mut out, &sent, |out, message| {
         out.extend_from_slice(b"{\"role\":");
         json_out::string(out, message.role);
         out.extend_from_slice(b",\"content\":");
@@ -136,7 +148,22 @@ pub(super) fn body(
     if stream {
         out.extend_from_slice(b",\"stream\":true");
     }
-    json_out::close_with_extra(out, &settings.extra_body)
+    json_out::close_with_extra(out, &extra_body)
+}
+
+/// Whether the last assistant message calls tools without beginning with thinking.
+fn in_loop_without_thinking(messages: &[AnthropicMessage<'_>]) -> bool {
+    messages
+        .iter()
+        .rev()
+        .find(|message| message.role == "assistant")
+        .is_some_and(|message| {
+            message
+                .content
+                .iter()
+                .any(|block| matches!(block, Block::ToolUse { .. }))
+                && !message.content.first().is_some_and(Block::is_thinking)
+        })
 }
 
 /// The fields of a Messages request the token-counting endpoint takes: the request minus
