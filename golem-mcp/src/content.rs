@@ -50,6 +50,8 @@ pub(crate) fn to_value(result: CallToolResult) -> Value {
 /// the run, the result staying in the history. They become a note instead.
 const SHARED: &[&str] = &["image/png", "image/jpeg", "image/webp", "application/pdf"];
 const MAX_IMAGE_BASE64: usize = 5 * 1024 * 1024;
+/// The largest a document may be: Anthropic's request limit, measured on the base64.
+const MAX_DOCUMENT_BASE64: usize = 32 * 1024 * 1024;
 
 /// The block as media, when it is an image or a binary resource of a kind every provider
 /// takes (see [`SHARED`]), with valid base64; a plain-text blob as its text.
@@ -74,7 +76,10 @@ fn as_media(block: &ContentBlock) -> Option<UserContent> {
         .trim()
         .to_ascii_lowercase();
     let text = essence == "text/plain";
-    let too_big = MediaKind::of(&essence) == MediaKind::Image && base64.len() > MAX_IMAGE_BASE64;
+    let too_big = match MediaKind::of(&essence) {
+        MediaKind::Image => base64.len() > MAX_IMAGE_BASE64,
+        _ => base64.len() > MAX_DOCUMENT_BASE64,
+    };
     if !(text || SHARED.contains(&essence.as_str())) || too_big {
         return None;
     }

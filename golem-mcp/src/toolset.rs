@@ -151,10 +151,11 @@ impl<Deps> McpToolset<Deps> {
                     .max_retries
                     .get(tool.name.as_ref())
                     .copied();
-                let name = match &connection.options.rename {
-                    Some(rename) => Some(rename(&tool.name)),
-                    None => fitted(&tool.name),
-                };
+                let name = connection
+                    .options
+                    .rename
+                    .as_ref()
+                    .map(|rename| rename(&tool.name));
                 McpTool::new(Arc::clone(&self.connection), tool, name, max_retries)
             })
             .collect())
@@ -194,25 +195,6 @@ fn shown_url(url: &str) -> String {
         }
         None => url.to_owned(),
     }
-}
-
-/// The name the model calls a server's tool by when no [`rename_tools`] says: the server's
-/// name with each character providers refuse as `_`, and at most 64 characters (the
-/// protocol lets servers name tools `admin.tools.list`; providers take
-/// `^[a-zA-Z0-9_-]{1,64}$`). `None` for a name that fits as it is.
-///
-/// [`rename_tools`]: McpToolsetBuilder::rename_tools
-fn fitted(name: &str) -> Option<String> {
-    let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-    if name.len() <= 64 && name.chars().all(allowed) {
-        return None;
-    }
-    Some(
-        name.chars()
-            .map(|c| if allowed(c) { c } else { '_' })
-            .take(64)
-            .collect(),
-    )
 }
 
 /// A builder of an [`McpToolset`]: how it connects to its server, how long requests may
@@ -270,9 +252,9 @@ impl McpToolsetBuilder {
         self
     }
 
-    /// The name the model calls each tool by, made from the server's. Without it, a name
-    /// providers refuse (they take `^[a-zA-Z0-9_-]{1,64}$`; the protocol allows `files.read`)
-    /// gets each other character as `_` and is cut at 64. Calls still go to the server's name. [`tool_max_retries`](Self::tool_max_retries)
+    /// The name the model calls each tool by, made from the server's: for servers whose
+    /// names providers refuse (they take `^[a-zA-Z0-9_-]{1,64}$`; the protocol allows
+    /// `files.read`). Calls still go to the server's name. [`tool_max_retries`](Self::tool_max_retries)
     /// takes the server's name; the run (budget counters, `ToolsetExt` filters and
     /// prefixes) sees the new one.
     pub fn rename_tools(mut self, rename: impl Fn(&str) -> String + Send + Sync + 'static) -> Self {
@@ -468,8 +450,6 @@ fn log_stderr(command: String, stderr: tokio::process::ChildStderr) {
 
 #[cfg(test)]
 mod tests {
-    use super::fitted;
-
     #[cfg(feature = "http")]
     #[test]
     fn a_servers_url_is_named_without_its_keys() {
@@ -479,16 +459,5 @@ mod tests {
             "https://mcp.example.com/s/abc/mcp"
         );
         assert_eq!(shown_url("http://127.0.0.1:8080"), "http://127.0.0.1:8080");
-    }
-
-    #[test]
-    fn a_name_providers_refuse_is_fitted_to_what_they_take() {
-        assert_eq!(fitted("read_file"), None);
-        assert_eq!(
-            fitted("admin.tools/list").as_deref(),
-            Some("admin_tools_list")
-        );
-        let long = "a".repeat(70);
-        assert_eq!(fitted(&long).map(|name| name.len()), Some(64));
     }
 }

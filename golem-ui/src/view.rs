@@ -143,8 +143,9 @@ pub(crate) struct RunView<O: Output> {
     /// This turn's streamed calls by part: their id, and whether the UI sees them (the
     /// output tool's calls and, while rejections are hidden, every call, are not shown).
     calls: Vec<(usize, String, bool)>,
-    /// The calls of this turn whose whole input was shown, by id.
-    inputs: Vec<String>,
+    /// Whether this turn's response arrived: then every call that streamed is complete
+    /// (under the id the run gave it, maybe not the one it streamed with).
+    responded: bool,
     /// Calls held back until their outcome is known (rejections hidden), in the order they
     /// came.
     held: Vec<ToolCallPart>,
@@ -183,7 +184,7 @@ impl<O: Output> RunView<O> {
             streamed: false,
             open: Vec::new(),
             calls: Vec::new(),
-            inputs: Vec::new(),
+            responded: false,
             held: Vec::new(),
             nested: true,
             agents: Vec::new(),
@@ -245,10 +246,12 @@ impl<O: Output> RunView<O> {
     pub(crate) fn end_step(&mut self, show: &mut impl FnMut(Show<'_>)) {
         self.close_agents(show);
         self.close_parts(show);
-        // A call shown while it streamed, whose whole input never came.
-        for (_, call_id, shown) in &self.calls {
-            if *shown && !self.inputs.contains(call_id) {
-                show(Show::ToolUnfinished { call_id });
+        // The calls shown while they streamed, when their response never came.
+        if !self.responded {
+            for (_, call_id, shown) in &self.calls {
+                if *shown {
+                    show(Show::ToolUnfinished { call_id });
+                }
             }
         }
         self.calls.clear();
@@ -336,11 +339,12 @@ impl<O: Output> RunView<O> {
         self.end_step(show);
         self.step = Some(turn);
         self.streamed = false;
-        self.inputs.clear();
+        self.responded = false;
         show(Show::StepStart { turn });
     }
 
     fn response(&mut self, turn: u32, response: &ModelResponse, show: &mut impl FnMut(Show<'_>)) {
+        self.responded = true;
         self.close_parts(show);
         for (index, part) in response.parts.iter().enumerate() {
             match part {
@@ -553,7 +557,6 @@ impl<O: Output> RunView<O> {
             .calls
             .iter()
             .any(|(_, id, shown)| *shown && *id == call.tool_call_id);
-        self.inputs.push(call.tool_call_id.clone());
         show(Show::ToolInput {
             turn,
             call,

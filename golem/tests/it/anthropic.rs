@@ -690,6 +690,33 @@ async fn thinking_is_left_out_of_a_request_whose_tool_loop_another_provider_bega
     let body = &bodies(&server).await[0];
     assert_eq!(body.get("thinking"), None);
     assert_eq!(body["max_tokens"], json!(16000));
+
+    // Adaptive thinking may skip it on a turn of its own: the request keeps it.
+    let server = serve(
+        "/v1/messages",
+        vec![json_ok(message(
+            "msg_2",
+            json!([{"type": "text", "text": "Six."}]),
+            "end_turn",
+            1,
+            1,
+        ))],
+    )
+    .await;
+    let adaptive = AnthropicModel::builder("claude-opus-4-6")
+        .api_key(KEY)
+        .base_url(format!("{}/v1", server.uri()))
+        .settings(ModelSettings::default().extra("thinking", json!({"type": "adaptive"})))
+        .build()
+        .unwrap();
+    adaptive
+        .request(&history, &RequestParams::text(Vec::new()))
+        .await
+        .unwrap();
+    assert_eq!(
+        bodies(&server).await[0]["thinking"],
+        json!({"type": "adaptive"})
+    );
 }
 
 #[tokio::test]

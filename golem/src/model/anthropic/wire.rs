@@ -72,17 +72,18 @@ pub(super) fn body(
     })?;
     let has_tools = !forms.is_empty();
     let (system, sent) = anthropic_messages(params.instructions.as_deref(), messages)?;
-    let asks_thinking = settings
+    let thinking_kind = settings
         .extra_body
         .get("thinking")
         .and_then(|thinking| thinking.get("type"))
-        .and_then(Value::as_str)
-        .is_some_and(|kind| kind != "disabled");
-    // With thinking on, the API wants the model's turn of a tool loop to begin with its
-    // thinking, which another provider's calls (after a fallback) never have: that request
-    // goes without thinking.
-    let thinking = asks_thinking && !in_loop_without_thinking(&sent);
-    let extra_body = match asks_thinking && !thinking {
+        .and_then(Value::as_str);
+    let asks_thinking = thinking_kind.is_some_and(|kind| kind != "disabled");
+    // With thinking `enabled`, every turn of the model's begins with its thinking, and the
+    // API wants the turn of a tool loop to: another provider's calls (after a fallback)
+    // never do, so that request goes without thinking. (Adaptive thinking may skip it.)
+    let dropped = thinking_kind == Some("enabled") && in_loop_without_thinking(&sent);
+    let thinking = asks_thinking && !dropped;
+    let extra_body = match dropped {
         true => {
             let mut extra = settings.extra_body.clone();
             extra.remove("thinking");

@@ -81,17 +81,53 @@ impl Responses {
     /// nothing is stored and the model reasons, by what the builder was told or else by
     /// the model's name (OpenAI refuses the request for a model that does not reason).
     fn asks_encrypted_reasoning(&self, model: &str) -> bool {
-        !self.store && self.reasons(model)
+        !self.store
+            && self.encrypted_reasoning.unwrap_or_else(|| {
+                self.reasoning_effort.is_some()
+                    || self.reasoning_summary.is_some()
+                    || reasons(model)
+            })
     }
 
-    /// Whether `model` reasons, by what the builder was told or else by its name: a model
-    /// that does not is sent no reasoning items, which OpenAI refuses for it ("Reasoning
-    /// input items can only be provided to a reasoning or computer use model").
-    fn reasons(&self, model: &str) -> bool {
+    /// Whether `model` is sent reasoning items: not when the builder says it does not
+    /// reason, nor when its name says so (`gpt-4.1`, after a fallback from `o4-mini`): OpenAI
+    /// refuses them for such a model ("Reasoning input items can only be provided to a
+    /// reasoning or computer use model"). A name that does not tell (an Azure deployment's)
+    /// is sent them.
+    fn takes_reasoning(&self, model: &str) -> bool {
         self.encrypted_reasoning.unwrap_or_else(|| {
-            self.reasoning_effort.is_some() || self.reasoning_summary.is_some() || reasons(model)
+            self.reasoning_effort.is_some()
+                || self.reasoning_summary.is_some()
+                || reasons(model)
+                || !gpt(model)
         })
     }
+}
+
+/// The name of OpenAI's model `model`, without a path and, for a fine-tuned model
+/// (`ft:o4-mini:org::id`), its base.
+fn base_name(model: &str) -> &str {
+    let model = model.rsplit('/').next().unwrap_or(model);
+    match model.get(..3) {
+        Some(head) if head.eq_ignore_ascii_case("ft:") => {
+            let tuned = &model[3..];
+            tuned.split(':').next().unwrap_or(tuned)
+        }
+        _ => model,
+    }
+}
+
+/// Whether `model` starts with `prefix`, whatever its case.
+fn starts(model: &str, prefix: &str) -> bool {
+    model
+        .get(..prefix.len())
+        .is_some_and(|head| head.eq_ignore_ascii_case(prefix))
+}
+
+/// Whether `model` is one of OpenAI's GPT models by its name (`gpt-4.1`, `chatgpt-4o-latest`).
+fn gpt(model: &str) -> bool {
+    let model = base_name(model);
+    starts(model, "gpt-") || starts(model, "chatgpt-")
 }
 
 /// Whether OpenAI's model `model` reasons, by its name: the o-series (`o1`, `o3-mini`,
@@ -100,16 +136,7 @@ impl Responses {
 /// by its base.
 fn reasons(model: &str) -> bool {
     // Read in place, whatever its case: this runs on every request.
-    let mut model = model.rsplit('/').next().unwrap_or(model);
-    let starts = |model: &str, prefix: &str| {
-        model
-            .get(..prefix.len())
-            .is_some_and(|head| head.eq_ignore_ascii_case(prefix))
-    };
-    if starts(model, "ft:") {
-        let tuned = &model["ft:".len()..];
-        model = tuned.split(':').next().unwrap_or(tuned);
-    }
+    let model = base_name(model);
     let o_series = starts(model, "o") && model[1..].starts_with(|c: char| c.is_ascii_digit());
     let chat = model
         .as_bytes()
@@ -285,6 +312,22 @@ mod tests {
         ] {
             assert!(!reasons(model), "{model}");
         }
+    }
+
+    #[test]
+    fn reasoning_goes_to_every_model_but_those_known_not_to_reason() {
+        let wire = Responses::default();
+        for model in ["o4-mini", "prod-reasoner", "my-azure-deployment"] {
+            assert!(wire.takes_reasoning(model), "{model}");
+        }
+        for model in ["gpt-4.1", "ft:gpt-4o:org::x", "chatgpt-4o-latest"] {
+            assert!(!wire.takes_reasoning(model), "{model}");
+        }
+        let told = Responses {
+            encrypted_reasoning: Some(true),
+            ..Responses::default()
+        };
+        assert!(told.takes_reasoning("gpt-4.1"));
     }
 
     #[test]

@@ -186,8 +186,12 @@ pub(in crate::model) fn parse(
         "content_filter" => FinishReason::ContentFilter,
         _ => FinishReason::Error,
     });
-    // A refusal and nothing else: the content filter's, its words kept as the text.
-    if let Some(refusal) = message.refusal.filter(|_| parts.is_empty()) {
+    // A refusal and no answer (reasoning aside): the content filter's, its words kept as
+    // the text.
+    let answered = parts
+        .iter()
+        .any(|part| !matches!(part, ResponsePart::Thinking(_)));
+    if let Some(refusal) = message.refusal.filter(|_| !answered) {
         finish_reason = Some(FinishReason::ContentFilter);
         if !refusal.is_empty() {
             parts.push(ResponsePart::text(refusal.0.into_owned()));
@@ -930,6 +934,21 @@ mod tests {
             ])),
             Message::from(ModelResponse::new(Vec::new())),
         ]
+    }
+
+    #[test]
+    fn a_refusal_beside_reasoning_is_still_the_content_filters() {
+        let body = json!({"choices": [{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": null, "reasoning_content": "Hmm.", "refusal": "No."
+        }}]});
+        let response = parse(
+            body.to_string().as_bytes(),
+            &RequestParams::text(Vec::new()),
+            false,
+        )
+        .expect("readable");
+        assert_eq!(response.finish_reason, Some(FinishReason::ContentFilter));
+        assert_eq!(response.parts[1], ResponsePart::text("No."));
     }
 
     #[test]

@@ -90,7 +90,7 @@ pub(super) fn body(
         json_out::string(&mut out, instructions);
     }
     out.extend_from_slice(b",\"input\":[");
-    write_input(&mut out, messages, wire.store, wire.reasons(model))?;
+    write_input(&mut out, messages, wire.store, wire.takes_reasoning(model))?;
     out.push(b']');
     if !forms.is_empty() {
         out.extend_from_slice(b",\"tools\":");
@@ -140,7 +140,10 @@ pub(super) fn body(
     let encrypted = wire
         .asks_encrypted_reasoning(model)
         .then_some(ENCRYPTED_REASONING);
-    let extra_include = settings.extra_body.get("include");
+    let extra_include = settings
+        .extra_body
+        .get("include")
+        .filter(|include| !include.is_null());
     if encrypted.is_some() || extra_include.is_some() {
         let mut include: Vec<&Value> = Vec::new();
         let encrypted = encrypted.map(Value::from);
@@ -162,7 +165,7 @@ pub(super) fn body(
     if stream {
         out.extend_from_slice(b",\"stream\":true");
     }
-    match extra_include {
+    match settings.extra_body.get("include") {
         Some(_) => {
             let mut extra = settings.extra_body.clone();
             extra.remove("include");
