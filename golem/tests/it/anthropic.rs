@@ -36,6 +36,34 @@ fn model(server: &MockServer) -> AnthropicModel {
         .expect("valid model")
 }
 
+/// A model with extended thinking on, a budget of 10,000 tokens in 16,000.
+fn thinking_model(server: &MockServer) -> AnthropicModel {
+    AnthropicModel::builder("claude-sonnet-4-5")
+        .api_key(KEY)
+        .base_url(format!("{}/v1", server.uri()))
+        .settings(ModelSettings::default().max_tokens(16000).extra(
+            "thinking",
+            json!({"type": "enabled", "budget_tokens": 10000}),
+        ))
+        .build()
+        .expect("valid model")
+}
+
+/// A server that answers one request with the text `text`, in the message `id`.
+async fn answering(id: &str, text: &str) -> MockServer {
+    serve(
+        "/v1/messages",
+        vec![json_ok(message(
+            id,
+            json!([{"type": "text", "text": text}]),
+            "end_turn",
+            1,
+            1,
+        ))],
+    )
+    .await
+}
+
 /// A message as Anthropic sends it.
 fn message(id: &str, content: Value, stop_reason: &str, input: u64, output: u64) -> Value {
     json!({
@@ -239,17 +267,7 @@ async fn text_feedback_is_a_user_text_block_and_cache_tokens_count_as_input() {
 
 #[tokio::test]
 async fn a_prompt_after_tool_results_joins_the_same_user_message() {
-    let server = serve(
-        "/v1/messages",
-        vec![json_ok(message(
-            "msg_02",
-            json!([{"type": "text", "text": "ok"}]),
-            "end_turn",
-            1,
-            1,
-        ))],
-    )
-    .await;
+    let server = answering("msg_02", "ok").await;
     let agent = Agent::<Game, String>::builder(model(&server))
         .tool(roll_dice())
         .build()
@@ -530,17 +548,7 @@ async fn another_providers_reasoning_is_not_sent_to_anthropic() {
         ThinkingPart,
     };
 
-    let server = serve(
-        "/v1/messages",
-        vec![json_ok(message(
-            "msg_1",
-            json!([{"type": "text", "text": "ok"}]),
-            "end_turn",
-            1,
-            1,
-        ))],
-    )
-    .await;
+    let server = answering("msg_1", "ok").await;
     let history: Vec<Message> = vec![
         ModelRequest::user_prompt("Hi").into(),
         ModelResponse::new(vec![
@@ -651,26 +659,8 @@ async fn what_the_api_refuses_of_another_turn_is_left_out_or_made_fit() {
 async fn thinking_is_left_out_of_a_request_whose_tool_loop_another_provider_began() {
     use golem::model::{Model, ModelResponse, RequestParams};
 
-    let server = serve(
-        "/v1/messages",
-        vec![json_ok(message(
-            "msg_1",
-            json!([{"type": "text", "text": "Six."}]),
-            "end_turn",
-            1,
-            1,
-        ))],
-    )
-    .await;
-    let model = AnthropicModel::builder("claude-sonnet-4-5")
-        .api_key(KEY)
-        .base_url(format!("{}/v1", server.uri()))
-        .settings(ModelSettings::default().max_tokens(16000).extra(
-            "thinking",
-            json!({"type": "enabled", "budget_tokens": 10000}),
-        ))
-        .build()
-        .unwrap();
+    let server = answering("msg_1", "Six.").await;
+    let model = thinking_model(&server);
     // After a fallback: OpenAI made the call, so the turn has no thinking to begin with.
     let history = [
         request(vec![user("Roll")]),
@@ -692,17 +682,7 @@ async fn thinking_is_left_out_of_a_request_whose_tool_loop_another_provider_bega
     assert_eq!(body["max_tokens"], json!(16000));
 
     // Adaptive thinking may skip it on a turn of its own: the request keeps it.
-    let server = serve(
-        "/v1/messages",
-        vec![json_ok(message(
-            "msg_2",
-            json!([{"type": "text", "text": "Six."}]),
-            "end_turn",
-            1,
-            1,
-        ))],
-    )
-    .await;
+    let server = answering("msg_2", "Six.").await;
     let adaptive = AnthropicModel::builder("claude-opus-4-6")
         .api_key(KEY)
         .base_url(format!("{}/v1", server.uri()))
@@ -735,15 +715,7 @@ async fn with_extended_thinking_no_tool_is_forced() {
         ))],
     )
     .await;
-    let model = AnthropicModel::builder("claude-sonnet-4-5")
-        .api_key(KEY)
-        .base_url(format!("{}/v1", server.uri()))
-        .settings(ModelSettings::default().max_tokens(16000).extra(
-            "thinking",
-            json!({"type": "enabled", "budget_tokens": 10000}),
-        ))
-        .build()
-        .unwrap();
+    let model = thinking_model(&server);
     let agent = Agent::<(), Json<Verdict>>::builder(model).build().unwrap();
 
     let result = agent.run("Who won?", ()).await.unwrap();
