@@ -476,7 +476,10 @@ impl<O: Output> RunView<O> {
                 tool_name,
                 tool_call_id,
             } => {
-                let shown = !self.hidden() && *tool_name != self.output_tool;
+                // A call that streams without an id (Gemini's) gets one from the run when
+                // its response is recorded: it is shown whole then, under that id.
+                let shown =
+                    !self.hidden() && *tool_name != self.output_tool && !tool_call_id.is_empty();
                 self.calls.push((*part, tool_call_id.clone(), shown));
                 if shown {
                     show(Show::ToolStart {

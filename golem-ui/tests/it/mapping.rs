@@ -387,6 +387,60 @@ fn a_call_still_streaming_when_the_run_fails_is_closed() {
     );
 }
 
+#[tokio::test]
+async fn a_call_that_streams_without_an_id_is_shown_whole_under_the_runs() {
+    use golem::Agent;
+    use golem::model::function::FunctionModel;
+    use golem::model::{Message, ResponseDelta, StreamEvent};
+
+    // As Gemini streams a call: whole, and without an id.
+    let model = FunctionModel::new_stream(|messages: &[Message], _| match messages.len() {
+        1 => vec![
+            StreamEvent::Delta(ResponseDelta::ToolCallStart {
+                part: 0,
+                tool_name: "add".into(),
+                tool_call_id: String::new(),
+            }),
+            StreamEvent::Delta(ResponseDelta::ToolCallArgs {
+                part: 0,
+                args: r#"{"a":2,"b":3}"#.into(),
+            }),
+            StreamEvent::Done(ModelResponse::new(vec![ResponsePart::tool_call(
+                "add",
+                r#"{"a":2,"b":3}"#,
+                "",
+            )])),
+        ],
+        _ => vec![StreamEvent::Done(ModelResponse::text("5"))],
+    });
+    let agent: Agent<(), String> = Agent::builder(model)
+        .tool(common::add())
+        .build()
+        .expect("the agent builds");
+    let mut run = agent.start("2 + 3?", ());
+    let (events, _) = drive(&mut run).await;
+
+    let lines = ai_sdk_lines(ai_sdk::Encoder::new("m1"), &events);
+    assert!(
+        !lines.iter().any(|line| line.contains(r#""toolCallId":"""#)),
+        "{lines:#?}"
+    );
+    let input = lines
+        .iter()
+        .find(|line| line.contains("tool-input-available"))
+        .expect("the call is shown");
+    let output = lines
+        .iter()
+        .find(|line| line.contains("tool-output-available"))
+        .expect("its output is shown");
+    let id = |line: &str| {
+        line.split(r#""toolCallId":""#)
+            .nth(1)
+            .map(|rest| rest.split('"').next().map(str::to_owned))
+    };
+    assert_eq!(id(input), id(output));
+}
+
 #[test]
 fn sse_framing_and_the_stream_header() {
     assert_eq!(ai_sdk::HEADER, ("x-vercel-ai-ui-message-stream", "v1"));
