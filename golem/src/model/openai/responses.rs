@@ -72,6 +72,9 @@ pub struct Responses {
     /// Whether to ask for the reasoning's encrypted content when nothing is stored; `None`
     /// asks for it when the model reasons (see [`HttpBuilder::encrypted_reasoning`]).
     encrypted_reasoning: Option<bool>,
+    /// Whether the base URL is OpenAI's, whose limits (`max_output_tokens` of 16 or more)
+    /// are checked before sending; other servers of the API keep their own.
+    openai: bool,
     /// Each tool as sent, serialized once per tool definition.
     tool_forms: ToolForms,
 }
@@ -177,9 +180,10 @@ impl Wire for Responses {
     fn prepare(
         &mut self,
         key: Option<&ApiKey>,
-        _base_url: &str,
+        base_url: &str,
         headers: &mut HeaderMap,
     ) -> Result<(), ProviderError> {
+        self.openai = base_url.contains("api.openai.com");
         openai_headers(
             key,
             self.organization.as_deref(),

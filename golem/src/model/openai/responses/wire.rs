@@ -49,9 +49,10 @@ pub(super) fn body(
             "the OpenAI Responses API takes no seed: unset ModelSettings::seed",
         ));
     }
-    if settings
-        .max_tokens
-        .is_some_and(|max| max < MIN_OUTPUT_TOKENS)
+    if wire.openai
+        && settings
+            .max_tokens
+            .is_some_and(|max| max < MIN_OUTPUT_TOKENS)
     {
         return Err(ModelError::other(format!(
             "the OpenAI Responses API takes a max_output_tokens of {MIN_OUTPUT_TOKENS} or more: \
@@ -175,7 +176,7 @@ pub(super) fn body(
     }
 }
 
-/// The smallest `max_output_tokens` the API takes.
+/// The smallest `max_output_tokens` OpenAI's API takes.
 const MIN_OUTPUT_TOKENS: u32 = 16;
 
 /// What a request that stores nothing includes, to send the reasoning back.
