@@ -105,42 +105,54 @@ pub(crate) fn field<T: Serialize + ?Sized>(
 }
 
 /// Closes the body object `out`, whose own fields are written, with the `extra` body
-/// fields after them (as serde's `flatten` wrote them). An extra field that names one the
-/// body has is merged into it instead (objects key by key, anything else replacing), so
-/// that no key goes twice: `text.verbosity` beside native output's `text.format`.
+/// fields after them (as serde's `flatten` wrote them), but those named in `taken`, which
+/// the wire wrote or left out itself. An extra field that names one the body has is
+/// merged into it instead (objects key by key, anything else replacing), so that no key
+/// goes twice: `text.verbosity` beside native output's `text.format`.
 pub(crate) fn close_with_extra(
     mut out: Vec<u8>,
     extra: &serde_json::Map<String, serde_json::Value>,
+    taken: &[&str],
 ) -> Result<Vec<u8>, ModelError> {
     use serde_json::{Map, Value};
 
-    /// Merges `extra` into `fields`: objects key by key, anything else replacing.
-    fn merge(fields: &mut Map<String, Value>, extra: &Map<String, Value>) {
-        for (key, value) in extra {
-            match (fields.get_mut(key), value) {
-                (Some(Value::Object(existing)), Value::Object(added)) => merge(existing, added),
-                _ => {
-                    fields.insert(key.clone(), value.clone());
+    /// Merges `value` into `fields` under `key`: objects key by key, anything else
+    /// replacing.
+    fn merge(fields: &mut Map<String, Value>, key: &str, value: &Value) {
+        match (fields.get_mut(key), value) {
+            (Some(Value::Object(existing)), Value::Object(added)) => {
+                for (key, value) in added {
+                    merge(existing, key, value);
                 }
+            }
+            _ => {
+                fields.insert(key.to_owned(), value.clone());
             }
         }
     }
 
+    let fields = || {
+        extra
+            .iter()
+            .filter(|(name, _)| !taken.contains(&name.as_str()))
+    };
     out.push(b'}');
-    if extra.is_empty() {
+    if fields().next().is_none() {
         return Ok(out);
     }
     // The body's own field names, its values skipped: the whole body is read as values only
     // when an extra field names one of them.
     let names: FieldNames = serde_json::from_slice(&out).map_err(ModelError::other)?;
-    if extra.keys().any(|name| names.0.contains(name)) {
+    if fields().any(|(name, _)| names.0.contains(name)) {
         let mut own: Map<String, Value> =
             serde_json::from_slice(&out).map_err(ModelError::other)?;
-        merge(&mut own, extra);
+        for (name, field) in fields() {
+            merge(&mut own, name, field);
+        }
         return serde_json::to_vec(&own).map_err(ModelError::other);
     }
     out.pop();
-    for (name, field) in extra {
+    for (name, field) in fields() {
         out.push(b',');
         entry(&mut out, name, field)?;
     }
@@ -404,16 +416,32 @@ mod tests {
         let extra = |value: serde_json::Value| value.as_object().cloned().unwrap_or_default();
         let body = br#"{"model":"m","text":{"format":{"type":"text"}}"#.to_vec();
         assert_eq!(
-            close_with_extra(body.clone(), &extra(serde_json::json!({}))).unwrap(),
+            close_with_extra(body.clone(), &extra(serde_json::json!({})), &[]).unwrap(),
             br#"{"model":"m","text":{"format":{"type":"text"}}}"#
         );
         assert_eq!(
-            close_with_extra(body.clone(), &extra(serde_json::json!({"tier": "flex"}))).unwrap(),
+            close_with_extra(
+                body.clone(),
+                &extra(serde_json::json!({"tier": "flex"})),
+                &[]
+            )
+            .unwrap(),
+            br#"{"model":"m","text":{"format":{"type":"text"}},"tier":"flex"}"#
+        );
+        // A field the wire took itself is not written again.
+        assert_eq!(
+            close_with_extra(
+                body.clone(),
+                &extra(serde_json::json!({"include": ["x"], "tier": "flex"})),
+                &["include"]
+            )
+            .unwrap(),
             br#"{"model":"m","text":{"format":{"type":"text"}},"tier":"flex"}"#
         );
         let merged = close_with_extra(
             body,
             &extra(serde_json::json!({"text": {"verbosity": "low"}})),
+            &[],
         )
         .unwrap();
         assert_eq!(

@@ -83,14 +83,7 @@ pub(super) fn body(
     // never do, so that request goes without thinking. (Adaptive thinking may skip it.)
     let dropped = thinking_kind == Some("enabled") && in_loop_without_thinking(&sent);
     let thinking = asks_thinking && !dropped;
-    let extra_body = match dropped {
-        true => {
-            let mut extra = settings.extra_body.clone();
-            extra.remove("thinking");
-            Cow::Owned(extra)
-        }
-        false => Cow::Borrowed(&settings.extra_body),
-    };
+    let left_out: &[&str] = if dropped { &["thinking"] } else { &[] };
     // With extended thinking on, the API refuses a forced tool (`any`, a named tool): the
     // model decides, and the run's feedback asks for the output tool if it answers in text.
     let mut tool_choice = tool_use(messages, params, settings.tool_choice.as_ref())
@@ -112,9 +105,9 @@ pub(super) fn body(
     out.extend_from_slice(b",\"max_tokens\":");
     json_out::value(
         &mut out,
-        &settings
-            .max_tokens
-            .unwrap_or_else(|| default_max_tokens(&extra_body)),
+        &settings.max_tokens.unwrap_or_else(|| {
+            default_max_tokens(settings.extra_body.get("thinking").filter(|_| !dropped))
+        }),
     )?;
     if let Some(system) = &system {
         out.extend_from_slice(b",\"system\":");
@@ -149,7 +142,7 @@ pub(super) fn body(
     if stream {
         out.extend_from_slice(b",\"stream\":true");
     }
-    json_out::close_with_extra(out, &extra_body)
+    json_out::close_with_extra(out, &settings.extra_body, left_out)
 }
 
 /// Whether the last assistant message calls tools without beginning with thinking.
@@ -778,9 +771,8 @@ enum Block<'a> {
 /// `max_tokens` when the settings give none: [`DEFAULT_MAX_TOKENS`] for the answer, beyond
 /// extended thinking's budget (the API refuses a `budget_tokens` that is not below
 /// `max_tokens`).
-fn default_max_tokens(extra_body: &Map<String, Value>) -> u32 {
-    let budget = extra_body
-        .get("thinking")
+fn default_max_tokens(thinking: Option<&Value>) -> u32 {
+    let budget = thinking
         .and_then(|thinking| thinking.get("budget_tokens"))
         .and_then(Value::as_u64)
         .map_or(0, |budget| u32::try_from(budget).unwrap_or(u32::MAX));

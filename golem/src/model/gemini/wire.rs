@@ -102,7 +102,7 @@ pub(super) fn body(
         out.extend_from_slice(b",\"generationConfig\":");
         json_out::value(&mut out, &generation_config)?;
     }
-    json_out::close_with_extra(out, &settings.extra_body)
+    json_out::close_with_extra(out, &settings.extra_body, &[])
 }
 
 /// The body of a `:countTokens` request: the `generateContentRequest` [`body`] would send,

@@ -99,7 +99,7 @@ pub(super) fn body(
             out.extend_from_slice(b",\"stream_options\":{\"include_usage\":true}");
         }
     }
-    json_out::close_with_extra(out, &settings.extra_body)
+    json_out::close_with_extra(out, &settings.extra_body, &[])
 }
 
 /// The `tool_choice` for `choice`, as the server understands it, or `None` to send none.

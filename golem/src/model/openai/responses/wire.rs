@@ -146,19 +146,15 @@ pub(super) fn body(
         .get("include")
         .filter(|include| !include.is_null());
     if encrypted.is_some() || extra_include.is_some() {
-        let mut include: Vec<&Value> = Vec::new();
-        let encrypted = encrypted.map(Value::from);
-        include.extend(&encrypted);
-        match extra_include {
-            Some(Value::Array(more)) => {
-                for value in more {
-                    if !include.contains(&value) {
-                        include.push(value);
-                    }
-                }
+        let mut include: Vec<Value> = encrypted.map(Value::from).into_iter().collect();
+        let more = match extra_include {
+            Some(Value::Array(more)) => more.as_slice(),
+            more => more.map(std::slice::from_ref).unwrap_or_default(),
+        };
+        for value in more {
+            if !include.contains(value) {
+                include.push(value.clone());
             }
-            Some(more) => include.push(more),
-            None => {}
         }
         out.extend_from_slice(b",\"include\":");
         json_out::value(&mut out, &include)?;
@@ -166,14 +162,8 @@ pub(super) fn body(
     if stream {
         out.extend_from_slice(b",\"stream\":true");
     }
-    match settings.extra_body.get("include") {
-        Some(_) => {
-            let mut extra = settings.extra_body.clone();
-            extra.remove("include");
-            json_out::close_with_extra(out, &extra)
-        }
-        None => json_out::close_with_extra(out, &settings.extra_body),
-    }
+    // The user's `include` is written above.
+    json_out::close_with_extra(out, &settings.extra_body, &["include"])
 }
 
 /// The smallest `max_output_tokens` OpenAI's API takes.
