@@ -28,23 +28,47 @@ fn json<T: serde::Serialize>(items: &[T]) -> Vec<String> {
         .collect()
 }
 
-fn ai_sdk_lines<O: Output>(mut encoder: ai_sdk::Encoder<O>, events: &[RunEvent<O>]) -> Vec<String> {
+fn ai_sdk_lines<O: Output>(encoder: ai_sdk::Encoder<O>, events: &[RunEvent<O>]) -> Vec<String> {
+    ai_sdk_lines_ending(encoder, events, None)
+}
+
+fn ag_ui_lines<O: Output>(encoder: ag_ui::Encoder<O>, events: &[RunEvent<O>]) -> Vec<String> {
+    ag_ui_lines_ending(encoder, events, None)
+}
+
+/// The chunks of `events`, the run finishing, or failing with `error`.
+fn ai_sdk_lines_ending<O: Output>(
+    mut encoder: ai_sdk::Encoder<O>,
+    events: &[RunEvent<O>],
+    error: Option<&str>,
+) -> Vec<String> {
     let mut chunks = Vec::new();
     encoder.start(&mut chunks);
     for event in events {
         encoder.event(event, &mut chunks);
     }
-    encoder.finish(&mut chunks);
+    match error {
+        Some(error) => encoder.error(error, &mut chunks),
+        None => encoder.finish(&mut chunks),
+    }
     json(&chunks)
 }
 
-fn ag_ui_lines<O: Output>(mut encoder: ag_ui::Encoder<O>, events: &[RunEvent<O>]) -> Vec<String> {
+/// The events AG-UI gets of `events`, the run finishing, or failing with `error`.
+fn ag_ui_lines_ending<O: Output>(
+    mut encoder: ag_ui::Encoder<O>,
+    events: &[RunEvent<O>],
+    error: Option<&str>,
+) -> Vec<String> {
     let mut out = Vec::new();
     encoder.start(&mut out);
     for event in events {
         encoder.event(event, &mut out);
     }
-    encoder.finish(&mut out);
+    match error {
+        Some(error) => encoder.error(error, &mut out),
+        None => encoder.finish(&mut out),
+    }
     json(&out)
 }
 
@@ -303,13 +327,10 @@ async fn the_output_ends_the_message_when_asked() {
 
 #[test]
 fn a_failure_closes_the_step_and_reports_the_error() {
-    let mut chunks = Vec::new();
-    let mut encoder = ai_sdk::Encoder::<String>::new("m1");
-    encoder.start(&mut chunks);
-    encoder.event(&RunEvent::RequestSent { turn: 1 }, &mut chunks);
-    encoder.error("the model is unavailable", &mut chunks);
+    let events = [RunEvent::RequestSent { turn: 1 }];
+    let failed = Some("the model is unavailable");
     assert_eq!(
-        json(&chunks),
+        ai_sdk_lines_ending(ai_sdk::Encoder::<String>::new("m1"), &events, failed),
         [
             r#"{"type":"start","messageId":"m1"}"#,
             r#"{"type":"start-step"}"#,
@@ -317,13 +338,8 @@ fn a_failure_closes_the_step_and_reports_the_error() {
             r#"{"type":"error","errorText":"the model is unavailable"}"#,
         ]
     );
-    let mut out = Vec::new();
-    let mut encoder = ag_ui::Encoder::<String>::new("t1", "r1");
-    encoder.start(&mut out);
-    encoder.event(&RunEvent::RequestSent { turn: 1 }, &mut out);
-    encoder.error("the model is unavailable", &mut out);
     assert_eq!(
-        json(&out),
+        ag_ui_lines_ending(ag_ui::Encoder::<String>::new("t1", "r1"), &events, failed),
         [
             r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}"#,
             r#"{"type":"STEP_STARTED","stepName":"turn-1"}"#,
@@ -355,30 +371,17 @@ fn a_call_still_streaming_when_the_run_fails_is_closed() {
             },
         },
     ];
-    let mut chunks = Vec::new();
-    let mut encoder = ai_sdk::Encoder::<String>::new("m1");
-    encoder.start(&mut chunks);
-    for event in &events {
-        encoder.event(event, &mut chunks);
-    }
-    encoder.error("the model's stream broke", &mut chunks);
+    let failed = Some("the model's stream broke");
     assert_eq!(
-        json(&chunks)[4..],
+        ai_sdk_lines_ending(ai_sdk::Encoder::<String>::new("m1"), &events, failed)[4..],
         [
             r#"{"type":"tool-output-error","toolCallId":"c1","errorText":"the call was not complete"}"#,
             r#"{"type":"finish-step"}"#,
             r#"{"type":"error","errorText":"the model's stream broke"}"#,
         ]
     );
-    let mut out = Vec::new();
-    let mut encoder = ag_ui::Encoder::<String>::new("t1", "r1");
-    encoder.start(&mut out);
-    for event in &events {
-        encoder.event(event, &mut out);
-    }
-    encoder.error("the model's stream broke", &mut out);
     assert_eq!(
-        json(&out)[4..],
+        ag_ui_lines_ending(ag_ui::Encoder::<String>::new("t1", "r1"), &events, failed)[4..],
         [
             r#"{"type":"TOOL_CALL_END","toolCallId":"c1"}"#,
             r#"{"type":"STEP_FINISHED","stepName":"turn-1"}"#,
