@@ -50,6 +50,15 @@ fn local(server: &MockServer, profile: ServerProfile) -> OpenAiModel {
         .expect("valid model")
 }
 
+/// A model that sends its reasoning back, as DeepSeek's thinking mode wants.
+fn reasoning_back(server: &MockServer) -> OpenAiModel {
+    OpenAiModel::builder("deepseek-chat")
+        .base_url(format!("{}/v1", server.uri()))
+        .send_reasoning(true)
+        .build()
+        .expect("valid model")
+}
+
 fn completion(message: Value, finish_reason: &str) -> Value {
     json!({
         "id": "c", "object": "chat.completion", "model": "m",
@@ -571,11 +580,7 @@ async fn a_server_that_asks_for_its_reasoning_back_gets_it_on_the_call_it_led_to
         vec![json_ok(reasoning), json_ok(says("6"))],
     )
     .await;
-    let model = OpenAiModel::builder("deepseek-chat")
-        .base_url(format!("{}/v1", server.uri()))
-        .send_reasoning(true)
-        .build()
-        .expect("valid model");
+    let model = reasoning_back(&server);
     let agent = Agent::<Game, String>::builder(model)
         .tool(roll_dice())
         .build()
@@ -726,11 +731,7 @@ async fn calls_without_reasoning_go_to_such_a_server_with_an_empty_one() {
     // DeepSeek wants the field on every message with calls: another provider's calls (after
     // a fallback) have no reasoning of its own.
     let server = serve("/v1/chat/completions", vec![json_ok(says("6"))]).await;
-    let model = OpenAiModel::builder("deepseek-chat")
-        .base_url(format!("{}/v1", server.uri()))
-        .send_reasoning(true)
-        .build()
-        .expect("valid model");
+    let model = reasoning_back(&server);
     let history = [
         request(vec![user("Roll")]),
         golem::model::Message::from(golem::model::ModelResponse::new(vec![
