@@ -3,6 +3,7 @@
 use base64::Engine as _;
 use base64::alphabet;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+use golem::model::media::essence;
 use golem::model::{BinaryContent, MediaKind, ToolContent, UserContent};
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::Value;
@@ -69,18 +70,13 @@ fn as_media(block: &ContentBlock) -> Option<UserContent> {
         },
         _ => return None,
     };
-    let essence = media_type
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
+    let essence = essence(media_type);
     let text = essence == "text/plain";
     let too_big = match MediaKind::of(&essence) {
         MediaKind::Image => base64.len() > MAX_IMAGE_BASE64,
         _ => base64.len() > MAX_DOCUMENT_BASE64,
     };
-    if !(text || SHARED.contains(&essence.as_str())) || too_big {
+    if !(text || SHARED.contains(&&*essence)) || too_big {
         return None;
     }
     match decode(base64) {

@@ -614,7 +614,13 @@ pub(crate) fn data_url_summary(url: &str) -> Option<(&str, usize)> {
 /// A media type without its parameters, in lower case (`text/plain` of
 /// `Text/Plain; charset=utf-8`; media types are case-insensitive): what the providers that
 /// name a part's type take, and what golem compares.
-pub(crate) fn essence(media_type: &str) -> std::borrow::Cow<'_, str> {
+///
+/// ```
+/// use golem::model::media::essence;
+///
+/// assert_eq!(essence("Text/Plain; charset=utf-8"), "text/plain");
+/// ```
+pub fn essence(media_type: &str) -> std::borrow::Cow<'_, str> {
     let essence = media_type.split(';').next().unwrap_or("").trim();
     if essence.bytes().any(|byte| byte.is_ascii_uppercase()) {
         std::borrow::Cow::Owned(essence.to_ascii_lowercase())
