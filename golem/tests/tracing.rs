@@ -260,3 +260,93 @@ fn a_chat_span_says_whether_the_request_was_streamed() {
         assert_eq!(chat["gen_ai.request.stream"], streamed);
     }
 }
+
+/// A model of another provider: a `FunctionModel` under the provider name `system`.
+struct OfProvider(golem::model::function::FunctionModel, &'static str);
+
+impl golem::model::Model for OfProvider {
+    fn request<'a>(
+        &'a self,
+        messages: &'a [golem::model::Message],
+        params: &'a golem::model::RequestParams,
+    ) -> BoxFuture<'a, Result<ModelResponse, golem::model::ModelError>> {
+        self.0.request(messages, params)
+    }
+
+    fn request_stream<'a>(
+        &'a self,
+        messages: &'a [golem::model::Message],
+        params: &'a golem::model::RequestParams,
+    ) -> golem::model::ModelStream<'a> {
+        self.0.request_stream(messages, params)
+    }
+
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    fn system(&self) -> &str {
+        self.1
+    }
+}
+
+/// A `FallbackModel`'s request is traced under the provider of the model that answered it,
+/// streamed or not; the run's span keeps the first model's.
+#[test]
+fn a_fallback_request_is_traced_under_the_provider_that_answered() {
+    use futures_util::StreamExt;
+    use golem::model::fallback::FallbackModel;
+    use golem::model::function::FunctionModel;
+    use golem::model::{ModelError, StreamEvent};
+    use tracing_subscriber::layer::SubscriberExt;
+
+    for streamed in [false, true] {
+        let unavailable = || ModelError::Http {
+            provider: "first".into(),
+            status: 503,
+            message: "unavailable".into(),
+            attempts: 1,
+        };
+        let (down, up) = if streamed {
+            (
+                FunctionModel::new_stream(move |_, _| vec![Err::<StreamEvent, _>(unavailable())]),
+                FunctionModel::new_stream(|_, _| {
+                    vec![StreamEvent::Done(ModelResponse::text("answered"))]
+                }),
+            )
+        } else {
+            (
+                FunctionModel::new(move |_, _| Err::<ModelResponse, _>(unavailable())),
+                FunctionModel::new(|_, _| ModelResponse::text("answered")),
+            )
+        };
+        let model = FallbackModel::new(OfProvider(down, "first")).or(OfProvider(up, "second"));
+        let captured = Arc::new(Mutex::new(tracing_capture::Captured::default()));
+        let subscriber =
+            tracing_subscriber::registry().with(tracing_capture::Capture(Arc::clone(&captured)));
+        let agent = Agent::<(), String>::builder(model).build().unwrap();
+        tracing::subscriber::with_default(subscriber, || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap();
+            if streamed {
+                assert_eq!(runtime.block_on(agent.run_stream("Hi", ()).count()), 4);
+            } else {
+                let result = runtime.block_on(agent.run("Hi", ())).unwrap();
+                assert_eq!(result.output, "answered");
+            }
+        });
+        let captured = captured.lock().expect("not poisoned").clone();
+        let span = |wanted: &str| {
+            &captured
+                .spans
+                .iter()
+                .find(|(name, _)| name == wanted)
+                .unwrap_or_else(|| panic!("a {wanted} span"))
+                .1
+        };
+        assert_eq!(span("chat")["gen_ai.provider.name"], "second");
+        assert_eq!(span("chat")["gen_ai.request.stream"], streamed.to_string());
+        assert_eq!(span("invoke_agent")["gen_ai.provider.name"], "first");
+    }
+}

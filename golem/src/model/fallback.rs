@@ -385,8 +385,11 @@ impl FallbackModel {
     }
 }
 
-/// `response`, naming `model` as the one that answered when its provider did not.
+/// `response`, naming `model` as the one that answered when its provider did not. The
+/// request's `chat` span, opened with the first model's provider, is given the provider
+/// that answered.
 fn answered_by(mut response: ModelResponse, model: &dyn Model) -> ModelResponse {
+    tracing::Span::current().record("gen_ai.provider.name", model.system());
     if response.model_name.is_none() {
         response.model_name = Some(model.name().to_owned());
     }
@@ -483,7 +486,8 @@ impl Model for FallbackModel {
         &self.name
     }
 
-    /// The first model's provider.
+    /// The first model's provider. A request's `chat` span names the provider of the model
+    /// that answered it.
     fn system(&self) -> &str {
         self.models[0].system()
     }
