@@ -3,7 +3,7 @@
 //! ```no_run
 //! use golem::model::gemini::GeminiModel;
 //!
-//! // GEMINI_API_KEY (else GOOGLE_API_KEY) from the environment:
+//! // GOOGLE_API_KEY, else GEMINI_API_KEY, from the environment:
 //! let model = GeminiModel::from_env("gemini-2.5-flash")?;
 //! # Ok::<_, golem::model::ProviderError>(())
 //! ```
@@ -65,8 +65,9 @@ mod wire;
 
 /// Where the API key is read from.
 pub const API_KEY_ENV: &str = "GEMINI_API_KEY";
-/// Where the API key is read from when [`API_KEY_ENV`] is not set.
-pub const FALLBACK_API_KEY_ENV: &str = "GOOGLE_API_KEY";
+/// Where the API key is read from first: when both are set, this one wins, as in Google's
+/// SDKs.
+pub const GOOGLE_API_KEY_ENV: &str = "GOOGLE_API_KEY";
 /// Where a base URL other than Google's is read from.
 pub const BASE_URL_ENV: &str = "GEMINI_BASE_URL";
 /// Google's own Gemini API.
@@ -105,7 +106,7 @@ impl Wire for GenerateContent {
     const PROVIDER: &'static str = PROVIDER;
     const TYPE_NAME: &'static str = "GeminiModel";
     const API_KEY_ENV: &'static str = API_KEY_ENV;
-    const API_KEY_ENV_FALLBACKS: &'static [&'static str] = &[FALLBACK_API_KEY_ENV];
+    const API_KEY_ENV_FIRST: &'static [&'static str] = &[GOOGLE_API_KEY_ENV];
     const BASE_URL_ENV: &'static str = BASE_URL_ENV;
     const DEFAULT_BASE_URL: &'static str = DEFAULT_BASE_URL;
     const PATH: &'static str = "/models";

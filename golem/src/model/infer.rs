@@ -74,8 +74,8 @@ pub enum ProviderError {
 /// - `openai:<model>`: [`OpenAiModel::from_env`] (`OPENAI_API_KEY`, `OPENAI_BASE_URL`);
 /// - `anthropic:<model>`: [`AnthropicModel::from_env`] (`ANTHROPIC_API_KEY`,
 ///   `ANTHROPIC_BASE_URL`);
-/// - `gemini:<model>` or `google:<model>`: [`GeminiModel::from_env`] (`GEMINI_API_KEY`, else
-///   `GOOGLE_API_KEY`; `GEMINI_BASE_URL`);
+/// - `gemini:<model>` or `google:<model>`: [`GeminiModel::from_env`] (`GOOGLE_API_KEY`, else
+///   `GEMINI_API_KEY`; `GEMINI_BASE_URL`);
 /// - `openai-responses:<model>`: OpenAI's Responses API,
 ///   [`OpenAiResponsesModel::from_env`](super::openai::responses::OpenAiResponsesModel)
 ///   (`OPENAI_API_KEY`, `OPENAI_BASE_URL`);

@@ -876,13 +876,13 @@ fn a_missing_key_is_a_clear_error_and_the_presets_name_gemini() {
     }
 }
 
-/// Marks the child process that [`from_env_reads_gemini_api_key_else_google_api_key`] starts
+/// Marks the child process that [`from_env_reads_google_api_key_else_gemini_api_key`] starts
 /// with the environment of one case (a test cannot set variables in its own process:
 /// `unsafe_code` is forbidden).
 const CHILD: &str = "GOLEM_TEST_GEMINI_FROM_ENV";
 
 #[tokio::test]
-async fn from_env_reads_gemini_api_key_else_google_api_key() {
+async fn from_env_reads_google_api_key_else_gemini_api_key() {
     if std::env::var_os(CHILD).is_some() {
         // The child: one request with what the environment gives.
         let model = GeminiModel::from_env("gemini-2.5-flash").expect("a key in the environment");
@@ -892,31 +892,52 @@ async fn from_env_reads_gemini_api_key_else_google_api_key() {
                 &RequestParams::text(Vec::new()),
             )
             .await
-            .expect("as scripted");
+            .unwrap_or_else(|error| panic!("{error}"));
         return;
     }
+    let (gemini, google) = (Some("AIza-from-gemini-0123"), Some("AIza-from-google-0123"));
+    // What each variable gives, the key sent, and the variable a refusal names.
     let cases = [
+        // Both set: GOOGLE_API_KEY, as Google's SDKs read them.
+        (gemini, google, "AIza-from-google-0123", None),
+        (None, google, "AIza-from-google-0123", None),
+        (gemini, None, "AIza-from-gemini-0123", None),
+        // An empty variable is not a key.
+        (gemini, Some(" "), "AIza-from-gemini-0123", None),
         (
-            Some("AIza-from-gemini-0123"),
-            Some("AIza-from-google-0123"),
-            "AIza-from-gemini-0123",
+            gemini,
+            google,
+            "AIza-from-google-0123",
+            Some("GOOGLE_API_KEY"),
         ),
-        (None, Some("AIza-from-google-0123"), "AIza-from-google-0123"),
+        (
+            gemini,
+            None,
+            "AIza-from-gemini-0123",
+            Some("GEMINI_API_KEY"),
+        ),
     ];
-    for (gemini, google, sent) in cases {
-        let server = serve_checked(vec![generated(
-            "resp-1",
-            json!([{"text": "hi"}]),
-            "STOP",
-            1,
-            1,
-        )])
-        .await;
+    for (gemini, google, sent, refused) in cases {
+        let server = if refused.is_some() {
+            let refusal = json!({"error": {
+                "code": 403,
+                "message": "API key not valid.",
+                "status": "PERMISSION_DENIED"
+            }});
+            serve(
+                ROUTE,
+                vec![ResponseTemplate::new(403).set_body_json(refusal)],
+            )
+            .await
+        } else {
+            let answer = generated("resp-1", json!([{"text": "hi"}]), "STOP", 1, 1);
+            serve_checked(vec![answer]).await
+        };
         let mut child = std::process::Command::new(std::env::current_exe().unwrap());
         child
             .args([
                 "--exact",
-                "gemini::from_env_reads_gemini_api_key_else_google_api_key",
+                "gemini::from_env_reads_google_api_key_else_gemini_api_key",
             ])
             .env(CHILD, "1")
             .env("GEMINI_BASE_URL", format!("{}/v1beta", server.uri()))
@@ -932,10 +953,19 @@ async fn from_env_reads_gemini_api_key_else_google_api_key() {
             .unwrap()
             .unwrap();
         let stdout = String::from_utf8_lossy(&output.stdout);
-        assert!(
-            output.status.success() && stdout.contains("1 passed"),
-            "{stdout}"
-        );
+        match refused {
+            None => assert!(
+                output.status.success() && stdout.contains("1 passed"),
+                "{stdout}"
+            ),
+            Some(env_var) => assert!(
+                !output.status.success()
+                    && stdout.contains(&format!(
+                        "gemini refused the credentials (HTTP 403): API key not valid.; check {env_var}"
+                    )),
+                "{stdout}"
+            ),
+        }
         assert_eq!(
             first_header(&server, "x-goog-api-key").await.as_deref(),
             Some(sent)

@@ -35,8 +35,9 @@ pub(crate) mod sealed {
         const TYPE_NAME: &'static str;
         /// Where the key is read from.
         const API_KEY_ENV: &'static str;
-        /// Where the key is read from when [`API_KEY_ENV`](Self::API_KEY_ENV) is not set.
-        const API_KEY_ENV_FALLBACKS: &'static [&'static str] = &[];
+        /// Where the key is read from before [`API_KEY_ENV`](Self::API_KEY_ENV), in order:
+        /// the first that is set wins, as in the provider's own SDKs.
+        const API_KEY_ENV_FIRST: &'static [&'static str] = &[];
         /// Where a base URL is read from.
         const BASE_URL_ENV: &'static str;
         /// The provider's own API.
@@ -189,19 +190,23 @@ impl<W: WireFormat> HttpModel<W> {
 
     /// `model` with the key and the base URL from the provider's environment variables
     /// (`OPENAI_API_KEY` and `OPENAI_BASE_URL`; `ANTHROPIC_API_KEY` and
-    /// `ANTHROPIC_BASE_URL`; `GEMINI_API_KEY`, else `GOOGLE_API_KEY`, and `GEMINI_BASE_URL`).
-    /// The provider's own API needs a key; a key is optional for other OpenAI-compatible
-    /// servers.
+    /// `ANTHROPIC_BASE_URL`; `GOOGLE_API_KEY`, else `GEMINI_API_KEY`, as Google's SDKs read
+    /// them, and `GEMINI_BASE_URL`). The provider's own API needs a key; a key is optional
+    /// for other OpenAI-compatible servers. A credentials error names the variable the key
+    /// was read from.
     ///
     /// # Errors
     /// [`ProviderError::MissingApiKey`] when the key is needed and not set; an invalid
     /// base URL.
     pub fn from_env(model: impl Into<String>) -> Result<Self, ProviderError> {
         let mut builder = Self::builder(model);
-        let key = std::iter::once(W::API_KEY_ENV)
-            .chain(W::API_KEY_ENV_FALLBACKS.iter().copied())
-            .find_map(env_var);
-        if let Some(key) = key {
+        let key = W::API_KEY_ENV_FIRST
+            .iter()
+            .copied()
+            .chain(std::iter::once(W::API_KEY_ENV))
+            .find_map(|name| Some((name, env_var(name)?)));
+        if let Some((name, key)) = key {
+            builder.api_key_env = name;
             builder = builder.api_key(key);
         }
         if let Some(url) = env_var(W::BASE_URL_ENV) {
