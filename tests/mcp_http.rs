@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use golem::model::function::FunctionModel;
 use golem::model::{Message, ModelResponse, RequestPart};
 use golem::tool::RetryLimit;
-use golem::toolset::Toolset;
+use golem::toolset::{Toolset, ToolsetError};
 use golem::{Agent, RunContext, RunError, Stage};
 use golem_mcp::{McpError, McpToolset};
 use serde_json::json;
@@ -109,6 +109,47 @@ async fn lists_the_tools_and_calls_one_for_its_structured_result() {
             ("return", "pages_served".to_owned(), json!({"result": 8})),
         ]
     );
+}
+
+/// A server whose last page points back to its first would be paged until the timeout,
+/// its tools gathered again and again: the cursor sent twice ends the listing with a typed
+/// error, and the run fails at its start, the prompt and nothing else in its history.
+#[tokio::test]
+async fn a_listing_whose_pages_repeat_is_an_error_not_a_loop() {
+    let server = PythonServer::start_with(&["--looping-pages"]);
+    let toolset = connect(&server).await;
+    let started = Instant::now();
+    let error = toolset.mcp_tools().await.expect_err("the pages repeat");
+    assert!(
+        matches!(&error, McpError::Paging { cursor, .. } if cursor == "2"),
+        "{error:?}"
+    );
+    assert_eq!(
+        error.to_string(),
+        "MCP server `mcp:golem-test-py` sent the cursor `2` of `tools/list` twice: its pages repeat"
+    );
+    // Five pages (the last pointing back to the first, which points to the second again),
+    // answered well inside the request timeout.
+    assert!(started.elapsed() < Duration::from_secs(10));
+
+    let agent = Agent::<(), String>::builder(FunctionModel::new(|_, _| ModelResponse::text("-")))
+        .toolset(toolset)
+        .build()
+        .expect("builds");
+    let error = agent.run("Add 2 and 3", ()).await.expect_err("cannot list");
+    assert_eq!(error.stage(), Stage::Tool);
+    let listing = error
+        .cause()
+        .downcast_ref::<ToolsetError>()
+        .expect("a toolset's error");
+    assert!(
+        matches!(listing, ToolsetError::List { source, .. }
+            if matches!(source.downcast_ref::<McpError>(), Some(McpError::Paging { .. }))),
+        "{listing:?}"
+    );
+    // Nothing was exchanged: the tools are listed before the first request.
+    assert!(error.messages().is_empty());
+    assert_eq!(error.usage().requests, 0);
 }
 
 /// `unlock` adds a tool and announces `tools/list_changed`: the run that called it keeps

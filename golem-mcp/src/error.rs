@@ -79,6 +79,19 @@ pub enum McpError {
         /// The server's text.
         message: String,
     },
+    /// The server's listing repeats: it sent a `nextCursor` it had sent before, so following
+    /// its pages would never end.
+    #[error(
+        "MCP server `{server}` sent the cursor `{cursor}` of {request} twice: its pages repeat"
+    )]
+    Paging {
+        /// The toolset's name.
+        server: String,
+        /// What was asked: `` `tools/list` ``.
+        request: String,
+        /// The cursor sent twice.
+        cursor: String,
+    },
     /// Anything else rmcp reported (an unexpected response type, a cancelled request).
     #[error("MCP server `{server}`: {request} failed")]
     Protocol {

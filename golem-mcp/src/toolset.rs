@@ -124,25 +124,18 @@ impl<Deps> McpToolset<Deps> {
     /// The server's tools now (`tools/list`, every page), as golem tools.
     ///
     /// # Errors
-    /// [`McpError`] when the server does not answer in time or the connection failed.
+    /// [`McpError`] when the server does not answer in time (every page within the request
+    /// timeout), the connection failed, or its pages repeat ([`McpError::Paging`]).
     pub async fn mcp_tools(&self) -> Result<Vec<McpTool>, McpError> {
         let connection = &self.connection;
-        let request = || "`tools/list`".to_owned();
         let after = connection.options.request_timeout;
-        let listed = tokio::time::timeout(after, connection.service.list_all_tools())
+        let tools = tokio::time::timeout(after, self.every_page())
             .await
             .map_err(|_elapsed| McpError::Timeout {
                 server: connection.name.clone(),
-                request: request(),
+                request: LIST.to_owned(),
                 after,
-            })?;
-        let tools = match listed {
-            Ok(tools) => tools,
-            Err(error) => {
-                let data = McpError::from_service(&connection.name, request(), error)?;
-                return Err(McpError::server_error(&connection.name, request(), data));
-            }
-        };
+            })??;
         Ok(tools
             .into_iter()
             .map(|tool| {
@@ -159,6 +152,47 @@ impl<Deps> McpToolset<Deps> {
                 McpTool::new(Arc::clone(&self.connection), tool, name, max_retries)
             })
             .collect())
+    }
+}
+
+/// What [`McpToolset::mcp_tools`] asks, as errors name it.
+const LIST: &str = "`tools/list`";
+
+impl<Deps> McpToolset<Deps> {
+    /// Every page of `tools/list`, following `nextCursor` until a page has none. A cursor
+    /// sent twice ends the listing with [`McpError::Paging`]: followed, it would page until
+    /// the timeout, gathering the same tools again.
+    async fn every_page(&self) -> Result<Vec<rmcp::model::Tool>, McpError> {
+        let connection = &self.connection;
+        let mut tools = Vec::new();
+        let mut cursors = std::collections::HashSet::new();
+        let mut cursor = None;
+        loop {
+            let params = rmcp::model::PaginatedRequestParams::default().with_cursor(cursor);
+            let page = match connection.service.list_tools(Some(params)).await {
+                Ok(page) => page,
+                Err(error) => {
+                    let data = McpError::from_service(&connection.name, LIST.to_owned(), error)?;
+                    return Err(McpError::server_error(
+                        &connection.name,
+                        LIST.to_owned(),
+                        data,
+                    ));
+                }
+            };
+            tools.extend(page.tools);
+            match page.next_cursor {
+                None => return Ok(tools),
+                Some(next) if !cursors.insert(next.clone()) => {
+                    return Err(McpError::Paging {
+                        server: connection.name.clone(),
+                        request: LIST.to_owned(),
+                        cursor: next,
+                    });
+                }
+                Some(next) => cursor = Some(next),
+            }
+        }
     }
 }
 

@@ -1,9 +1,10 @@
 """A small MCP server for golem's tests, on streamable HTTP at 127.0.0.1:<port>/mcp.
 
 It lists its tools two per page, so a client must follow `nextCursor`, and `unlock` adds a
-tool and announces `notifications/tools/list_changed`.
+tool and announces `notifications/tools/list_changed`. With `--looping-pages`, the last page
+points back to the first, as a server with a broken cursor does.
 
-Run: python server.py <port>
+Run: python server.py <port> [--looping-pages]
 """
 
 import asyncio
@@ -17,6 +18,7 @@ from mcp_types import ListToolsResult
 
 INVALID_PARAMS = -32602
 PAGE = 2
+LOOPING_PAGES = "--looping-pages" in sys.argv[2:]
 
 
 class PagedServer(MCPServer):
@@ -29,7 +31,10 @@ class PagedServer(MCPServer):
         tools = await self.list_tools()
         start = int(params.cursor) if params is not None and params.cursor else 0
         end = start + PAGE
-        next_cursor = str(end) if end < len(tools) else None
+        if end < len(tools):
+            next_cursor = str(end)
+        else:
+            next_cursor = "0" if LOOPING_PAGES else None
         return ListToolsResult(tools=tools[start:end], next_cursor=next_cursor)
 
 

@@ -109,6 +109,11 @@ impl PythonServer {
     /// Installs the venv if need be, starts the server on a free port, and waits until it
     /// accepts connections.
     pub fn start() -> PythonServer {
+        PythonServer::start_with(&[])
+    }
+
+    /// As [`start`](Self::start), with the server's options (`--looping-pages`).
+    pub fn start_with(options: &[&str]) -> PythonServer {
         install("python");
         let python = target_dir().join("mcp-venv/bin/python");
         let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
@@ -118,6 +123,7 @@ impl PythonServer {
         let child = Command::new(&python)
             .arg(repository().join("tests/mcp/server.py"))
             .arg(port.to_string())
+            .args(options)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
