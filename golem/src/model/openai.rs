@@ -60,6 +60,11 @@ const PROVIDER: &str = "openai";
 ///
 /// assert_eq!(ServerProfile::from_base_url("https://api.openai.com/v1"), ServerProfile::OpenAi);
 /// assert_eq!(ServerProfile::from_base_url("http://localhost:11434/v1"), ServerProfile::Ollama);
+/// assert_eq!(ServerProfile::from_base_url("https://api.mistral.ai/v1"), ServerProfile::Mistral);
+/// assert_eq!(
+///     ServerProfile::from_base_url("https://my-resource.openai.azure.com/openai/v1"),
+///     ServerProfile::OpenAi
+/// );
 /// assert_eq!(ServerProfile::from_base_url("http://10.0.0.7:8000/v1"), ServerProfile::Compatible);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -84,17 +89,27 @@ pub enum ServerProfile {
     /// Ollama's `/v1` compatibility endpoint: `max_tokens`; tool choices are sent as for
     /// any compatible server (Ollama ignores them).
     Ollama,
+    /// Mistral's API (and servers running Mistral's chat template): `max_tokens`. A tool
+    /// call's id must be nine letters or digits, so an id of another form (another
+    /// provider's, after a fallback, or one golem gave) goes as nine characters of its hash,
+    /// alike in the call and its result.
+    Mistral,
 }
 
 impl ServerProfile {
-    /// The profile a base URL suggests: [`OpenAi`](Self::OpenAi) for `api.openai.com`,
-    /// [`Ollama`](Self::Ollama) for port 11434, [`Compatible`](Self::Compatible) otherwise.
+    /// The profile a base URL suggests: [`OpenAi`](Self::OpenAi) for `api.openai.com` and
+    /// Azure OpenAI (`*.openai.azure.com`), [`Mistral`](Self::Mistral) for `api.mistral.ai`,
+    /// [`Ollama`](Self::Ollama) for port 11434, [`Compatible`](Self::Compatible) otherwise (a
+    /// proxy of OpenAI's API among them: give it [`OpenAi`](Self::OpenAi) with
+    /// [`OpenAiBuilder::profile`], or its reasoning models refuse `max_tokens`).
     pub fn from_base_url(url: &str) -> Self {
         let Ok(parsed) = reqwest::Url::parse(url) else {
             return ServerProfile::Compatible;
         };
         match (parsed.host_str(), parsed.port_or_known_default()) {
             (Some("api.openai.com"), _) => ServerProfile::OpenAi,
+            (Some(host), _) if host.ends_with(".openai.azure.com") => ServerProfile::OpenAi,
+            (Some("api.mistral.ai"), _) => ServerProfile::Mistral,
             (_, Some(11434)) => ServerProfile::Ollama,
             _ => ServerProfile::Compatible,
         }

@@ -74,8 +74,9 @@ pub const HOSTS: &[CompatibleHost] = &[
         "TOGETHER_BASE_URL",
     ),
     // Mistral answers 422 to `stream_options` ("extra_forbidden") and sends a stream's
-    // usage in its last chunk unasked.
+    // usage in its last chunk unasked; it takes call ids of nine letters or digits only.
     CompatibleHost {
+        profile: ServerProfile::Mistral,
         stream_usage: false,
         ..hosted(
             "mistral",
@@ -213,6 +214,11 @@ mod tests {
     fn mistral_is_not_asked_for_a_streams_usage_which_it_refuses() {
         for host in HOSTS {
             assert_eq!(host.stream_usage, host.name != "mistral", "{host:?}");
+            assert_eq!(
+                host.profile == ServerProfile::Mistral,
+                host.name == "mistral",
+                "{host:?}"
+            );
             assert_eq!(host.send_reasoning, host.name == "deepseek", "{host:?}");
         }
         let mistral = CompatibleHost {

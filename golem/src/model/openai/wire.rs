@@ -65,6 +65,7 @@ pub(super) fn body(
             params.instructions.as_deref(),
             messages,
             wire.sends_reasoning(),
+            profile,
         )?,
         |out, message| message.write(out),
     )?;
@@ -330,12 +331,15 @@ fn content_parts<'a>(
 /// The instructions and the history as Chat Completions messages. A tool's media go in a
 /// user message after the request's tool results (Chat Completions takes text only in a
 /// tool message). With `send_reasoning`, a response's reasoning from a Chat Completions
-/// server goes back as its message's `reasoning_content`.
+/// server goes back as its message's `reasoning_content`. Call ids go in the form
+/// `profile`'s server takes ([`call_id`]).
 fn chat_messages<'a>(
     instructions: Option<&'a str>,
     messages: &'a [Message],
     send_reasoning: bool,
+    profile: ServerProfile,
 ) -> Result<Vec<ChatMessage<'a>>, ModelError> {
+    let call_id = |id| call_id(id, profile);
     let mut out = Vec::with_capacity(messages.len() + 1);
     if let Some(instructions) = instructions {
         out.push(ChatMessage::System {
@@ -466,19 +470,43 @@ fn chat_messages<'a>(
 /// length 40").
 const MAX_CALL_ID: usize = 40;
 
-/// A call's id as OpenAI takes it: as it is, or, longer than [`MAX_CALL_ID`] (vLLM's
+/// The length of a call id Mistral takes ("must be a-z, A-Z, 0-9, with a length of 9").
+const MISTRAL_CALL_ID: usize = 9;
+
+/// A call's id as the server of `profile` takes it, the same in the call and in its result.
+/// For OpenAI and most servers: as it is, or, longer than [`MAX_CALL_ID`] (vLLM's
 /// `chatcmpl-tool-` and 32 hex digits, from a history another server wrote), its start and a
-/// hash of the whole, the same in the call and in its result.
-fn call_id(id: &str) -> Cow<'_, str> {
+/// hash of the whole. For Mistral: as it is when it is nine letters or digits (Mistral's
+/// own), otherwise nine letters and digits of its hash.
+fn call_id(id: &str, profile: ServerProfile) -> Cow<'_, str> {
+    if profile == ServerProfile::Mistral {
+        if id.len() == MISTRAL_CALL_ID && id.bytes().all(|byte| byte.is_ascii_alphanumeric()) {
+            return Cow::Borrowed(id);
+        }
+        const DIGITS: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+        let mut hash = fnv1a(id);
+        let short = (0..MISTRAL_CALL_ID)
+            .map(|_| {
+                // `hash % 62` is below 62.
+                let digit = char::from(DIGITS[(hash % 62) as usize]);
+                hash /= 62;
+                digit
+            })
+            .collect();
+        return Cow::Owned(short);
+    }
     if id.len() <= MAX_CALL_ID {
         return Cow::Borrowed(id);
     }
-    // FNV-1a: stable, and enough to keep a request's few long ids apart.
-    let hash = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    });
     let start: String = id.chars().take(MAX_CALL_ID - 17).collect();
-    Cow::Owned(format!("{start}_{hash:016x}"))
+    Cow::Owned(format!("{start}_{:016x}", fnv1a(id)))
+}
+
+/// FNV-1a of `text`: stable, and enough to keep a request's few call ids apart.
+fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// `more` added to `text`, borrowed while it is the only piece.
@@ -968,8 +996,10 @@ mod tests {
                 RequestPart::tool_retry("roll", "call_1", "no"),
             ])),
         ];
-        let sent = serde_json::to_value(chat_messages(None, &history, false).expect("messages"))
-            .expect("serializes");
+        let sent = serde_json::to_value(
+            chat_messages(None, &history, false, ServerProfile::OpenAi).expect("messages"),
+        )
+        .expect("serializes");
         let short = sent[0]["tool_calls"][0]["id"].as_str().expect("an id");
         assert_eq!(short.len(), MAX_CALL_ID);
         assert!(short.starts_with("chatcmpl-tool-012345678_"), "{short}");
@@ -979,7 +1009,48 @@ mod tests {
         // The media that follow name the call by the id it went with.
         let preface = sent[3]["content"][0]["text"].as_str().expect("a preface");
         assert!(preface.contains(short), "{preface}");
-        assert_ne!(call_id(&format!("{long}0")), call_id(long));
+        let openai = ServerProfile::OpenAi;
+        assert_ne!(call_id(&format!("{long}0"), openai), call_id(long, openai));
+    }
+
+    /// Mistral takes call ids of nine letters or digits: its own go as they are; another
+    /// provider's (after a fallback) or golem's go as nine characters of their hash, alike
+    /// in the call, its result and a rejection's feedback, and apart from each other.
+    #[test]
+    fn mistral_gets_call_ids_of_nine_letters_or_digits() {
+        let history = vec![
+            Message::from(ModelResponse::new(vec![
+                ResponsePart::tool_call("roll", "{}", "D681PevKs"),
+                ResponsePart::tool_call("roll", "{}", "call_1"),
+                ResponsePart::tool_call("roll", "{}", "toolu_01A09q90qw90lq917835lq9"),
+            ])),
+            Message::Request(ModelRequest::new(vec![
+                RequestPart::tool_return("roll", "D681PevKs", 3),
+                RequestPart::tool_retry("roll", "call_1", "no"),
+                RequestPart::tool_return("roll", "toolu_01A09q90qw90lq917835lq9", 4),
+            ])),
+        ];
+        let sent = serde_json::to_value(
+            chat_messages(None, &history, false, ServerProfile::Mistral).expect("messages"),
+        )
+        .expect("serializes");
+        let ids: Vec<&str> = (0..3)
+            .map(|call| sent[0]["tool_calls"][call]["id"].as_str().expect("an id"))
+            .collect();
+        assert_eq!(ids[0], "D681PevKs");
+        for (call, id) in ids.iter().enumerate() {
+            assert_eq!(id.len(), 9, "{id}");
+            assert!(id.bytes().all(|byte| byte.is_ascii_alphanumeric()), "{id}");
+            assert_eq!(sent[call + 1]["tool_call_id"], json!(id));
+        }
+        assert!(ids[0] != ids[1] && ids[1] != ids[2] && ids[0] != ids[2]);
+        // Other servers get the ids as they are.
+        let sent = serde_json::to_value(
+            chat_messages(None, &history, false, ServerProfile::Compatible).expect("messages"),
+        )
+        .expect("serializes");
+        assert_eq!(sent[0]["tool_calls"][1]["id"], json!("call_1"));
+        assert_eq!(sent[2]["tool_call_id"], json!("call_1"));
     }
 
     #[test]
@@ -1021,6 +1092,7 @@ mod tests {
                     params.instructions.as_deref(),
                     messages,
                     wire.sends_reasoning(),
+                    wire.profile(),
                 )
                 .expect("messages"),
                 tools: forms.iter().map(|form| &**form).collect(),
