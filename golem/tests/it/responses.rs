@@ -18,8 +18,8 @@ use golem::model::fallback::FailureClass;
 use golem::model::http::{HttpSettings, RetryPolicy};
 use golem::model::openai::responses::OpenAiResponsesModel;
 use golem::model::{
-    FinishReason, Message, Model, ModelError, ModelResponse, ModelSettings, RequestParams,
-    ResponsePart, StreamFault, TextPart, ThinkingPart, ToolCallPart, Usage,
+    FinishReason, Message, Model, ModelError, ModelResponse, ModelSettings, ProviderPart,
+    RequestParams, ResponsePart, StreamFault, TextPart, ThinkingPart, ToolCallPart, Usage,
 };
 use golem::output::{Json, OutputMode};
 use golem::{Agent, RunEvent, Stage};
@@ -488,7 +488,13 @@ async fn without_store_reasoning_that_was_not_encrypted_stays_out() {
                     .with_provider("openai")
                     .with_id("rs_9"),
             ),
+            web_search("ws_9"),
             ResponsePart::Text(TextPart::new("Rolling.").with_id("msg_9")),
+        ])),
+        request(vec![retry("Answer with a number.")]),
+        Message::from(ModelResponse::new(vec![
+            web_search("ws_10"),
+            ResponsePart::text("Seven."),
         ])),
         request(vec![retry("Answer with a number.")]),
     ];
@@ -502,11 +508,26 @@ async fn without_store_reasoning_that_was_not_encrypted_stays_out() {
         bodies(&server).await[0]["input"],
         json!([
             {"type": "message", "role": "user", "content": "Roll"},
-            // Without its reasoning, the text goes without the id that would pair them.
+            // Without its reasoning, the text goes without the id that would pair them, and
+            // the built-in tool's item, which is its id, not at all.
             {"type": "message", "role": "assistant", "content": "Rolling."},
+            {"type": "message", "role": "user", "content": feedback("Answer with a number.")},
+            // A built-in tool's item of a response without reasoning goes as it came.
+            {"type": "web_search_call", "id": "ws_10", "status": "completed",
+             "action": {"type": "search", "query": "dice"}},
+            {"type": "message", "role": "assistant", "content": "Seven."},
             {"type": "message", "role": "user", "content": feedback("Answer with a number.")}
         ])
     );
+}
+
+/// A `web_search_call` item as OpenAI sends it, kept as a provider part.
+fn web_search(id: &str) -> ResponsePart {
+    ResponsePart::Provider(ProviderPart::new(
+        "openai",
+        json!({"type": "web_search_call", "id": id, "status": "completed",
+               "action": {"type": "search", "query": "dice"}}),
+    ))
 }
 
 #[tokio::test]

@@ -246,6 +246,13 @@ fn write_input(
                         .parts
                         .iter()
                         .any(|part| sends_reasoning(part, store));
+                // A built-in tool's item (`web_search_call`) is its id, the state OpenAI
+                // keeps: with its reasoning left out, OpenAI refuses it, so it stays out too.
+                let reasoning_left_out = !reasoned
+                    && response.parts.iter().any(|part| {
+                        matches!(part, ResponsePart::Thinking(ThinkingPart { provider, id: Some(_), .. })
+                            if provider.as_deref() == Some(PROVIDER))
+                    });
                 for part in &response.parts {
                     match part {
                         ResponsePart::Text(p) if p.content.is_empty() => {}
@@ -289,7 +296,10 @@ fn write_input(
                         // Reasoning of other providers and of Chat Completions has no place
                         // in the input.
                         ResponsePart::Thinking(_) => {}
-                        ResponsePart::Provider(part) if part.provider == PROVIDER => {
+                        ResponsePart::Provider(part)
+                            if part.provider == PROVIDER
+                                && !(reasoning_left_out && part.data.get("id").is_some()) =>
+                        {
                             out.push(Item::Raw(&part.data))?;
                         }
                         ResponsePart::Provider(_) => {}
