@@ -136,9 +136,8 @@ pub(crate) struct RunView<O: Output> {
     output: Option<Render<O>>,
     /// The model turn of the step that is open, if one is.
     step: Option<u32>,
-    /// Whether a delta arrived in this turn (else its response is shown whole).
-    streamed: bool,
-    /// The text and reasoning parts open in this turn, in the order they opened.
+    /// The text and reasoning parts open in this turn, in the order they opened: those that
+    /// streamed (the response shows the others whole).
     open: Vec<(TextKind, usize)>,
     /// This turn's streamed calls by part: their id, and whether the UI sees them (the
     /// output tool's calls and, while rejections are hidden, every call, are not shown).
@@ -181,7 +180,6 @@ impl<O: Output> RunView<O> {
             partial: None,
             output: None,
             step: None,
-            streamed: false,
             open: Vec::new(),
             calls: Vec::new(),
             responded: false,
@@ -338,20 +336,45 @@ impl<O: Output> RunView<O> {
     fn request_sent(&mut self, turn: u32, show: &mut impl FnMut(Show<'_>)) {
         self.end_step(show);
         self.step = Some(turn);
-        self.streamed = false;
         self.responded = false;
         show(Show::StepStart { turn });
     }
 
+    /// The response of `turn`: its calls, and the text and reasoning that did not stream
+    /// (all of it from a model that answers whole; a refusal's words, which providers send
+    /// apart from the text deltas, after reasoning that streamed).
     fn response(&mut self, turn: u32, response: &ModelResponse, show: &mut impl FnMut(Show<'_>)) {
         self.responded = true;
-        self.close_parts(show);
+        let streamed = std::mem::take(&mut self.open);
+        for &(kind, part) in &streamed {
+            show(Show::TextEnd { kind, turn, part });
+        }
+        // A part of a kind is shown from the response when the response has more of that
+        // kind than streamed, and its index did not stream. (A response may order its parts
+        // otherwise than they streamed, so an index alone does not say.)
+        let (mut texts, mut thoughts) = (0, 0);
+        for part in &response.parts {
+            match part {
+                ResponsePart::Text(text) if !text.content.is_empty() => texts += 1,
+                ResponsePart::Thinking(thinking) if !thinking.content.is_empty() => thoughts += 1,
+                _ => {}
+            }
+        }
+        let streamed_of = |kind| streamed.iter().filter(|(of, _)| *of == kind).count();
+        let more = |kind, parts| parts > streamed_of(kind);
+        let (more_text, more_reasoning) = (
+            more(TextKind::Text, texts),
+            more(TextKind::Reasoning, thoughts),
+        );
+        let unstreamed = |more: bool, kind, index| more && !streamed.contains(&(kind, index));
         for (index, part) in response.parts.iter().enumerate() {
             match part {
-                ResponsePart::Text(text) if !self.streamed => {
+                ResponsePart::Text(text) if unstreamed(more_text, TextKind::Text, index) => {
                     self.whole(TextKind::Text, turn, index, &text.content, show);
                 }
-                ResponsePart::Thinking(thinking) if !self.streamed => {
+                ResponsePart::Thinking(thinking)
+                    if unstreamed(more_reasoning, TextKind::Reasoning, index) =>
+                {
                     self.whole(TextKind::Reasoning, turn, index, &thinking.content, show);
                 }
                 ResponsePart::ToolCall(call) => self.response_call(turn, call, show),
@@ -463,7 +486,6 @@ impl<O: Output> RunView<O> {
     }
 
     fn delta(&mut self, turn: u32, delta: &ResponseDelta, show: &mut impl FnMut(Show<'_>)) {
-        self.streamed = true;
         match delta {
             ResponseDelta::Text { part, text } => {
                 self.text(TextKind::Text, turn, *part, text, show)

@@ -444,6 +444,86 @@ async fn a_call_that_streams_without_an_id_is_shown_whole_under_the_runs() {
     assert_eq!(id(input), id(output));
 }
 
+/// A refusal's words come apart from the text deltas (Chat Completions' `refusal`, the
+/// Responses API's refusal content): after reasoning that streamed, they are in the response
+/// alone, and shown from it.
+#[tokio::test]
+async fn text_that_did_not_stream_beside_reasoning_that_did_is_shown_from_the_response() {
+    use golem::Agent;
+    use golem::model::function::FunctionModel;
+    use golem::model::{ResponseDelta, StreamEvent};
+
+    let model = FunctionModel::new_stream(|_, _| {
+        vec![
+            StreamEvent::Delta(ResponseDelta::Thinking {
+                part: 0,
+                text: "Not this.".into(),
+            }),
+            StreamEvent::Done(ModelResponse::new(vec![
+                ResponsePart::Thinking(ThinkingPart::new("Not this.")),
+                ResponsePart::text("I can't help with that."),
+            ])),
+        ]
+    });
+    let agent: Agent<(), String> = Agent::builder(model).build().expect("the agent builds");
+    let mut run = agent.start("Pick a lock", ());
+    let (events, error) = drive(&mut run).await;
+    assert_eq!(error, None);
+    assert_eq!(
+        ai_sdk_lines(ai_sdk::Encoder::new("m1"), &events),
+        [
+            r#"{"type":"start","messageId":"m1"}"#,
+            r#"{"type":"start-step"}"#,
+            r#"{"type":"reasoning-start","id":"1-0"}"#,
+            r#"{"type":"reasoning-delta","id":"1-0","delta":"Not this."}"#,
+            r#"{"type":"reasoning-end","id":"1-0"}"#,
+            r#"{"type":"text-start","id":"1-1"}"#,
+            r#"{"type":"text-delta","id":"1-1","delta":"I can't help with that."}"#,
+            r#"{"type":"text-end","id":"1-1"}"#,
+            r#"{"type":"finish-step"}"#,
+            r#"{"type":"finish"}"#,
+        ]
+    );
+
+    // Text that streamed is not shown again, though the response puts it at another index
+    // (an OpenAI-compatible server's text after a call began: the response puts it first).
+    let model =
+        FunctionModel::new_stream(
+            |messages: &[golem::model::Message], _| match messages.len() {
+                1 => vec![
+                    StreamEvent::Delta(ResponseDelta::ToolCallStart {
+                        part: 0,
+                        tool_name: "add".into(),
+                        tool_call_id: "c1".into(),
+                    }),
+                    StreamEvent::Delta(ResponseDelta::ToolCallArgs {
+                        part: 0,
+                        args: r#"{"a":2,"b":3}"#.into(),
+                    }),
+                    StreamEvent::Delta(ResponseDelta::Text {
+                        part: 1,
+                        text: "Adding.".into(),
+                    }),
+                    StreamEvent::Done(ModelResponse::new(vec![
+                        ResponsePart::text("Adding."),
+                        ResponsePart::tool_call("add", r#"{"a":2,"b":3}"#, "c1"),
+                    ])),
+                ],
+                _ => vec![StreamEvent::Done(ModelResponse::text("5"))],
+            },
+        );
+    let agent: Agent<(), String> = Agent::builder(model)
+        .tool(common::add())
+        .build()
+        .expect("the agent builds");
+    let mut run = agent.start("2 + 3?", ());
+    let (events, error) = drive(&mut run).await;
+    assert_eq!(error, None);
+    let lines = ai_sdk_lines(ai_sdk::Encoder::new("m1"), &events);
+    let adding = lines.iter().filter(|line| line.contains("Adding.")).count();
+    assert_eq!(adding, 1, "{lines:#?}");
+}
+
 #[test]
 fn sse_framing_and_the_stream_header() {
     assert_eq!(ai_sdk::HEADER, ("x-vercel-ai-ui-message-stream", "v1"));
