@@ -42,7 +42,7 @@ pub use journal::{
     is_transient_failure,
 };
 pub use shared_call::SharedCall;
-pub use state::{Approval, ApprovalError, Retries, RunState};
+pub use state::{Approval, ApprovalError, Retries, RewindError, RunState};
 pub use stop::Stopped;
 pub use stream::RunEvents;
 /// The token that stops a run gracefully ([`AgentRun::with_cancellation`]), re-exported

@@ -192,6 +192,63 @@ impl RunState {
         Ok(())
     }
 
+    /// Goes back to the start of the turn at message `turn` of the history (a request with a
+    /// user prompt), to ask it again: the messages before it stay, that request is the one
+    /// sent next, and what came after it goes (the responses and tool results, the request
+    /// that was pending, the calls that waited for approval and their decisions). Usage, turns
+    /// and retry counters stay: they were spent. This is how a chat's "regenerate" and the
+    /// edit of an earlier message are served (with [`replace_prompt`](Self::replace_prompt)).
+    ///
+    /// ```
+    /// use golem::model::{Message, ModelRequest, ModelResponse, RequestPart};
+    /// use golem::RunState;
+    ///
+    /// let mut state = RunState::from_history(vec![
+    ///     Message::Request(ModelRequest::new(vec![RequestPart::user_prompt("Hi")])),
+    ///     Message::from(ModelResponse::text("Hello!")),
+    ///     Message::Request(ModelRequest::new(vec![RequestPart::user_prompt("A joke?")])),
+    ///     Message::from(ModelResponse::text("No.")),
+    /// ]);
+    /// state.rewind(2)?;
+    /// assert_eq!(state.messages().len(), 2);
+    /// assert_eq!(state.pending().map(|request| request.parts.len()), Some(1));
+    /// state.replace_prompt("A pun?")?;
+    /// assert!(state.rewind(1).is_err());
+    /// # Ok::<_, golem::run::RewindError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`RewindError::NotATurn`] when message `turn` is not a request with a user prompt;
+    /// the state is unchanged.
+    pub fn rewind(&mut self, turn: usize) -> Result<(), RewindError> {
+        if !self.transcript.rewind(turn) {
+            return Err(RewindError::NotATurn { index: turn });
+        }
+        self.awaiting_approval.clear();
+        self.approvals.clear();
+        Ok(())
+    }
+
+    /// Puts `prompt` in place of the user prompt of the request the run sends next, as the
+    /// edit of a message does after [`rewind`](Self::rewind). The request's other parts (the
+    /// answers to the calls before it) stay.
+    ///
+    /// # Errors
+    /// [`RewindError::NoPrompt`] when the run sends no request with a user prompt next; the
+    /// state is unchanged.
+    pub fn replace_prompt(
+        &mut self,
+        prompt: impl Into<crate::model::UserPromptPart>,
+    ) -> Result<(), RewindError> {
+        match self
+            .transcript
+            .replace_prompt(crate::model::RequestPart::user_prompt(prompt))
+        {
+            true => Ok(()),
+            false => Err(RewindError::NoPrompt),
+        }
+    }
+
     /// Adds a user prompt to the request the run sends next: after the pending feedback of a
     /// failed run, or as a new request after the last response (whose calls, if it was not
     /// handled, are answered as not run).
@@ -240,6 +297,23 @@ pub enum Approval {
 pub struct ApprovalError {
     /// The id that was given.
     pub tool_call_id: String,
+}
+
+/// A [`RunState`] cannot go back where it was asked to.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RewindError {
+    /// The message is not a request with a user prompt, where a turn starts.
+    #[error(
+        "message {index} of the history is not the start of a turn (a request with a user prompt)"
+    )]
+    NotATurn {
+        /// The index that was given.
+        index: usize,
+    },
+    /// The run sends no request with a user prompt next.
+    #[error("the run sends no user prompt next")]
+    NoPrompt,
 }
 
 /// Rejections so far in a run: per tool name, of unknown tool names (one shared counter),

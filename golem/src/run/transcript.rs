@@ -356,6 +356,40 @@ impl Transcript {
         }
     }
 
+    /// Goes back to the request at `turn`, which has a user prompt: the messages before it
+    /// stay, it is sent next, and everything after it is dropped. `false`, and nothing
+    /// changed, when there is no such request.
+    pub(crate) fn rewind(&mut self, turn: usize) -> bool {
+        match self.messages.get(turn) {
+            Some(Message::Request(request)) if has_prompt(request) => {}
+            _ => return false,
+        }
+        let Some(Message::Request(request)) = self.messages.drain(turn..).next() else {
+            return false;
+        };
+        self.pending = Some(request);
+        self.settled = Outcomes::default();
+        self.start = self.start.min(turn);
+        true
+    }
+
+    /// Puts `prompt` in place of the user prompts of the request sent next (where the first
+    /// was). `false`, and nothing changed, when that request has none.
+    pub(crate) fn replace_prompt(&mut self, prompt: RequestPart) -> bool {
+        let Some(request) = self.pending.as_mut().filter(|request| has_prompt(request)) else {
+            return false;
+        };
+        let mut prompt = Some(prompt);
+        request.parts = std::mem::take(&mut request.parts)
+            .into_iter()
+            .filter_map(|part| match part {
+                RequestPart::UserPrompt(_) => prompt.take(),
+                other => Some(other),
+            })
+            .collect();
+        true
+    }
+
     /// Adds a user prompt to the request sent next: after the pending request's parts, or,
     /// after a response that was not handled, after answers to its calls as not run.
     pub(crate) fn push_prompt(&mut self, prompt: RequestPart) {
@@ -649,6 +683,14 @@ fn sendable(messages: &[Message]) -> Cow<'_, [Message]> {
 }
 
 /// Whether `message` is a response cut off by a stop.
+/// Whether `request` begins a turn: it has a user prompt.
+fn has_prompt(request: &ModelRequest) -> bool {
+    request
+        .parts
+        .iter()
+        .any(|part| matches!(part, RequestPart::UserPrompt(_)))
+}
+
 fn is_incomplete(message: &Message) -> bool {
     matches!(message, Message::Response(response) if response.finish_reason == Some(FinishReason::Incomplete))
 }

@@ -907,6 +907,97 @@ async fn a_run_pauses_for_approval_and_goes_on_after_deny_and_approve_across_sav
     assert!(result.usage.rejected.is_empty());
 }
 
+/// A chat's "regenerate" and the edit of an earlier message: the state goes back to the
+/// start of a turn and asks it again, as it was or with a new prompt. The turn's request
+/// keeps its answers to the calls before it (here a call that waited for approval when the
+/// user wrote instead); the calls that wait in a later turn go with it; usage stays.
+#[tokio::test]
+async fn a_turn_rewound_is_asked_again_as_it_was_or_with_its_prompt_replaced() {
+    let script = script(vec![
+        reply(
+            vec![call("delete_file", r#"{"path": "a.txt"}"#, "c1")],
+            10,
+            2,
+        ),
+        reply(
+            vec![call("delete_file", r#"{"path": "b.txt"}"#, "c2")],
+            20,
+            2,
+        ),
+        reply(vec![text("a.txt and b.txt.")], 20, 3),
+        reply(vec![text("Two.")], 20, 1),
+    ]);
+    let deleted = Arc::new(AtomicUsize::new(0));
+    let agent = approval_agent(script.model.clone(), &deleted);
+    // The user writes instead of answering the call that waits; the next turn's call waits.
+    let mut state = agent.run("Clean up", ()).await.unwrap_err().into_state();
+    state.push_prompt("Only list them.");
+    let mut state = agent.resume(state, ()).await.unwrap_err().into_state();
+    assert_eq!(state.messages().len(), 4);
+    assert_eq!(state.awaiting_approval()[0].tool_call_id, "c2");
+    let turn = request(vec![
+        tool_return(
+            "delete_file",
+            "c1",
+            json!("Not run: the run stopped before this call."),
+        ),
+        user("Only list them."),
+    ]);
+    assert_eq!(state.messages()[2], turn);
+
+    for index in [1, 3, 4, 9] {
+        assert_eq!(
+            state.rewind(index).unwrap_err().to_string(),
+            format!(
+                "message {index} of the history is not the start of a turn (a request with a user prompt)"
+            )
+        );
+    }
+    assert_eq!(state.messages().len(), 4);
+    state.rewind(2).unwrap();
+    assert_eq!(state.messages().len(), 2);
+    assert_eq!(
+        state.pending().cloned().map(Message::Request),
+        Some(turn.clone())
+    );
+    assert!(state.awaiting_approval().is_empty());
+    assert_eq!(state.usage().requests, 2);
+
+    // Asked again, as it was: the model gets the same request.
+    let result = agent.resume(state, ()).await.unwrap();
+    assert_eq!(result.output, "a.txt and b.txt.");
+    assert_eq!(result.messages.len(), 4);
+    assert_eq!(result.messages[2], turn);
+    let seen = script.seen.lock().unwrap().clone();
+    assert_eq!(seen[2], seen[1]);
+    assert_eq!(result.usage.requests, 3);
+
+    // Edited: the turn's answers stay, its prompt is the new one.
+    let mut state = RunState::from_history(result.messages);
+    state.rewind(2).unwrap();
+    state.replace_prompt("Count them.").unwrap();
+    let result = agent.resume(state, ()).await.unwrap();
+    assert_eq!(result.output, "Two.");
+    let edited = request(vec![
+        tool_return(
+            "delete_file",
+            "c1",
+            json!("Not run: the run stopped before this call."),
+        ),
+        user("Count them."),
+    ]);
+    assert_eq!(result.messages[2], edited);
+    assert_eq!(script.seen.lock().unwrap()[3].last(), Some(&edited));
+    assert_eq!(deleted.load(Ordering::SeqCst), 0);
+
+    // Nothing to edit when no prompt is sent next.
+    let mut state = RunState::from_history(result.messages);
+    assert_eq!(
+        state.replace_prompt("Again.").unwrap_err(),
+        golem::run::RewindError::NoPrompt
+    );
+}
+
 #[tokio::test]
 async fn run_fails_at_the_approval_stage_with_a_state_to_decide_on_and_resume() {
     let script = approval_script();
