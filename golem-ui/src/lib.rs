@@ -26,12 +26,14 @@
 
 pub mod ag_ui;
 pub mod ai_sdk;
+mod rewind;
 #[cfg(feature = "server")]
 pub mod server;
 pub mod thread;
 mod turn;
 mod view;
 
+pub use rewind::{Rewind, TurnAt};
 pub use turn::{DEFAULT_DENIAL, Decision, Turn, TurnError};
 pub use view::Rejections;
 

@@ -81,6 +81,10 @@ pub enum TurnError {
         /// The first call without an answer.
         tool_call_id: String,
     },
+    /// The request goes back to a turn (a regenerate, an edit) that the thread does not
+    /// have: the client's messages and the thread disagree.
+    #[error("the thread has no turn for the message the request goes back to")]
+    UnknownTurn,
 }
 
 impl Turn {

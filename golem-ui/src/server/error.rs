@@ -16,8 +16,8 @@ use crate::turn::TurnError;
 pub struct ApiError {
     /// The HTTP status.
     pub status: StatusCode,
-    /// What went wrong, for programs: `malformed`, `too_large`, `empty`, `regenerate`,
-    /// `not_awaited`, `unanswered`, `not_found`, `busy`, `store`.
+    /// What went wrong, for programs: `malformed`, `too_large`, `empty`, `not_awaited`,
+    /// `unanswered`, `unknown_turn`, `not_found`, `busy`, `store`.
     pub code: &'static str,
     /// What went wrong, for people.
     pub message: String,
@@ -42,6 +42,7 @@ impl From<TurnError> for ApiError {
         let (status, code) = match &error {
             TurnError::Empty => (StatusCode::BAD_REQUEST, "empty"),
             TurnError::NotAwaited { .. } => (StatusCode::BAD_REQUEST, "not_awaited"),
+            TurnError::UnknownTurn => (StatusCode::CONFLICT, "unknown_turn"),
             _ => (StatusCode::CONFLICT, "unanswered"),
         };
         ApiError::new(status, code, error.to_string())

@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 use crate::thread::{Lease, ThreadStore};
 use crate::turn::Turn;
 use crate::view::Render;
-use crate::{Rejections, ag_ui, ai_sdk};
+use crate::{Rejections, Rewind, ag_ui, ai_sdk};
 
 /// The largest request body a server reads unless told otherwise: 1 MiB.
 pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
@@ -45,13 +45,17 @@ pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
 /// When the client disconnects, the run is stopped through its cancellation token: it ends
 /// gracefully, every call in its history answered, and that state is saved.
 ///
+/// The AI SDK's `regenerate()` and the edit of a message go back to the turn they name
+/// ([`Rewind`]): the stored history is cut before that turn, and the turn is asked again, as
+/// it was or with the edited message. The answer streams as a new message.
+///
 /// Refused requests get a JSON body `{"error": {"code", "message"}}` ([`ApiError`]): 400
 /// for a malformed body, an empty turn (a message of files alone among them: files are not
-/// read), a `regenerate()` (the thread keeps the answer it gave) or an answer to a call the
-/// thread does not wait on,
+/// read) or an answer to a call the thread does not wait on,
 /// 404 for an unknown thread (a first user message without answers makes one), 409 when
-/// another request holds the thread or the thread waits for answers the request does not
-/// give, 413 for a body over the limit.
+/// another request holds the thread, the thread waits for answers the request does not
+/// give, or it has no turn for the message a regenerate or an edit names, 413 for a body
+/// over the limit.
 ///
 /// ```
 /// use golem::model::function::FunctionModel;
@@ -225,21 +229,18 @@ where
         Ok(request) => request,
         Err(error) => return error.into_response(),
     };
-    if request.regenerates() {
-        return ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "regenerate",
-            "the thread keeps the answer it gave and cannot ask it again: send a new message",
-        )
-        .into_response();
-    }
-    let turn = request.turn();
-    let started = server.begin(&request.id, turn).await;
+    let (started, continued) = match request.rewind() {
+        Some(rewind) => (server.begin_again(&request.id, rewind).await, None),
+        None => (
+            server.begin(&request.id, request.turn()).await,
+            request.continued_message_id(),
+        ),
+    };
     let (lease, run, message_id) = match started {
         Ok(started) => started,
         Err(error) => return error.into_response(),
     };
-    let message_id = match request.continued_message_id() {
+    let message_id = match continued {
         Some(id) => id.to_owned(),
         None => message_id,
     };
@@ -334,6 +335,34 @@ where
             },
         };
         Ok((lease, run, format!("{thread_id}-{messages}")))
+    }
+
+    /// Locks the thread and makes the run that asks one of its turns again ([`Rewind`]);
+    /// the lease is given back when the thread has no such turn.
+    async fn begin_again(
+        &self,
+        thread_id: &str,
+        rewind: Rewind,
+    ) -> Result<(Lease, AgentRun<Deps, O>, String), ApiError> {
+        if thread_id.is_empty() {
+            return Err(ApiError::malformed("the thread id is empty"));
+        }
+        let mut lease = self.store.lock(thread_id, false).await?;
+        let Some(mut state) = lease.take_state() else {
+            self.store.release(lease).await?;
+            return Err(crate::TurnError::UnknownTurn.into());
+        };
+        match rewind.apply(&mut state) {
+            Ok(turn) => Ok((
+                lease,
+                self.agent.restore(state, self.deps.clone()),
+                format!("{thread_id}-{turn}"),
+            )),
+            Err(error) => {
+                self.store.release(lease).await?;
+                Err(error.into())
+            }
+        }
     }
 
     fn configure(&self, view: &mut crate::view::RunView<O>) {

@@ -48,6 +48,34 @@ pub fn hello() -> Agent<(), String> {
     Agent::builder(model).build().expect("the agent builds")
 }
 
+/// An agent that answers the last user message it was sent with `"<message> #<n>"`, `n`
+/// counting its answers from 1.
+pub fn echo() -> Agent<(), String> {
+    let answers = std::sync::atomic::AtomicUsize::new(0);
+    let model = FunctionModel::new(move |messages: &[Message], _| {
+        let n = answers.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        ModelResponse::text(format!("{} #{n}", last_prompt(messages)))
+    });
+    Agent::builder(model).build().expect("the agent builds")
+}
+
+/// The text of the last user prompt in `messages`.
+pub fn last_prompt(messages: &[Message]) -> String {
+    messages
+        .iter()
+        .rev()
+        .filter_map(|message| match message {
+            Message::Request(request) => Some(&request.parts),
+            Message::Response(_) => None,
+        })
+        .flatten()
+        .find_map(|part| match part {
+            golem::model::RequestPart::UserPrompt(prompt) => Some(prompt.text().into_owned()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
 /// An agent whose first call of `add` is rejected, whose second returns 5, and which then
 /// answers "5", none of it streamed.
 pub fn adder() -> Agent<(), String> {

@@ -141,6 +141,39 @@ async fn ai_sdk_reader_goes_through_an_approval() {
     );
 }
 
+/// The `ai` package's own chat: `regenerate()` answers the last message again,
+/// `regenerate({ messageId })` of the first answer drops the turns after it, and an edit of
+/// the first message asks its turn again with the new text; the chat's messages and the
+/// stored thread agree after each.
+#[tokio::test]
+async fn the_ai_sdk_chat_regenerates_and_edits() {
+    let (url, dir) = serve(common::echo()).await;
+    let seen = node("chat.mjs", &url, "thread").await;
+    assert_eq!(
+        seen,
+        json!({
+            "first": [[null, "user", "Hi"], ["thread-0", "assistant", "Hi #1"]],
+            "second": [[null, "user", "Hi"], ["thread-0", "assistant", "Hi #1"],
+                       [null, "user", "A joke?"], ["thread-2", "assistant", "A joke? #2"]],
+            "regenerated": [[null, "user", "Hi"], ["thread-0", "assistant", "Hi #1"],
+                            [null, "user", "A joke?"], ["thread-2", "assistant", "A joke? #3"]],
+            "first regenerated": [[null, "user", "Hi"], ["thread-0", "assistant", "Hi #4"]],
+            "third": [[null, "user", "Hi"], ["thread-0", "assistant", "Hi #4"],
+                      [null, "user", "More?"], ["thread-2", "assistant", "More? #5"]],
+            "first edited": [[null, "user", "Hello"], ["thread-0", "assistant", "Hello #6"]],
+        })
+    );
+    let store = SqliteThreadStore::open(dir.path().join("threads.db"))
+        .await
+        .expect("the store opens");
+    let state = golem_ui::thread::ThreadStore::load(&store, "thread")
+        .await
+        .expect("loads")
+        .expect("saved");
+    assert_eq!(state.messages().len(), 2);
+    assert_eq!(common::last_prompt(state.messages()), "Hello");
+}
+
 #[tokio::test]
 async fn ag_ui_http_agent_runs_tools_and_a_rejection() {
     let (url, _dir) = serve(common::adder()).await;

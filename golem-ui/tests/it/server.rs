@@ -77,6 +77,132 @@ fn user(text: &str) -> Value {
     json!({"id": "u", "role": "user", "parts": [{"type": "text", "text": text}]})
 }
 
+/// The AI SDK's `regenerate()` and the edit of a message (`sendMessage({ text, messageId })`),
+/// with the bodies its chat sends: the stored thread goes back to the turn named, which is
+/// asked again, as it was or with the edited message, and streams as a new message under
+/// that turn's id. A turn the thread does not have is refused, the thread unchanged.
+#[tokio::test]
+async fn regenerate_and_edit_ask_a_turn_again_and_the_thread_keeps_the_new_answer() {
+    let served = serve(common::echo(), |server| server).await;
+    let url = format!("{}/ai-sdk", served.url);
+    let said = |text: &str, id: &str| json!({"id": id, "role": "user", "parts": [{"type": "text", "text": text}]});
+    let answer = |text: &str, id: &str| json!({"id": id, "role": "assistant", "parts": [{"type": "text", "text": text}]});
+    // Each message's text: a request's user prompt, a response's text.
+    let texts = |state: Option<RunState>| -> Vec<String> {
+        let state = state.expect("a state");
+        state
+            .messages()
+            .iter()
+            .map(|message| match message {
+                Message::Request(_) => common::last_prompt(std::slice::from_ref(message)),
+                Message::Response(response) => response.text_content(),
+            })
+            .collect()
+    };
+    let start = |lines: &[String]| lines.first().cloned().unwrap_or_default();
+
+    for (text, id) in [("Hi", "u1"), ("A joke?", "u2")] {
+        let messages = match id {
+            "u1" => json!([said(text, id)]),
+            _ => json!([said("Hi", "u1"), answer("Hi #1", "t-0"), said(text, id)]),
+        };
+        let (status, _) = post(&url, &json!({"id": "t", "messages": messages})).await;
+        assert_eq!(status, 200);
+    }
+    assert_eq!(
+        texts(served.store.load("t").await.expect("saved")),
+        ["Hi", "Hi #1", "A joke?", "A joke? #2"]
+    );
+
+    // `regenerate()`: the last answer is sliced off, and no message is named.
+    let (status, lines) = post(
+        &url,
+        &json!({"id": "t", "trigger": "regenerate-message", "messages": [
+            said("Hi", "u1"), answer("Hi #1", "t-0"), said("A joke?", "u2")
+        ]}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(start(&lines), r#"{"type":"start","messageId":"t-2"}"#);
+    assert!(
+        lines.iter().any(|line| line.contains("A joke? #3")),
+        "{lines:?}"
+    );
+    assert_eq!(
+        texts(served.store.load("t").await.expect("saved")),
+        ["Hi", "Hi #1", "A joke?", "A joke? #3"]
+    );
+
+    // `regenerate({ messageId })` of the first answer: the turns after it go too.
+    let (status, lines) = post(
+        &url,
+        &json!({"id": "t", "trigger": "regenerate-message", "messageId": "t-0",
+                "messages": [said("Hi", "u1")]}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(start(&lines), r#"{"type":"start","messageId":"t-0"}"#);
+    assert_eq!(
+        texts(served.store.load("t").await.expect("saved")),
+        ["Hi", "Hi #4"]
+    );
+
+    // An edit of the first message, after a second turn.
+    let messages = json!([
+        said("Hi", "u1"),
+        answer("Hi #4", "t-0"),
+        said("More?", "u3")
+    ]);
+    post(&url, &json!({"id": "t", "messages": messages})).await;
+    let (status, lines) = post(
+        &url,
+        &json!({"id": "t", "trigger": "submit-message", "messageId": "u1",
+                "messages": [said("Hello", "u1")]}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(start(&lines), r#"{"type":"start","messageId":"t-0"}"#);
+    assert_eq!(
+        texts(served.store.load("t").await.expect("saved")),
+        ["Hello", "Hello #6"]
+    );
+
+    // A turn the thread does not have, and an edit to an empty message: refused, the
+    // thread unchanged and free.
+    for (body, status, code) in [
+        (
+            json!({"id": "t", "trigger": "regenerate-message", "messageId": "t-8",
+                   "messages": [said("Hello", "u1"), answer("Hello #6", "t-0"), said("?", "u9")]}),
+            409,
+            "unknown_turn",
+        ),
+        (
+            json!({"id": "t", "trigger": "submit-message", "messageId": "u9", "messages": [
+                said("Hello", "u1"), answer("Hello #6", "t-0"), said("?", "u8"), said("!", "u9")
+            ]}),
+            409,
+            "unknown_turn",
+        ),
+        (
+            json!({"id": "t", "trigger": "submit-message", "messageId": "u1",
+                   "messages": [said(" ", "u1")]}),
+            400,
+            "empty",
+        ),
+    ] {
+        let (got, lines) = post(&url, &body).await;
+        assert_eq!(got, status, "{lines:?}");
+        assert!(
+            lines[0].contains(&format!(r#""code":"{code}""#)),
+            "{lines:?}"
+        );
+    }
+    assert_eq!(
+        texts(served.store.load("t").await.expect("saved")),
+        ["Hello", "Hello #6"]
+    );
+}
+
 #[tokio::test]
 async fn ai_sdk_streams_a_thread_and_keeps_it() {
     let served = serve(common::hello(), |server| server).await;
@@ -310,19 +436,16 @@ async fn bad_input_gets_a_json_error_and_a_status() {
     }
     assert!(served.store.load("y").await.unwrap_err().is_not_found());
 
-    // `regenerate()`: the thread keeps its answer, and does not take the prompt as new.
+    // `regenerate()` of a thread that does not exist: nothing to ask again, and no thread
+    // is made of its prompt.
     let (status, lines) = post(
         &url,
         &json!({"id": "z", "trigger": "regenerate-message", "messages": [user("Hi")]}),
     )
     .await;
-    assert_eq!(status, 400);
-    assert_eq!(
-        lines,
-        [
-            r#"{"error":{"code":"regenerate","message":"the thread keeps the answer it gave and cannot ask it again: send a new message"}}"#
-        ]
-    );
+    assert_eq!(status, 404);
+    assert!(lines[0].contains(r#""code":"not_found""#), "{lines:?}");
+    assert!(served.store.load("z").await.unwrap_err().is_not_found());
 
     // A thread another request holds: 409, and nothing is written.
     let (status, _) = post(&url, &json!({"id": "busy", "messages": [user("Hi")]})).await;
