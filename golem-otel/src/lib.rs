@@ -121,11 +121,19 @@ impl ExporterBuilder {
     /// [`OtelError::Build`] for a configuration the exporter cannot use,
     /// [`OtelError::Client`] when the HTTP client cannot be built.
     pub fn build(self) -> Result<Exporter, OtelError> {
+        // The exporter gives a client of its own making its timeout; golem's client must
+        // take it itself, or an export to a collector that does not answer waits reqwest's
+        // 30 s while a flush or a shutdown gives up after 5 and loses what was left.
+        let timeout = export_timeout(self.timeout);
         // Built on a thread of its own: a blocking client refuses to start inside an async
         // runtime, where programs often set their exporter up.
-        let client = std::thread::spawn(|| reqwest::blocking::Client::builder().build())
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        let client = std::thread::spawn(move || {
+            reqwest::blocking::Client::builder()
+                .timeout(timeout)
+                .build()
+        })
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
         let mut exporter = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
             .with_http_client(BlockingClient(client));
@@ -136,9 +144,7 @@ impl ExporterBuilder {
         if !self.headers.is_empty() {
             exporter = exporter.with_headers(self.headers);
         }
-        if let Some(timeout) = self.timeout {
-            exporter = exporter.with_timeout(timeout);
-        }
+        exporter = exporter.with_timeout(timeout);
         let exporter = exporter.build()?;
         let resource = Resource::builder()
             .with_service_name(self.service_name)
@@ -225,6 +231,22 @@ impl Drop for Exporter {
         // After an explicit shutdown this only says it was done already.
         let _ = self.provider.shutdown();
     }
+}
+
+/// How long one export may take: `configured`, else `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`, else
+/// `OTEL_EXPORTER_OTLP_TIMEOUT` (milliseconds), else OTLP's 10 s, as the exporter reads them.
+fn export_timeout(configured: Option<Duration>) -> Duration {
+    configured
+        .or_else(|| {
+            [
+                "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
+                "OTEL_EXPORTER_OTLP_TIMEOUT",
+            ]
+            .iter()
+            .find_map(|name| std::env::var(name).ok()?.trim().parse().ok())
+            .map(Duration::from_millis)
+        })
+        .unwrap_or(Duration::from_secs(10))
 }
 
 /// golem's reqwest, blocking, as the OTLP exporter's HTTP client: the batch processor sends

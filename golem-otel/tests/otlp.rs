@@ -439,3 +439,35 @@ fn a_failed_run_arrives_with_its_error_type_and_status() {
     assert!(!chat.has("error.type"));
     assert_eq!(chat.status, "unset");
 }
+
+/// A collector that takes the connection and never answers: each export gives up after the
+/// exporter's timeout, so a flush returns with an error at once rather than after the
+/// batch processor's own 5 s, and the program is not held.
+#[test]
+fn an_export_to_a_collector_that_does_not_answer_ends_at_the_timeout() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    // Accepts and holds every connection, reading nothing and writing nothing.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let exporter = golem_otel::Exporter::builder()
+        .endpoint(endpoint)
+        .timeout(std::time::Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let subscriber = tracing_subscriber::registry().with(exporter.layer());
+    tracing::subscriber::with_default(subscriber, || {
+        tracing::info_span!("work").in_scope(|| {});
+    });
+    let started = std::time::Instant::now();
+    assert!(exporter.flush().is_err());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+}
