@@ -218,12 +218,16 @@ fn runs_emit_gen_ai_spans_and_an_event_for_every_rejection() {
     assert_eq!(rejections[0]["gen_ai.tool.call.id"], "c1");
     assert_eq!(rejections[0]["golem.retry.attempt"], "1");
     assert_eq!(rejections[0]["golem.retry.max"], "1");
-    assert_eq!(rejections[0]["golem.retry.reason"], "n must be at least 1");
     assert_eq!(rejections[0]["message"], "tool call rejected");
     assert_eq!(rejections[1]["golem.retry.stage"], "decode");
     assert_eq!(rejections[1]["golem.retry.attempt"], "1");
-    assert_eq!(rejections[1]["golem.retry.reason"], "give a number");
     assert_eq!(rejections[1]["message"], "output rejected");
+    // The feedback may quote what was said: content, which this agent does not capture.
+    assert!(
+        rejections
+            .iter()
+            .all(|rejection| !rejection.contains_key("golem.retry.reason"))
+    );
 }
 
 /// A streamed run says on each request whether the model streamed it: a model that answers

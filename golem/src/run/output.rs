@@ -431,7 +431,8 @@ fn reject<Deps, O: Output, J>(
         "gen_ai.tool.name" = call.map(|call| call.tool_name.as_str()),
         "golem.retry.attempt" = i64::from(rejections),
         "golem.retry.max" = i64::from(limit),
-        "golem.retry.reason" = reason.as_str(),
+        // The feedback may quote what the model or the user said: content.
+        "golem.retry.reason" = turn.step.agent.capture_content.then_some(reason.as_str()),
         "output rejected"
     );
     emit(turn.step.events, || {

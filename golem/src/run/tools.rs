@@ -514,7 +514,8 @@ pub(crate) fn book<'c, Deps: 'static, O: Output, J>(
             "gen_ai.tool.call.id" = call.tool_call_id.as_str(),
             "golem.retry.attempt" = i64::from(rejections),
             "golem.retry.max" = i64::from(limit),
-            "golem.retry.reason" = reason,
+            // The feedback may quote what the model or the user said: content.
+            "golem.retry.reason" = turn.step.agent.capture_content.then_some(reason),
             "tool call rejected"
         );
         emit(turn.step.events, || {
