@@ -4,14 +4,17 @@ use std::fmt;
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use futures_util::StreamExt;
+use std::panic::AssertUnwindSafe;
+
+use futures_util::{FutureExt, StreamExt};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 use crate::dataset::{Case, Dataset};
-use crate::evaluator::{EvalContext, Evaluator};
+use crate::evaluator::{EvalContext, Evaluation, Evaluator, Outcome, OutcomeValue};
 use crate::report::{CaseReport, CaseResult, Report};
-use crate::task::Task;
+use crate::task::{Task, TaskFailure};
+use crate::trace::Trace;
 
 /// Whether an experiment shows a progress bar.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -26,7 +29,8 @@ pub enum Progress {
 
 /// A task and its evaluators, to run over a [`Dataset`]: `concurrency` runs at a time
 /// (1 by default), each case `repeats` times (1 by default), each run under an optional
-/// timeout. A run that fails or times out is a result in the report, not the end of the
+/// timeout. A run that fails, times out (an agent's run is stopped with what it spent; see
+/// [`Task::run_within`]), or panics is a result in the report, not the end of the
 /// experiment; the report lists runs in the dataset's order whatever order they finished
 /// in.
 ///
@@ -195,35 +199,48 @@ where
 
     async fn run_case(&self, case: &Case<I, E>, repeat: u32) -> CaseReport {
         let start = tokio::time::Instant::now();
-        let run = match self.timeout {
-            Some(timeout) => tokio::time::timeout(timeout, self.task.run(&case.input))
-                .await
-                .ok(),
-            None => Some(self.task.run(&case.input).await),
+        // A task that panics fails its case, not the experiment.
+        let run = match unwinding(|| match self.timeout {
+            Some(timeout) => self.task.run_within(&case.input, timeout),
+            None => self.task.run(&case.input),
+        })
+        .await
+        {
+            Ok(run) => run,
+            Err(panic) => Err(TaskFailure {
+                message: format!("the task panicked: {}", panic_message(&*panic)),
+                trace: Trace::default(),
+                timed_out: false,
+            }),
         };
         let duration = start.elapsed();
         let duration_ms = duration.as_secs_f64() * 1000.0;
         let mut report = match run {
-            None => {
-                let mut report = CaseReport::new(&case.name, repeat, CaseResult::TimedOut);
-                report.error = Some(format!(
-                    "timed out after {:?}",
-                    self.timeout.unwrap_or_default()
-                ));
-                report
-            }
-            Some(Err(failure)) => {
-                let mut report = CaseReport::new(&case.name, repeat, CaseResult::Error);
+            Err(failure) => {
+                let result = match failure.timed_out {
+                    true => CaseResult::TimedOut,
+                    false => CaseResult::Error,
+                };
+                let mut report = CaseReport::new(&case.name, repeat, result);
                 report.error = Some(failure.message);
                 report.usage = failure.trace.usage;
                 report
             }
-            Some(Ok(run)) => {
+            Ok(run) => {
                 let ctx = EvalContext::new(case, &run.output, &run.trace, duration, repeat);
                 let mut report = CaseReport::new(&case.name, repeat, CaseResult::Passed);
-                for evaluator in &self.evaluators {
-                    let evaluation = evaluator.evaluate_async(&ctx).await;
-                    report.outcomes.extend(evaluation.outcomes);
+                for (index, evaluator) in self.evaluators.iter().enumerate() {
+                    let evaluation = unwinding(|| evaluator.evaluate_async(&ctx))
+                        .await
+                        .unwrap_or_else(|panic| {
+                            Evaluation::from(
+                                Outcome::assertion(format!("evaluator {}", index + 1), false)
+                                    .because(format!("panicked: {}", panic_message(&*panic))),
+                            )
+                        });
+                    report
+                        .outcomes
+                        .extend(evaluation.outcomes.into_iter().map(finite));
                     report.evaluator_usage += &evaluation.usage;
                 }
                 if report.outcomes.iter().any(|outcome| outcome.is_failure()) {
@@ -247,5 +264,32 @@ where
             }
         }
         report
+    }
+}
+
+/// The output of the future `start` makes, or the panic of making it or of polling it.
+async fn unwinding<'a, T>(
+    start: impl FnOnce() -> futures_util::future::BoxFuture<'a, T>,
+) -> Result<T, Box<dyn std::any::Any + Send>> {
+    let future = std::panic::catch_unwind(AssertUnwindSafe(start))?;
+    AssertUnwindSafe(future).catch_unwind().await
+}
+
+/// What a panic said, when it said it with a string.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("no message")
+}
+
+/// `outcome`, or, for a score that is not a finite number (a division by zero), a failed
+/// assertion that says so: reports average scores, and JSON has no NaN.
+fn finite(outcome: Outcome) -> Outcome {
+    match outcome.value {
+        OutcomeValue::Score(score) if !score.is_finite() => Outcome::assertion(outcome.name, false)
+            .because(format!("the score is not a finite number: {score}")),
+        _ => outcome,
     }
 }

@@ -4,11 +4,13 @@
 use std::error::Error as StdError;
 use std::fmt;
 use std::future::Future;
+use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, StreamExt};
 use golem::output::Output;
-use golem::{Agent, BoxError, RunError, RunEvent};
+use golem::run::Stopped;
+use golem::{Agent, AgentRun, BoxError, RunError, RunEvent};
 
 use crate::trace::Trace;
 
@@ -38,6 +40,8 @@ pub struct TaskFailure {
     pub message: String,
     /// The history, usage and events of the run up to the failure.
     pub trace: Trace,
+    /// Whether the task ran out of its time ([`Task::run_within`]).
+    pub timed_out: bool,
 }
 
 impl TaskFailure {
@@ -46,6 +50,16 @@ impl TaskFailure {
         TaskFailure {
             message: chain(error),
             trace,
+            timed_out: false,
+        }
+    }
+
+    /// A task that ran out of `timeout`, having left `trace`.
+    pub fn timed_out(timeout: Duration, trace: Trace) -> Self {
+        TaskFailure {
+            message: format!("timed out after {timeout:?}"),
+            trace,
+            timed_out: true,
         }
     }
 }
@@ -84,6 +98,28 @@ pub trait Task<I>: Send + Sync {
     /// Runs the task on `input`.
     fn run<'a>(&'a self, input: &'a I)
     -> BoxFuture<'a, Result<TaskRun<Self::Output>, TaskFailure>>;
+
+    /// Runs the task on `input` for at most `timeout`; a task that runs out fails with
+    /// [`TaskFailure::timed_out`]. By default the run is dropped at the timeout, and what
+    /// it did is lost with it; an [`AgentTask`] stops its agent's run instead, so the
+    /// history and the usage so far are in the failure's trace.
+    fn run_within<'a>(
+        &'a self,
+        input: &'a I,
+        timeout: Duration,
+    ) -> BoxFuture<'a, Result<TaskRun<Self::Output>, TaskFailure>>
+    where
+        Self::Output: 'a,
+    {
+        let run = self.run(input);
+        async move {
+            match tokio::time::timeout(timeout, run).await {
+                Ok(result) => result,
+                Err(_elapsed) => Err(TaskFailure::timed_out(timeout, Trace::default())),
+            }
+        }
+        .boxed()
+    }
 }
 
 /// An agent as a task: each case's input becomes a prompt and the agent's dependencies,
@@ -142,35 +178,71 @@ where
 
     fn run<'a>(&'a self, input: &'a I) -> BoxFuture<'a, Result<TaskRun<O>, TaskFailure>> {
         let (prompt, deps) = (self.prepare)(input);
-        let mut events = self.agent.run_stream(prompt, deps);
-        async move {
-            let mut trace = Trace::default();
-            while let Some(event) = events.next().await {
-                match event {
-                    Ok(RunEvent::Finished(result)) => {
-                        let result = *result;
-                        trace.messages = result.messages;
-                        trace.usage = result.usage;
-                        return Ok(TaskRun::new(result.output, trace));
-                    }
-                    Ok(event) => trace.record(event),
-                    Err(error) => return Err(failure(error, trace)),
-                }
-            }
-            Err(TaskFailure {
-                message: "the run ended without an output".to_owned(),
-                trace,
-            })
-        }
-        .boxed()
+        drive(self.agent.start(prompt, deps)).boxed()
+    }
+
+    /// Stops the agent's run at the timeout, as its own timeout does: the failure's trace
+    /// has the history and usage of the run up to the stop.
+    fn run_within<'a>(
+        &'a self,
+        input: &'a I,
+        timeout: Duration,
+    ) -> BoxFuture<'a, Result<TaskRun<O>, TaskFailure>>
+    where
+        O: 'a,
+    {
+        let (prompt, deps) = (self.prepare)(input);
+        drive(self.agent.start(prompt, deps).with_timeout(timeout)).boxed()
     }
 }
 
-/// The failure of an agent's run: its message and causes, its history and usage.
+/// Streams `run` to its end, recording its events in the trace.
+async fn drive<Deps: Send + Sync + 'static, O: Output>(
+    run: AgentRun<Deps, O>,
+) -> Result<TaskRun<O>, TaskFailure> {
+    let mut events = run.into_events();
+    let mut trace = Trace::default();
+    while let Some(event) = events.next().await {
+        match event {
+            Ok(RunEvent::Finished(result)) => {
+                let result = *result;
+                trace.messages = result.messages;
+                trace.usage = result.usage;
+                return Ok(TaskRun::new(result.output, trace));
+            }
+            Ok(event) => trace.record(event),
+            Err(error) => return Err(failure(error, trace)),
+        }
+    }
+    // The stream ends without a result when the run paused for approval: an evaluation has
+    // no one to answer, so the case fails, with what the run did.
+    let mut message = "the run paused for approval".to_owned();
+    if let Some(run) = events.into_run() {
+        let calls: Vec<&str> = run
+            .awaiting_approval()
+            .iter()
+            .map(|call| call.tool_name.as_str())
+            .collect();
+        message = format!("{message} of {}", calls.join(", "));
+        let state = run.into_state();
+        trace.messages = state.messages().to_vec();
+        trace.usage = state.usage().clone();
+    }
+    Err(TaskFailure {
+        message,
+        trace,
+        timed_out: false,
+    })
+}
+
+/// The failure of an agent's run: its message and causes, its history and usage; a run
+/// stopped by its timeout is timed out.
 fn failure(error: RunError, mut trace: Trace) -> TaskFailure {
     trace.messages = error.messages().to_vec();
     trace.usage = error.usage().clone();
-    TaskFailure::new(&error, trace)
+    let mut failure = TaskFailure::new(&error, trace);
+    failure.timed_out = matches!(error.stopped(), Some(Stopped::TimedOut { .. }));
+    failure
 }
 
 /// An async function as a task: `run(input)` returns the output, or an error that fails

@@ -186,3 +186,138 @@ async fn an_agent_that_fails_keeps_its_error_and_what_it_spent() {
     assert_eq!(failed.usage.rejected.total.requests, 1);
     assert_eq!(report.dataset.as_deref(), Some("sums"));
 }
+
+/// An agent's run that outlasts the timeout is stopped, not dropped: the case is timed
+/// out with the history and the usage of the run up to the stop.
+#[tokio::test]
+async fn an_agent_run_over_the_timeout_keeps_what_it_spent() {
+    use golem::model::ModelResponse;
+    use golem::model::function::FunctionModel;
+
+    let model =
+        FunctionModel::new(|_, _| ModelResponse::tool_call("wait", "{}", "c1").with_usage(12, 3));
+    let wait = golem::tool::FunctionTool::new(
+        "wait",
+        |_ctx: golem::RunContext<()>, _args: serde_json::Value| async move {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            Ok::<_, golem::ModelRetry>("done")
+        },
+    );
+    let agent = golem::Agent::<(), String>::builder(model)
+        .tool(wait)
+        .build()
+        .unwrap();
+    let task = golem_evals::AgentTask::new(agent, |prompt: &String| (prompt.clone(), ()));
+    let report = Experiment::new("slow agent", task)
+        .timeout(Duration::from_millis(200))
+        .progress(Progress::Hidden)
+        .run(&Dataset::new([Case::<String, String>::new(
+            "one",
+            "Wait".to_owned(),
+        )]))
+        .await;
+
+    let case = &report.cases[0];
+    assert_eq!(case.result, CaseResult::TimedOut);
+    assert_eq!(
+        case.error.as_deref(),
+        Some("the run was stopped: the run did not finish within its timeout of 200ms")
+    );
+    assert_eq!(case.usage.requests, 1);
+    assert_eq!((case.usage.input_tokens, case.usage.output_tokens), (12, 3));
+    assert_eq!(report.totals.timed_out, 1);
+}
+
+/// An agent's run that pauses for approval has no one to answer: the case fails with what
+/// the run did.
+#[tokio::test]
+async fn an_agent_run_that_pauses_for_approval_is_an_error_with_its_usage() {
+    use golem::model::ModelResponse;
+    use golem::model::function::FunctionModel;
+
+    let model =
+        FunctionModel::new(|_, _| ModelResponse::tool_call("delete", "{}", "c1").with_usage(7, 2));
+    let delete = golem::tool::FunctionTool::new(
+        "delete",
+        |_ctx: golem::RunContext<()>, _args: serde_json::Value| async move {
+            Ok::<_, golem::ModelRetry>("deleted")
+        },
+    )
+    .requires_approval(true);
+    let agent = golem::Agent::<(), String>::builder(model)
+        .tool(delete)
+        .build()
+        .unwrap();
+    let task = golem_evals::AgentTask::new(agent, |prompt: &String| (prompt.clone(), ()));
+    let report = Experiment::new("approvals", task)
+        .progress(Progress::Hidden)
+        .run(&Dataset::new([Case::<String, String>::new(
+            "one",
+            "Clean up".to_owned(),
+        )]))
+        .await;
+
+    let case = &report.cases[0];
+    assert_eq!(case.result, CaseResult::Error);
+    assert_eq!(
+        case.error.as_deref(),
+        Some("the run paused for approval of delete")
+    );
+    assert_eq!(case.usage.requests, 1);
+    assert_eq!(case.usage.input_tokens, 7);
+}
+
+/// A task or an evaluator that panics fails its case, and the others go on; a score that
+/// is not a number fails as an assertion that says so, and the report still reads back.
+#[tokio::test]
+async fn a_panic_fails_its_case_and_a_score_that_is_not_a_number_fails_its_outcome() {
+    let task = task_fn(|n: u32| async move {
+        if n == 1 {
+            panic!("no ones");
+        }
+        Ok::<_, io::Error>(n * 2)
+    });
+    let report = Experiment::new("panics", task)
+        .evaluator(EqualsExpected)
+        .evaluator(golem_evals::evaluator::score(
+            "ratio",
+            |ctx: &EvalContext<'_, u32, u32, u32>| {
+                f64::from(*ctx.output) / f64::from(ctx.case.input)
+            },
+        ))
+        .evaluator(check("sane", |ctx: &EvalContext<'_, u32, u32, u32>| {
+            assert!(*ctx.output < 6, "evaluator bug");
+            true
+        }))
+        .progress(Progress::Hidden)
+        .run(&numbers(4))
+        .await;
+
+    let results: Vec<CaseResult> = report.cases.iter().map(|case| case.result).collect();
+    assert_eq!(
+        results,
+        [
+            CaseResult::Failed,
+            CaseResult::Error,
+            CaseResult::Passed,
+            CaseResult::Failed
+        ]
+    );
+    assert_eq!(
+        report.cases[1].error.as_deref(),
+        Some("the task panicked: no ones")
+    );
+    // 0 / 0 for the first case.
+    let ratio = &report.cases[0].outcomes[1];
+    assert!(ratio.is_failure());
+    assert_eq!(ratio.name, "ratio");
+    assert_eq!(
+        ratio.reason.as_deref(),
+        Some("the score is not a finite number: NaN")
+    );
+    let sane = &report.cases[3].outcomes[2];
+    assert_eq!(sane.name, "evaluator 3");
+    assert_eq!(sane.reason.as_deref(), Some("panicked: evaluator bug"));
+    let json = report.to_json().unwrap();
+    assert_eq!(golem_evals::Report::from_json(&json).unwrap(), report);
+}
