@@ -78,9 +78,17 @@ mod tracing_capture {
     }
 
     impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
-        fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, _ctx: Context<'_, S>) {
+        fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
             let mut fields = BTreeMap::new();
             fields.insert("#id".to_owned(), id.into_u64().to_string());
+            let parent = match attrs.parent() {
+                Some(parent) => Some(parent.clone()),
+                None if attrs.is_contextual() => ctx.current_span().id().cloned(),
+                None => None,
+            };
+            if let Some(parent) = parent {
+                fields.insert("#parent".to_owned(), parent.into_u64().to_string());
+            }
             attrs.record(&mut Fields(&mut fields));
             self.0
                 .lock()
@@ -352,5 +360,82 @@ fn a_fallback_request_is_traced_under_the_provider_that_answered() {
         assert_eq!(span("chat")["gen_ai.provider.name"], "second");
         assert_eq!(span("chat")["gen_ai.request.stream"], streamed.to_string());
         assert_eq!(span("invoke_agent")["gen_ai.provider.name"], "first");
+    }
+}
+
+#[golem::args]
+struct Ask {
+    question: String,
+}
+
+/// An agent called as a tool runs inside the call: its `invoke_agent` span is the child of
+/// the call's `execute_tool` span, streamed or not, and its requests are its own span's.
+#[test]
+fn a_delegated_agents_run_is_traced_inside_the_call_that_ran_it() {
+    use futures_util::StreamExt;
+    use golem::model::function::FunctionModel;
+    use tracing_subscriber::layer::SubscriberExt;
+
+    for streamed in [false, true] {
+        let child =
+            Agent::<(), String>::builder(FunctionModel::new(|_, _| ModelResponse::text("Paris")))
+                .name("geographer")
+                .build()
+                .unwrap();
+        let parent = script(vec![
+            reply(vec![call("ask", r#"{"question": "Capital?"}"#, "c1")], 1, 1),
+            reply(vec![text("Paris it is.")], 1, 1),
+        ]);
+        let agent = Agent::<(), String>::builder(parent.model)
+            .name("router")
+            .tool(child.as_tool(
+                "ask",
+                "Asks the geographer.",
+                |_ctx: &RunContext<()>, ask: Ask| (ask.question, ()),
+            ))
+            .build()
+            .unwrap();
+        let captured = Arc::new(Mutex::new(tracing_capture::Captured::default()));
+        let subscriber =
+            tracing_subscriber::registry().with(tracing_capture::Capture(Arc::clone(&captured)));
+        tracing::subscriber::with_default(subscriber, || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap();
+            if streamed {
+                runtime.block_on(agent.run_stream("Capital of France?", ()).count());
+            } else {
+                runtime
+                    .block_on(agent.run("Capital of France?", ()))
+                    .unwrap();
+            }
+        });
+        let captured = captured.lock().expect("not poisoned").clone();
+        let named = |wanted: &str| {
+            &captured
+                .spans
+                .iter()
+                .find(|(_, fields)| fields.get("otel.name").map(String::as_str) == Some(wanted))
+                .unwrap_or_else(|| panic!("a span {wanted}"))
+                .1
+        };
+        let (router, call, geographer) = (
+            named("invoke_agent router"),
+            named("execute_tool ask"),
+            named("invoke_agent geographer"),
+        );
+        assert_eq!(call["#parent"], router["#id"], "streamed: {streamed}");
+        assert_eq!(geographer["#parent"], call["#id"], "streamed: {streamed}");
+        let chats: Vec<&String> = captured
+            .spans
+            .iter()
+            .filter(|(name, _)| name == "chat")
+            .map(|(_, fields)| &fields["#parent"])
+            .collect();
+        assert_eq!(
+            chats,
+            [&router["#id"], &geographer["#id"], &router["#id"]],
+            "streamed: {streamed}"
+        );
     }
 }

@@ -209,19 +209,22 @@ where
             Err(retry) => return futures_util::future::ready(Err(retry.into())).boxed(),
         };
         let (prompt, deps) = (self.prepare)(ctx, args);
+        let prompt: crate::model::UserPromptPart = prompt.into();
         // The agent's own limits, and what the caller has left.
         let limits = self
             .agent
             .inner
             .usage_limits
             .within(&ctx.remaining_limits());
-        let mut run = self.agent.start(prompt, deps).with_usage_limits(limits);
-        if let Some(token) = ctx.cancellation() {
-            // Stopped with the caller, the agent ends its run gracefully: its error, with its
-            // state, is this call's.
-            run = run.with_cancellation(token.child_token());
-        }
         async move {
+            // Started when the call is first polled, in the call's `execute_tool` span: the
+            // run's `invoke_agent` span is that span's child.
+            let mut run = self.agent.start(prompt, deps).with_usage_limits(limits);
+            if let Some(token) = ctx.cancellation() {
+                // Stopped with the caller, the agent ends its run gracefully: its error, with
+                // its state, is this call's.
+                run = run.with_cancellation(token.child_token());
+            }
             let finished = match (journal, ctx.events()) {
                 (Some(journal), _) => run.finish_in(journal).await,
                 (None, None) => run.finish().await,
