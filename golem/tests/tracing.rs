@@ -439,3 +439,42 @@ fn a_delegated_agents_run_is_traced_inside_the_call_that_ran_it() {
         );
     }
 }
+
+/// A run driven to its end that pauses for approval ends there, as a failure at the
+/// approval stage: its span says so, with what it spent.
+#[test]
+fn a_run_that_pauses_for_approval_ends_its_span_with_the_approval_stage_and_its_usage() {
+    use tracing_subscriber::layer::SubscriberExt;
+
+    let script = script(vec![reply(vec![call("roll", r#"{"n": 1}"#, "c1")], 10, 2)]);
+    let roll = FunctionTool::new("roll", |_ctx: RunContext<()>, dice: Dice| async move {
+        Ok::<_, ModelRetry>(dice.n)
+    })
+    .requires_approval(true);
+    let agent = Agent::<(), String>::builder(script.model)
+        .name("careful")
+        .tool(roll)
+        .build()
+        .unwrap();
+    let captured = Arc::new(Mutex::new(tracing_capture::Captured::default()));
+    let subscriber =
+        tracing_subscriber::registry().with(tracing_capture::Capture(Arc::clone(&captured)));
+    let error = tracing::subscriber::with_default(subscriber, || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime.block_on(agent.run("Roll", ())).unwrap_err()
+    });
+    assert_eq!(error.stage(), golem::Stage::Approval);
+    let captured = captured.lock().expect("not poisoned").clone();
+    let run = &captured
+        .spans
+        .iter()
+        .find(|(name, _)| name == "invoke_agent")
+        .expect("the run's span")
+        .1;
+    assert_eq!(run["error.type"], "approval");
+    assert_eq!(run["otel.status_code"], "error");
+    assert_eq!(run["gen_ai.usage.input_tokens"], "10");
+    assert_eq!(run["gen_ai.usage.output_tokens"], "2");
+}

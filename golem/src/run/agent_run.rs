@@ -458,7 +458,11 @@ where
             match run_step!(self, None, journal)? {
                 Step::Finished(result) => return Ok(result),
                 Step::Paused => {
+                    // Ended, as a failure is: its span says so, with what the run spent.
                     self.ended = true;
+                    self.record_usage(&self.state.usage);
+                    self.span.record("otel.status_code", "error");
+                    self.span.record("error.type", Stage::Approval.to_string());
                     return Err(self.error(Failure::new(
                         Stage::Approval,
                         "the run paused for approval; decide on the calls in the state and resume it",
