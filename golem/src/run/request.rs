@@ -375,6 +375,15 @@ where
             digest,
             request,
         } => {
+            // The summary is a request of the run's, and so is the one it is made for: it is
+            // asked only when both fit under the run's request limit.
+            let both = Usage {
+                requests: usage.requests.saturating_add(1),
+                ..Usage::default()
+            };
+            step.usage_limits()
+                .check_before_request(&both)
+                .map_err(Failure::limit)?;
             let (messages, params) = *request;
             let model = Arc::clone(&summarize.model);
             let asked = if step.journal.records() {

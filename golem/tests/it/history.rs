@@ -384,6 +384,43 @@ fn summarizing_agent(model: &Script, summarizer: &Script) -> Agent<(), String> {
         .expect("a valid agent")
 }
 
+/// The summary is a request of the run's: with room for one request only, neither the
+/// summary nor the request it is made for is sent.
+#[tokio::test]
+async fn a_summary_and_its_request_must_both_fit_under_the_request_limit() {
+    let summarizer = script(vec![reply(vec![text("They counted to three.")], 50, 10)]);
+    let model = script(vec![reply(vec![text("4")], 30, 1)]);
+    let agent = summarizing_agent(&model, &summarizer);
+
+    let error = agent
+        .start_with_history(three_turns(), "four", ())
+        .with_usage_limits(golem::usage::UsageLimits::new().request_limit(1))
+        .finish()
+        .await
+        .unwrap_err();
+
+    assert_eq!(error.stage(), golem::Stage::Limit);
+    assert_eq!(
+        error.limit(),
+        Some(&golem::usage::LimitExceeded::Requests { limit: 1 })
+    );
+    assert_eq!((summarizer.requests(), model.requests()), (0, 0));
+    assert_eq!(error.usage().requests, 0);
+    let mut kept = three_turns();
+    kept.push(request(vec![user("four")]));
+    assert_eq!(error.messages(), &kept[..]);
+
+    // With room for both, both go.
+    let result = agent
+        .start_with_history(three_turns(), "four", ())
+        .with_usage_limits(golem::usage::UsageLimits::new().request_limit(2))
+        .finish()
+        .await
+        .unwrap();
+    assert_eq!(result.output, "4");
+    assert_eq!(result.usage.requests, 2);
+}
+
 #[tokio::test]
 async fn older_turns_are_summarised_once_counted_apart_and_journaled() {
     let summarizer = script(vec![reply(vec![text("They counted to three.")], 50, 10)]);
