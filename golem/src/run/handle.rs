@@ -130,11 +130,43 @@ where
         .await
         {
             Ok(errors) => errors,
-            Err((stopped, interrupted)) => {
-                // Keep what finished; nothing is booked for a round the caller stopped.
-                handling.close(not_run(), STOPPED_DURING_CALL);
+            Err(during) => {
+                // What finished is kept and booked as it would have been without the stop:
+                // a rejection costs its tool a retry (a stop and a resume buy no free
+                // ones), and one beyond the budget, or a call that failed, fails the run
+                // at the tool stage as it would have.
+                let mut culprits = Culprits::default();
+                let booked = tools::book(
+                    &scope,
+                    function_calls,
+                    &handling,
+                    &mut state.retries,
+                    &mut culprits,
+                    during.live,
+                );
+                culprits.book(scope.cost(), &mut state.usage);
+                let mut parts = Vec::new();
+                let failure = match booked {
+                    Some(failure) => {
+                        if failure.exhausted.is_some() {
+                            let verdict = ToolsVerdict::of(function_calls, &handling);
+                            output::decline(output_calls, verdict, &mut parts);
+                        } else {
+                            parts.extend(not_run());
+                        }
+                        Failure {
+                            interrupted: during.interrupted,
+                            ..failure
+                        }
+                    }
+                    None => {
+                        parts.extend(not_run());
+                        Failure::interrupted(during.stopped, during.interrupted)
+                    }
+                };
+                handling.close(parts, STOPPED_DURING_CALL);
                 clear(&mut state.approvals);
-                return Err(Failure::interrupted(stopped, interrupted));
+                return Err(failure);
             }
         }
     };

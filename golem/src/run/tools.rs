@@ -196,16 +196,16 @@ fn shown(result: &Value) -> String {
 /// dropped midway keeps every outcome that came in. Denied calls settle without running.
 ///
 /// # Errors
-/// [`Stopped`] when the run is stopped first, with the calls that ended with the stop in an
-/// error (agents the calls run stop gracefully with the run); the calls still running are
-/// dropped.
+/// [`StoppedDuring`] when the run is stopped first: the calls that ended with the stop in an
+/// error (agents the calls run stop gracefully with the run), and the errors of those that
+/// ended before it, for them to be booked; the calls still running are dropped.
 pub(crate) async fn settle<'c, Deps, O, J>(
     turn: &Turn<'_, Deps, O, J>,
     calls: &[&'c ToolCallPart],
     handling: &mut Handling<'_>,
     retries: &Retries,
     usage: &mut Usage,
-) -> Result<LiveErrors<'c>, (Stopped, Vec<InterruptedCall>)>
+) -> Result<LiveErrors<'c>, StoppedDuring<'c>>
 where
     Deps: Send + Sync + 'static,
     O: Output,
@@ -330,9 +330,22 @@ where
         Some(stopped) => {
             // The calls that were running were made, though they did not finish.
             usage.tool_calls += running_known;
-            Err((stopped, interrupted))
+            Err(StoppedDuring {
+                stopped,
+                interrupted,
+                live: settled.live,
+            })
         }
     }
+}
+
+/// A stop while a response's calls ran: see [`settle`].
+pub(crate) struct StoppedDuring<'c> {
+    pub(crate) stopped: Stopped,
+    /// The calls that ended in an error with the stop.
+    pub(crate) interrupted: Vec<InterruptedCall>,
+    /// The errors of the calls that settled before the stop.
+    pub(crate) live: LiveErrors<'c>,
 }
 
 /// The stop a call ended with: an error when the run is stopped is the error of an agent

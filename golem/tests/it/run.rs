@@ -549,6 +549,81 @@ async fn a_deadline_stops_the_run_during_its_tools_and_keeps_what_finished() {
     assert!(error.pending().is_none());
 }
 
+/// A rejection that came in before a stop is booked as it would have been without it: the
+/// tool's retry is spent (a stop and a resume buy no free one), its round is counted as
+/// rejected, and a rejection beyond the budget fails the run at the tool stage, with the
+/// feedback kept apart for a resume.
+#[tokio::test(start_paused = true)]
+async fn a_rejection_before_a_stop_costs_its_retry_and_one_beyond_the_budget_fails_the_run() {
+    let picky_and_slow = || {
+        let picky = FunctionTool::new("picky", |_ctx: RunContext<()>, (): ()| async move {
+            Err::<&str, _>(ModelRetry::new("try again"))
+        });
+        let (_, slow) = fast_and_slow();
+        (picky, slow)
+    };
+    let calls = || {
+        reply(
+            vec![call("picky", "{}", "c1"), call("slow", "{}", "c2")],
+            10,
+            2,
+        )
+    };
+
+    // With a budget of one: stopped, the retry spent.
+    let budgeted = script(vec![calls(), calls()]);
+    let (picky, slow) = picky_and_slow();
+    let agent = Agent::<(), String>::builder(budgeted.model.clone())
+        .tool(picky)
+        .tool(slow)
+        .tool_retries(1)
+        .run_timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let error = agent.run("Go", ()).await.unwrap_err();
+    assert_eq!(error.stage(), Stage::Stopped);
+    assert_eq!(error.state().retries().tool("picky"), 1);
+    assert_eq!(error.usage().rejected.total.requests, 1);
+    assert_eq!(
+        error.messages()[2],
+        request(vec![
+            tool_retry("picky", "c1", "try again"),
+            tool_return(
+                "slow",
+                "c2",
+                json!("Not finished: the run was stopped during this call."),
+            ),
+        ])
+    );
+    // Resumed, the second rejection is beyond the budget.
+    let mut state = error.into_state();
+    state.clear_deadline();
+    let error = agent.resume(state, ()).await.unwrap_err();
+    assert_eq!(error.stage(), Stage::Tool);
+    assert!(error.is_retries_exhausted());
+    assert_eq!(error.tool_name(), Some("picky"));
+
+    // Without a budget: the rejection fails the run at the tool stage, not the stop; the
+    // history ends with the response, the feedback kept apart.
+    let unbudgeted = script(vec![calls()]);
+    let (picky, slow) = picky_and_slow();
+    let agent = Agent::<(), String>::builder(unbudgeted.model.clone())
+        .tool(picky)
+        .tool(slow)
+        .run_timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let error = agent.run("Go", ()).await.unwrap_err();
+    assert_eq!(error.stage(), Stage::Tool);
+    assert!(error.is_retries_exhausted());
+    assert_eq!(
+        error.model_retry().map(ModelRetry::message),
+        Some("try again")
+    );
+    assert_eq!(error.messages().len(), 2);
+    assert_eq!(error.pending().map(|request| request.parts.len()), Some(2));
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_deadline_per_run_stops_a_model_request_that_never_answers() {
     let model = FunctionModel::new_async(|_: Vec<Message>, _| async {
