@@ -145,7 +145,11 @@ where
                     during.live,
                 );
                 culprits.book(scope.cost(), &mut state.usage);
-                let mut parts = Vec::new();
+                let mut parts: Vec<_> = during
+                    .not_started
+                    .iter()
+                    .map(|call| call.answer(NOT_RUN))
+                    .collect();
                 let failure = match booked {
                     Some(failure) => {
                         if failure.exhausted.is_some() {

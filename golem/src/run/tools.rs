@@ -211,6 +211,9 @@ where
     O: Output,
     J: Journal,
 {
+    // A journal that needs its steps in order runs the calls one at a time: each is
+    // announced as it starts, and those after a stop never start.
+    let one_by_one = !turn.step.journal.concurrent();
     // Each call that does not start settles here; so the calls still unsettled after this
     // loop are those that start, with no list of them kept.
     for &call in calls {
@@ -229,10 +232,9 @@ where
             handling.settle(&call.tool_call_id, settled);
             continue;
         }
-        emit(turn.step.events, || RunEvent::ToolCallStarted {
-            turn: turn.turn,
-            call: SharedCall::of(turn.response, call),
-        });
+        if !one_by_one {
+            emit_started(turn, call);
+        }
     }
     let unsettled = |handling: &Handling<'_>, call: &ToolCallPart| {
         handling.settled(&call.tool_call_id).is_none()
@@ -250,7 +252,8 @@ where
     // One call, or a journal that needs its steps in order, runs without the set of futures.
     let calls_token = turn.ctx().cancellation();
     let mut interrupted = Vec::new();
-    let stopped = if turn.step.journal.concurrent() && started > 1 {
+    let mut not_started = Vec::new();
+    let stopped = if !one_by_one && started > 1 {
         let mut running = FuturesUnordered::new();
         for &call in calls {
             if unsettled(settled.handling, call) {
@@ -297,6 +300,15 @@ where
             if !unsettled(settled.handling, call) {
                 continue;
             }
+            if stopped.is_some() {
+                // After the stop: never made, so neither counted nor announced.
+                running_known -= u64::from(is_known(turn, call));
+                not_started.push(call);
+                continue;
+            }
+            if one_by_one {
+                emit_started(turn, call);
+            }
             let mut running = std::pin::pin!(run_call(call, turn, retries));
             match turn
                 .step
@@ -309,7 +321,7 @@ where
                         running_known -=
                             settled.record_stopped(turn, call, outcome, usage, &mut interrupted);
                         stopped = Some(stop);
-                        break;
+                        continue;
                     }
                     running_known -= settled.record(turn, call, outcome, usage);
                 }
@@ -319,7 +331,6 @@ where
                             settled.record_stopped(turn, call, outcome, usage, &mut interrupted);
                     }
                     stopped = Some(stop);
-                    break;
                 }
             }
         }
@@ -333,6 +344,7 @@ where
             Err(StoppedDuring {
                 stopped,
                 interrupted,
+                not_started,
                 live: settled.live,
             })
         }
@@ -344,6 +356,8 @@ pub(crate) struct StoppedDuring<'c> {
     pub(crate) stopped: Stopped,
     /// The calls that ended in an error with the stop.
     pub(crate) interrupted: Vec<InterruptedCall>,
+    /// The calls that never started (one at a time, after the stop): not run.
+    pub(crate) not_started: Vec<&'c ToolCallPart>,
     /// The errors of the calls that settled before the stop.
     pub(crate) live: LiveErrors<'c>,
 }
@@ -556,6 +570,13 @@ pub(crate) fn book<'c, Deps: 'static, O: Output, J>(
         }
     }
     terminal.or(exhausted)
+}
+
+fn emit_started<Deps, O: Output, J>(turn: &Turn<'_, Deps, O, J>, call: &ToolCallPart) {
+    emit(turn.step.events, || RunEvent::ToolCallStarted {
+        turn: turn.turn,
+        call: SharedCall::of(turn.response, call),
+    });
 }
 
 fn emit_finished<Deps, O: Output, J>(

@@ -268,6 +268,59 @@ async fn under_a_journal_the_calls_of_one_response_run_one_at_a_time_in_call_ord
     assert_eq!(order.lock().unwrap()[..2], ["slow starts", "fast starts"]);
 }
 
+/// Calls made one at a time: a stop during the first leaves the second never started. It
+/// is answered as not run, and not counted as made.
+#[tokio::test]
+async fn a_stop_during_the_first_of_calls_run_one_at_a_time_leaves_the_others_not_run() {
+    let never = FunctionTool::new("never", |_ctx: RunContext<()>, (): ()| async move {
+        std::future::pending::<()>().await;
+        Ok::<_, ModelRetry>("never")
+    });
+    let fast = FunctionTool::new("fast", |_ctx: RunContext<()>, (): ()| async move {
+        Ok::<_, ModelRetry>("fast")
+    });
+    let script = script(vec![reply(
+        vec![call("never", "{}", "c1"), call("fast", "{}", "c2")],
+        1,
+        1,
+    )]);
+    let agent = Agent::<(), String>::builder(script.model.clone())
+        .tool(never)
+        .tool(fast)
+        .build()
+        .unwrap();
+    let journal = MemoryJournal::new();
+    let token = golem::run::CancellationToken::new();
+    let mut run = agent.start("Go", ()).with_cancellation(token.clone());
+    assert!(matches!(
+        run.step_in(&journal).await.unwrap(),
+        Step::Responded
+    ));
+    let cancel = async {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        token.cancel();
+    };
+    let (_, handled) = futures_util::join!(cancel, run.step_in(&journal));
+    let error = handled.expect_err("the run stopped");
+    assert!(error.is_stopped());
+    assert_eq!(error.usage().tool_calls, 1);
+    assert_eq!(
+        error.messages()[2],
+        request(vec![
+            tool_return(
+                "never",
+                "c1",
+                json!("Not finished: the run was stopped during this call.")
+            ),
+            tool_return(
+                "fast",
+                "c2",
+                json!("Not run: the run stopped before this call.")
+            ),
+        ])
+    );
+}
+
 fn script_with_two_calls() -> Script {
     script(vec![
         reply(
