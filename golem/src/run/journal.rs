@@ -363,6 +363,12 @@ pub(crate) fn summary_step(turn: u32) -> String {
     format!("summary:{turn}")
 }
 
+/// The name of the count of the input tokens of the request of `turn`, asked of the model's
+/// provider.
+pub(crate) fn count_step(turn: u32) -> String {
+    format!("count:{turn}")
+}
+
 /// The name of the model request of `turn`.
 pub(crate) fn model_step(turn: u32) -> String {
     format!("model:{turn}")

@@ -293,7 +293,12 @@ where
     }
     let limits = step.usage_limits();
     if limits.request_tokens().is_some() {
-        let counted = if limits.counts_request_tokens() {
+        let counted = if !limits.counts_request_tokens() {
+            None
+        } else if step.journal.records() {
+            // A count decides whether the request goes: a step, so a replay decides alike.
+            Box::pin(count_in(step, &view, params, next_turn)).await?
+        } else {
             let counting = step.model().count_tokens(&view, params);
             let counted = step
                 .stop
@@ -301,8 +306,6 @@ where
                 .await
                 .map_err(Failure::stopped)?;
             counted.map_err(|error| Failure::new(Stage::Model, error))?
-        } else {
-            None
         };
         let tokens = counted.unwrap_or_else(|| history::estimate_request_tokens(&view, params));
         limits
@@ -314,6 +317,38 @@ where
         Cow::Borrowed(sent) if std::ptr::eq(sent, whole) => None,
         view => Some(view.into_owned()),
     })
+}
+
+/// The provider's count of the input tokens of `view`, as the journal step of `turn`'s
+/// count: made now, or read from the journal on replay.
+async fn count_in<Deps, O, J>(
+    step: &StepScope<'_, Deps, O, J>,
+    view: &[Message],
+    params: &RequestParams,
+    turn: u32,
+) -> Result<Option<u64>, Failure>
+where
+    Deps: Send + Sync + 'static,
+    O: Output,
+    J: Journal,
+{
+    // An owned step, so the journal's engine can run it wherever it runs steps.
+    let (model, view, params) = (Arc::clone(step.model()), view.to_vec(), params.clone());
+    let count = async move {
+        let counted = model.count_tokens(&view, &params).await?;
+        Ok(serde_json::to_value(counted)?)
+    };
+    let recorded = step
+        .stop
+        .race(pin!(
+            step.journal
+                .step(journal::count_step(turn), Box::pin(count))
+        ))
+        .await
+        .map_err(Failure::stopped)?
+        .map_err(|error| Failure::new(Stage::Model, error))?;
+    serde_json::from_value(recorded)
+        .map_err(|error| Failure::new(Stage::Model, ModelError::other(error)))
 }
 
 /// The pending request staged in the history while the request is shaped: taken back out

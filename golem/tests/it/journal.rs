@@ -529,3 +529,71 @@ async fn a_journal_that_keeps_no_deadline_refuses_a_run_timeout_before_any_step(
     assert_eq!(result.output, "Paid.");
     assert_eq!(*journal.steps.lock().unwrap(), ["model:1"]);
 }
+
+/// A model whose provider counts tokens: `tokens` for every request, each count counted.
+struct Counting {
+    model: FunctionModel,
+    tokens: Arc<Mutex<u64>>,
+    counts: Arc<AtomicUsize>,
+}
+
+impl golem::model::Model for Counting {
+    fn request<'a>(
+        &'a self,
+        messages: &'a [Message],
+        params: &'a golem::model::RequestParams,
+    ) -> futures_util::future::BoxFuture<'a, Result<ModelResponse, golem::model::ModelError>> {
+        self.model.request(messages, params)
+    }
+
+    fn count_tokens<'a>(
+        &'a self,
+        _messages: &'a [Message],
+        _params: &'a golem::model::RequestParams,
+    ) -> futures_util::future::BoxFuture<'a, Result<Option<u64>, golem::model::ModelError>> {
+        self.counts.fetch_add(1, Ordering::SeqCst);
+        let tokens = *self.tokens.lock().unwrap();
+        Box::pin(async move { Ok(Some(tokens)) })
+    }
+
+    fn name(&self) -> &str {
+        "counting"
+    }
+
+    fn system(&self) -> &str {
+        "function"
+    }
+}
+
+/// The provider's count of a request's tokens decides whether it goes: a step, so a replay
+/// takes the count from the journal, and decides alike even if the provider now counts
+/// otherwise.
+#[tokio::test]
+async fn a_token_count_is_a_step_and_a_replay_does_not_count_again() {
+    let tokens = Arc::new(Mutex::new(100));
+    let counts = Arc::new(AtomicUsize::new(0));
+    let model = Counting {
+        model: FunctionModel::new(|_, _| ModelResponse::text("hi").with_usage(100, 1)),
+        tokens: Arc::clone(&tokens),
+        counts: Arc::clone(&counts),
+    };
+    let agent = Agent::<(), String>::builder(model)
+        .usage_limits(
+            golem::usage::UsageLimits::new()
+                .request_tokens_limit(500)
+                .count_request_tokens(true),
+        )
+        .build()
+        .unwrap();
+    let journal = MemoryJournal::new();
+    let first = agent.start("Hi", ()).finish_in(&journal).await.unwrap();
+    assert_eq!(journal.names(), ["count:1", "model:1"]);
+    assert_eq!(counts.load(Ordering::SeqCst), 1);
+
+    // The provider would now count over the limit; the replay keeps the recorded count.
+    *tokens.lock().unwrap() = 1_000;
+    let replayed = agent.start("Hi", ()).finish_in(&journal).await.unwrap();
+    assert_eq!(counts.load(Ordering::SeqCst), 1);
+    assert_eq!(replayed.messages, first.messages);
+    assert_eq!(replayed.usage, first.usage);
+}
