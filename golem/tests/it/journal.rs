@@ -552,7 +552,10 @@ impl golem::model::Model for Counting {
         _params: &'a golem::model::RequestParams,
     ) -> futures_util::future::BoxFuture<'a, Result<Option<u64>, golem::model::ModelError>> {
         self.counts.fetch_add(1, Ordering::SeqCst);
-        let tokens = *self.tokens.lock().unwrap();
+        let tokens = *self
+            .tokens
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         Box::pin(async move { Ok(Some(tokens)) })
     }
 
