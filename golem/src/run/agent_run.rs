@@ -35,12 +35,21 @@ macro_rules! run_step {
             // Boxed, as every rare branch of a step: the common step's future stays small.
             refused = Box::pin($run.journal_deadline($journal)).await.err();
         }
+        // A journaled run reads the clock only in the steps that run now: a replay, which
+        // runs none, decides as the first execution did.
+        let journaled_stop;
+        let stop = if $journal.records() {
+            journaled_stop = $run.stop.for_journal();
+            &journaled_stop
+        } else {
+            &$run.stop
+        };
         let outcome = if let Some(refused) = refused {
             // A deadline the journal cannot keep: the run cannot be run under it.
             Err(Failure::new(Stage::Input, refused))
         } else if $run.ended {
             Err(Failure::new(Stage::Input, "the run has ended"))
-        } else if let Err(stopped) = $run.stop.check() {
+        } else if let Err(stopped) = stop.check() {
             Err(Failure::stopped(stopped))
         } else {
             'advance: {
@@ -58,7 +67,7 @@ macro_rules! run_step {
                                 &$run.deps,
                                 &$run.overrides,
                                 &$run.state,
-                                &$run.stop,
+                                stop,
                                 $journal,
                             ));
                             in_span!($run.span, listing)
@@ -77,7 +86,7 @@ macro_rules! run_step {
                     deps: &$run.deps,
                     overrides: &$run.overrides,
                     tools: &tools,
-                    stop: &$run.stop,
+                    stop,
                     events: $events,
                     journal: $journal,
                 };

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
+use super::stop::{StopSignals, Stopped};
 use crate::error::BoxError;
 use crate::model::ModelError;
 use crate::toolset::ToolsetError;
@@ -377,4 +378,39 @@ pub(crate) fn model_step(turn: u32) -> String {
 /// The name of the tool call `call_id` of `turn`.
 pub(crate) fn tool_step(turn: u32, call_id: &str) -> String {
     format!("tool:{turn}:{call_id}")
+}
+
+/// How a journal step was stopped: by the run's token or its deadline, and whether the step
+/// had begun.
+pub(crate) struct StepStop {
+    pub(crate) stopped: Stopped,
+    pub(crate) began: bool,
+}
+
+/// `journal`'s step `name`, raced against the run's token and stopped by its deadline from
+/// inside ([`StopSignals::guard`]): the step's result, or how it was stopped, now or, on
+/// replay, as it was recorded.
+pub(crate) async fn step_until<J: Journal>(
+    journal: &J,
+    stop: &StopSignals,
+    name: String,
+    step: JournalStep,
+) -> Result<Result<Value, BoxError>, StepStop> {
+    let raced = stop
+        .race(std::pin::pin!(journal.step(name, stop.guard(step))))
+        .await;
+    match raced {
+        Err(stopped) => Err(StepStop {
+            stopped,
+            began: true,
+        }),
+        Ok(Err(error)) => match stop.deadline_stop(&*error) {
+            Some(deadline) => Err(StepStop {
+                stopped: deadline.stopped(),
+                began: deadline.began(),
+            }),
+            None => Ok(Err(error)),
+        },
+        Ok(done) => Ok(done),
+    }
 }

@@ -17,7 +17,7 @@ use super::failure::Failure;
 use super::journal::{self, Journal};
 use super::scope::Overrides;
 use super::state::RunState;
-use super::stop::StopSignals;
+use super::stop::{StopSignals, Stopped};
 use crate::agent::AgentInner;
 use crate::context::RunContext;
 use crate::error::{BoxError, Stage};
@@ -67,7 +67,7 @@ where
         .collect::<Vec<_>>();
     let ctx = RunContext::from_parts(Arc::clone(deps), state.usage.clone(), state.turns);
     let listed = if journal.records() {
-        stop.race(pin!(list_in(journal, toolsets, taken, ctx, state.turns)))
+        list_in(journal, stop, toolsets, taken, ctx, state.turns)
             .await
             .map_err(Failure::stopped)?
     } else {
@@ -102,13 +102,17 @@ where
 /// Lists the toolsets as the journal step `tools:{turn}`: executed, it lists them now and
 /// records each tool's definition and settings; replayed, it gives tools made from the
 /// record, which list their own toolset again only when one of them is called.
+///
+/// # Errors
+/// [`Stopped`] when the run is stopped first (as the journal recorded it, on replay).
 async fn list_in<Deps, J>(
     journal: &J,
+    stop: &StopSignals,
     toolsets: Vec<Arc<dyn Toolset<Deps>>>,
     taken: Vec<(String, String)>,
     ctx: RunContext<Deps>,
     turn: u32,
-) -> Result<Vec<ListedTool<Deps>>, BoxError>
+) -> Result<Result<Vec<ListedTool<Deps>>, BoxError>, Stopped>
 where
     Deps: Send + Sync + 'static,
     J: Journal,
@@ -124,9 +128,19 @@ where
             Ok(serde_json::to_value(recorded)?)
         }
     };
-    let recorded = journal
-        .step(journal::tools_step(turn), Box::pin(step))
-        .await?;
+    let recorded = journal::step_until(journal, stop, journal::tools_step(turn), Box::pin(step))
+        .await
+        .map_err(|stop| stop.stopped)?;
+    Ok(relisted(recorded, &live, toolsets))
+}
+
+/// The tools a listing step gave: those listed now, or tools made from its record.
+fn relisted<Deps: Send + Sync + 'static>(
+    recorded: Result<Value, BoxError>,
+    live: &Mutex<Option<Vec<ListedTool<Deps>>>>,
+    toolsets: Vec<Arc<dyn Toolset<Deps>>>,
+) -> Result<Vec<ListedTool<Deps>>, BoxError> {
+    let recorded = recorded?;
     if let Some(listed) = live.lock().unwrap_or_else(PoisonError::into_inner).take() {
         return Ok(listed);
     }

@@ -192,12 +192,18 @@ where
         }
     };
     let mut decoding = std::pin::pin!(decoding);
-    let (stopped, ended) = match turn
+    let raced = turn
         .step
         .stop
         .race_graceful(&mut decoding, turn.ctx().cancellation())
-        .await
+        .await;
+    // A journaled validation that the deadline stopped, now or as recorded.
+    if let Ok(Err(error)) = &raced
+        && let Some(deadline) = turn.step.stop.deadline_stop(&**error)
     {
+        return Err((deadline.stopped(), None));
+    }
+    let (stopped, ended) = match raced {
         // An error when the run is stopped is that of an agent the function ran, which
         // stopped with the run.
         Ok(Err(error)) if function.is_some() => match turn.step.stop.check() {
@@ -256,10 +262,11 @@ where
             Ok(serde_json::to_value(verdict)?)
         }
     };
+    let step = turn.step.stop.guard(Box::pin(step));
     let recorded = turn
         .step
         .journal
-        .step(journal::output_step(turn.turn), Box::pin(step))
+        .step(journal::output_step(turn.turn), step)
         .await?;
     if let Some(result) = live.lock().unwrap_or_else(PoisonError::into_inner).take() {
         return result;

@@ -237,18 +237,21 @@ where
         let response = request_model::<O>(&*model, &messages, &params, None, &telemetry).await?;
         Ok(serde_json::to_value(response)?)
     };
-    let recorded = step
-        .stop
-        .race(pin!(
-            step.journal
-                .step(journal::model_step(turn), Box::pin(request))
-        ))
-        .await;
+    let recorded = journal::step_until(
+        step.journal,
+        step.stop,
+        journal::model_step(turn),
+        Box::pin(request),
+    )
+    .await;
     let recorded = match recorded {
         Ok(recorded) => recorded.map_err(|error| Failure::new(Stage::Model, error))?,
-        Err(stopped) => {
-            usage.requests += 1;
-            return Err(Failure::stopped(stopped));
+        Err(stop) => {
+            // A request that was sent counts, though nothing came back.
+            if stop.began {
+                usage.requests += 1;
+            }
+            return Err(Failure::stopped(stop.stopped));
         }
     };
     serde_json::from_value(recorded)
@@ -338,15 +341,15 @@ where
         let counted = model.count_tokens(&view, &params).await?;
         Ok(serde_json::to_value(counted)?)
     };
-    let recorded = step
-        .stop
-        .race(pin!(
-            step.journal
-                .step(journal::count_step(turn), Box::pin(count))
-        ))
-        .await
-        .map_err(Failure::stopped)?
-        .map_err(|error| Failure::new(Stage::Model, error))?;
+    let recorded = journal::step_until(
+        step.journal,
+        step.stop,
+        journal::count_step(turn),
+        Box::pin(count),
+    )
+    .await
+    .map_err(|stop| Failure::stopped(stop.stopped))?
+    .map_err(|error| Failure::new(Stage::Model, error))?;
     serde_json::from_value(recorded)
         .map_err(|error| Failure::new(Stage::Model, ModelError::other(error)))
 }
@@ -427,8 +430,7 @@ where
                     Ok(serde_json::to_value(response)?)
                 };
                 let name = journal::summary_step(turn);
-                step.stop
-                    .race(pin!(step.journal.step(name, Box::pin(ask))))
+                journal::step_until(step.journal, step.stop, name, Box::pin(ask))
                     .await
                     .map(|recorded| {
                         recorded
@@ -439,14 +441,20 @@ where
                     .race(model.request(&messages, &params))
                     .await
                     .map(|response| response.map_err(Into::into))
+                    .map_err(|stopped| journal::StepStop {
+                        stopped,
+                        began: true,
+                    })
             };
             let response = match asked {
                 Ok(response) => response.map_err(|error| Failure::new(Stage::Model, error))?,
-                Err(stopped) => {
-                    // The request was sent, though nothing came back.
-                    usage.requests += 1;
-                    usage.summaries.requests += 1;
-                    return Err(Failure::stopped(stopped));
+                Err(stop) => {
+                    // A request that was sent counts, though nothing came back.
+                    if stop.began {
+                        usage.requests += 1;
+                        usage.summaries.requests += 1;
+                    }
+                    return Err(Failure::stopped(stop.stopped));
                 }
             };
             *usage += &response.usage;

@@ -29,10 +29,41 @@ pub enum Stopped {
 }
 
 /// What can stop a run between or during its steps.
+///
+/// A run journaled by an engine reads the clock only inside a step that runs now
+/// ([`for_journal`](Self::for_journal), [`guard`](Self::guard)): a replay runs none, and so
+/// decides as the first execution did, whenever it happens (DESIGN §8: deadlines come from
+/// the journal on replay).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct StopSignals {
     token: Option<CancellationToken>,
+    /// The deadline the run's checks and races watch.
     deadline: Option<(Instant, Duration)>,
+    /// The deadline only journal steps watch, as they run: see [`guard`](Self::guard).
+    guarded: Option<(Instant, Duration)>,
+}
+
+/// A journal step stopped by the run's deadline, which a journal records as the step's
+/// failure: before the step began, or while it ran. Its message, recorded, is how a replay
+/// knows the stop (see [`StopSignals::deadline_stop`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum DeadlineStop {
+    #[error("the run's timeout of {0:?} had passed when this step was to begin")]
+    Before(Duration),
+    #[error("the run did not finish within its timeout of {0:?}: stopped during this step")]
+    During(Duration),
+}
+
+impl DeadlineStop {
+    /// Whether the step had begun (a request sent, a call made).
+    pub(crate) fn began(&self) -> bool {
+        matches!(self, DeadlineStop::During(_))
+    }
+
+    pub(crate) fn stopped(&self) -> Stopped {
+        let (DeadlineStop::Before(timeout) | DeadlineStop::During(timeout)) = self;
+        Stopped::TimedOut { timeout: *timeout }
+    }
 }
 
 impl StopSignals {
@@ -47,6 +78,52 @@ impl StopSignals {
             .duration_since(SystemTime::now())
             .unwrap_or(Duration::ZERO);
         self.deadline = Some((Instant::now() + left, deadline.timeout));
+    }
+
+    /// These signals for a step of a run an engine journals: its checks and races watch
+    /// the token only, and the deadline stops the journal steps that run now, from inside
+    /// them ([`guard`](Self::guard)).
+    pub(crate) fn for_journal(&self) -> Self {
+        StopSignals {
+            token: self.token.clone(),
+            deadline: None,
+            guarded: self.deadline.or(self.guarded),
+        }
+    }
+
+    /// `step`, stopped by the deadline when it passes before the step begins or while it
+    /// runs: the step then fails with a [`DeadlineStop`], which the journal records like
+    /// any failure, so a replay, which runs no step, finds the stop where the first
+    /// execution met it. Only for signals [`for_journal`](Self::for_journal).
+    pub(crate) fn guard(&self, step: super::journal::JournalStep) -> super::journal::JournalStep {
+        let Some((at, timeout)) = self.guarded else {
+            return step;
+        };
+        Box::pin(async move {
+            if Instant::now() >= at {
+                return Err(DeadlineStop::Before(timeout).into());
+            }
+            match select(step, pin!(sleep_until(at))).await {
+                Either::Left((done, _)) => done,
+                Either::Right(((), _)) => Err(DeadlineStop::During(timeout).into()),
+            }
+        })
+    }
+
+    /// The deadline's stop, when a journal step failed with it: now (a [`DeadlineStop`]) or
+    /// on replay (its recorded message).
+    pub(crate) fn deadline_stop(
+        &self,
+        error: &(dyn std::error::Error + 'static),
+    ) -> Option<DeadlineStop> {
+        let (_, timeout) = self.guarded?;
+        if let Some(stop) = error.downcast_ref::<DeadlineStop>() {
+            return Some(stop.clone());
+        }
+        let recorded = error.downcast_ref::<super::journal::RecordedFailure>()?;
+        [DeadlineStop::Before(timeout), DeadlineStop::During(timeout)]
+            .into_iter()
+            .find(|stop| recorded.message == stop.to_string())
     }
 
     /// Whether the run has been stopped already.

@@ -20,7 +20,7 @@ use super::failure::Failure;
 use super::journal::{self, Journal, NestedJournal, RecordedFailure};
 use super::scope::Turn;
 use super::state::{Approval, Retries};
-use super::stop::Stopped;
+use super::stop::{StopSignals, Stopped};
 use super::telemetry::in_span;
 use super::transcript::{Handling, Settled};
 use crate::context::RunContext;
@@ -369,8 +369,14 @@ fn stopped_with<Deps: 'static, O: Output, J>(
     turn: &Turn<'_, Deps, O, J>,
     called: &Called,
 ) -> Option<Stopped> {
-    match called.outcome {
+    match &called.outcome {
         CallOutcome::Returned(_) => None,
+        // A journaled call that the deadline stopped, now or as recorded.
+        CallOutcome::Failed(error)
+            if let Some(deadline) = turn.step.stop.deadline_stop(&**error) =>
+        {
+            Some(deadline.stopped())
+        }
         CallOutcome::Rejected { .. } | CallOutcome::Failed(_) => turn.step.stop.check().err(),
     }
 }
@@ -637,7 +643,13 @@ where
     }
     // Boxed: a journaled call's future is large, and the common one stays small without it.
     Box::pin(call_journaled(
-        entry, ctx, call, turn.turn, capture, journal,
+        entry,
+        ctx,
+        call,
+        turn.turn,
+        capture,
+        journal,
+        turn.step.stop,
     ))
     .await
 }
@@ -651,6 +663,7 @@ async fn call_journaled<Deps, J>(
     turn: u32,
     capture: bool,
     journal: &J,
+    stop: &StopSignals,
 ) -> Called
 where
     Deps: Send + Sync + 'static,
@@ -688,7 +701,7 @@ where
             Ok(recorded)
         }
     };
-    let recorded = journal.step(name, Box::pin(step)).await;
+    let recorded = journal.step(name, stop.guard(Box::pin(step))).await;
     let called = live.lock().unwrap_or_else(PoisonError::into_inner).take();
     match (recorded, called) {
         (Ok(_), Some(called)) => called,

@@ -600,3 +600,53 @@ async fn a_token_count_is_a_step_and_a_replay_does_not_count_again() {
     assert_eq!(replayed.messages, first.messages);
     assert_eq!(replayed.usage, first.usage);
 }
+
+/// A run whose deadline passes while it is down (a crash, or an engine that suspended it)
+/// replays its recorded steps as they were, the clock unread, and stops at the first step
+/// it would make now: the steps a replay answers from the journal are never stopped, so the
+/// replay follows the journal, and the stop is where a step would run.
+#[tokio::test]
+async fn a_replay_after_the_deadline_follows_the_journal_and_stops_at_the_first_new_step() {
+    let (requests, paid) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let build = || {
+        Agent::<(), String>::builder(model(Arc::clone(&requests)))
+            .tool(pay(Arc::clone(&paid)))
+            .tool_retries(1)
+            .run_timeout(Duration::from_millis(300))
+            .build()
+            .unwrap()
+    };
+    let journal = MemoryJournal::new();
+    let mut run = build().start("Pay Bob", ());
+    for _ in 0..2 {
+        run.step_in(&journal).await.unwrap();
+    }
+    drop(run);
+    let recorded = journal.names();
+    assert_eq!(recorded, ["deadline", "model:1", "tool:1:c1"]);
+    let made = (requests.load(Ordering::SeqCst), paid.load(Ordering::SeqCst));
+
+    // Back after the deadline.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let error = build()
+        .start("Pay Bob", ())
+        .finish_in(&journal)
+        .await
+        .unwrap_err();
+
+    assert_eq!(
+        error.stopped(),
+        Some(&golem::run::Stopped::TimedOut {
+            timeout: Duration::from_millis(300)
+        })
+    );
+    // The recorded steps replayed; nothing was made again, and nothing new was made.
+    assert_eq!(journal.replayed(), 3);
+    assert_eq!(
+        (requests.load(Ordering::SeqCst), paid.load(Ordering::SeqCst)),
+        made
+    );
+    assert_eq!(journal.names(), recorded);
+    assert_eq!(error.messages().len(), 3);
+    assert_eq!(error.usage().requests, 1);
+}
