@@ -110,12 +110,16 @@ fn walk(spans: &[Span], parent: &[u8], depth: usize, out: &mut String) {
         for event in &span.events {
             let attr = |key: &str| attribute(&event.attributes, key).unwrap_or_default();
             if let Some(stage) = attribute(&event.attributes, "golem.retry.stage") {
+                // The reason may quote the model or the user: exported only with
+                // `capture_content`, which this example leaves off.
+                let reason = attribute(&event.attributes, "golem.retry.reason")
+                    .map(|reason| format!(": {reason}"))
+                    .unwrap_or_default();
                 out.push_str(&format!(
-                    "span     │ {indent}  event: {} ({stage}, retry {} of {}: {})\n",
+                    "span     │ {indent}  event: {} ({stage}, retry {} of {}{reason})\n",
                     event.name,
                     attr("golem.retry.attempt"),
                     attr("golem.retry.max"),
-                    attr("golem.retry.reason"),
                 ));
             }
         }
