@@ -228,15 +228,19 @@ where
     // Everything below is booked at once: no await until the transcript is closed.
     let mut culprits = Culprits::default();
     let mut parts = Vec::new();
-    let result = match tools::book(
+    let booked = tools::book(
         &scope,
         function_calls,
         &handling,
         &mut state.retries,
         &mut culprits,
         live,
-    ) {
-        Some(failure) => {
+    );
+    // A refused repeat over its budget does not fail a run whose answer in the same response
+    // was accepted (ADR 0023): the model did what the refusal would have asked.
+    let answered = !verdict.rejected && matches!(answer, Answer::Decoded { result: Ok(_), .. });
+    let result = match booked {
+        Some(failure) if !(failure.exhausted.is_some() && answered) => {
             // Answer the output calls too, so the history can be resumed: providers
             // require every call to be answered.
             if failure.exhausted.is_some() {
@@ -246,7 +250,7 @@ where
             }
             Err(failure)
         }
-        None => output::book(
+        Some(_) | None => output::book(
             &scope,
             answer,
             output_calls,

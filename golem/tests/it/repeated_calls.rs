@@ -328,6 +328,75 @@ async fn a_refused_call_does_not_hold_back_the_answer_in_the_same_response() {
 }
 
 #[tokio::test]
+async fn a_refused_call_over_its_budget_does_not_fail_the_answer_in_the_same_response() {
+    let script = script(vec![
+        reply(vec![dice_call(2, "c1")], 10, 5),
+        reply(
+            vec![
+                dice_call(2, "c2"),
+                call("final_result", r#"{"winner":"Ann","score":6}"#, "c3"),
+            ],
+            20,
+            5,
+        ),
+    ]);
+    // Tool retries off: the refusal alone would end the run.
+    let agent = Agent::<(), Json<Verdict>>::builder(script.model.clone())
+        .tool(roll_dice())
+        .refuse_repeated_calls(1)
+        .build()
+        .unwrap();
+
+    let result = agent.run("Who won?", ()).await.unwrap();
+
+    assert_eq!(
+        (result.output.winner.as_str(), result.output.score),
+        ("Ann", 6)
+    );
+    assert_eq!(
+        result.messages.last(),
+        Some(&request(vec![
+            tool_retry(
+                "roll_dice",
+                "c2",
+                &refused("6", "call `final_result` with your answer")
+            ),
+            tool_return("final_result", "c3", json!("Final result processed.")),
+        ]))
+    );
+    assert_eq!(result.usage.requests, 2);
+    assert_eq!(result.usage.rejected.tools["roll_dice"], cost(1, 20, 5));
+
+    // With an answer that does not decode, the same refusal ends the run over the budget.
+    let undecodable = common::script(vec![
+        reply(vec![dice_call(2, "c1")], 10, 5),
+        reply(
+            vec![
+                dice_call(2, "c2"),
+                call("final_result", r#"{"winner":"Ann"}"#, "c3"),
+            ],
+            20,
+            5,
+        ),
+    ]);
+    let agent = Agent::<(), Json<Verdict>>::builder(undecodable.model.clone())
+        .tool(roll_dice())
+        .refuse_repeated_calls(1)
+        .build()
+        .unwrap();
+    let error = agent.run("Who won?", ()).await.unwrap_err();
+    assert_eq!(error.stage(), Stage::Tool);
+    assert_eq!(
+        error.exhausted(),
+        Some(Exhausted {
+            rejections: 1,
+            limit: 0
+        })
+    );
+    assert_eq!(undecodable.requests(), 2);
+}
+
+#[tokio::test]
 async fn a_long_result_is_shown_cut() {
     let long = "x".repeat(500);
     let echo = FunctionTool::new("echo", move |_ctx: RunContext<()>, _: Nothing| {
