@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use super::stop::{StopSignals, Stopped};
+use super::stop::{StepStopped, StopSignals};
 use crate::error::BoxError;
 use crate::model::ModelError;
 use crate::toolset::ToolsetError;
@@ -380,35 +380,22 @@ pub(crate) fn tool_step(turn: u32, call_id: &str) -> String {
     format!("tool:{turn}:{call_id}")
 }
 
-/// How a journal step was stopped: by the run's token or its deadline, and whether the step
-/// had begun.
-pub(crate) struct StepStop {
-    pub(crate) stopped: Stopped,
-    pub(crate) began: bool,
-}
-
 /// `journal`'s step `name`, raced against the run's token and stopped by its deadline from
-/// inside ([`StopSignals::guard`]): the step's result, or how it was stopped, now or, on
-/// replay, as it was recorded.
+/// inside ([`StopSignals::guard`]): the step's result, or how it was stopped (by those, or by
+/// the engine: [`StepStopped`]), now or, on replay, as it was recorded.
 pub(crate) async fn step_until<J: Journal>(
     journal: &J,
     stop: &StopSignals,
     name: String,
     step: JournalStep,
-) -> Result<Result<Value, BoxError>, StepStop> {
+) -> Result<Result<Value, BoxError>, StepStopped> {
     let raced = stop
         .race(std::pin::pin!(journal.step(name, stop.guard(step))))
         .await;
     match raced {
-        Err(stopped) => Err(StepStop {
-            stopped,
-            began: true,
-        }),
-        Ok(Err(error)) => match stop.deadline_stop(&*error) {
-            Some(deadline) => Err(StepStop {
-                stopped: deadline.stopped(),
-                began: deadline.began(),
-            }),
+        Err(stopped) => Err(StepStopped::new(stopped, true)),
+        Ok(Err(error)) => match stop.step_stop(&*error) {
+            Some(stopped) => Err(stopped),
             None => Ok(Err(error)),
         },
         Ok(done) => Ok(done),

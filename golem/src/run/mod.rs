@@ -43,7 +43,7 @@ pub use journal::{
 };
 pub use shared_call::SharedCall;
 pub use state::{Approval, ApprovalError, Retries, RewindError, RunState};
-pub use stop::Stopped;
+pub use stop::{StepStopped, Stopped};
 pub use stream::RunEvents;
 /// The token that stops a run gracefully ([`AgentRun::with_cancellation`]), re-exported
 /// from `tokio-util`.

@@ -197,11 +197,11 @@ where
         .stop
         .race_graceful(&mut decoding, turn.ctx().cancellation())
         .await;
-    // A journaled validation that the deadline stopped, now or as recorded.
+    // A journaled validation that the deadline or the engine stopped, now or as recorded.
     if let Ok(Err(error)) = &raced
-        && let Some(deadline) = turn.step.stop.deadline_stop(&**error)
+        && let Some(stop) = turn.step.stop.step_stop(&**error)
     {
-        return Err((deadline.stopped(), None));
+        return Err((stop.stopped, None));
     }
     let (stopped, ended) = match raced {
         // An error when the run is stopped is that of an agent the function ran, which

@@ -17,6 +17,7 @@ use super::journal::{self, Journal};
 use super::received::{PartialAnswer, Received};
 use super::scope::{Params, StepScope};
 use super::state::RunState;
+use super::stop::StepStopped;
 use super::telemetry::{self, in_span};
 use super::transcript::{FILTERED, INTERRUPTED, OVER_LIMIT, TRUNCATED};
 use crate::agent::InstructionsFn;
@@ -441,10 +442,7 @@ where
                     .race(model.request(&messages, &params))
                     .await
                     .map(|response| response.map_err(Into::into))
-                    .map_err(|stopped| journal::StepStop {
-                        stopped,
-                        began: true,
-                    })
+                    .map_err(|stopped| StepStopped::new(stopped, true))
             };
             let response = match asked {
                 Ok(response) => response.map_err(|error| Failure::new(Stage::Model, error))?,

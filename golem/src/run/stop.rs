@@ -45,7 +45,7 @@ pub(crate) struct StopSignals {
 
 /// A journal step stopped by the run's deadline, which a journal records as the step's
 /// failure: before the step began, or while it ran. Its message, recorded, is how a replay
-/// knows the stop (see [`StopSignals::deadline_stop`]).
+/// knows the stop (see [`StopSignals::step_stop`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum DeadlineStop {
     #[error("the run's timeout of {0:?} had passed when this step was to begin")]
@@ -55,14 +55,44 @@ pub(crate) enum DeadlineStop {
 }
 
 impl DeadlineStop {
-    /// Whether the step had begun (a request sent, a call made).
-    pub(crate) fn began(&self) -> bool {
-        matches!(self, DeadlineStop::During(_))
-    }
-
-    pub(crate) fn stopped(&self) -> Stopped {
+    /// The stop, and whether the step had begun.
+    fn step_stopped(&self) -> StepStopped {
         let (DeadlineStop::Before(timeout) | DeadlineStop::During(timeout)) = self;
-        Stopped::TimedOut { timeout: *timeout }
+        StepStopped::new(
+            Stopped::TimedOut { timeout: *timeout },
+            matches!(self, DeadlineStop::During(_)),
+        )
+    }
+}
+
+/// A journal step that the engine stopped, as a [`Journal`](super::Journal) reports it: the
+/// engine's own cancellation of the run (a cancelled Temporal workflow), before the step
+/// began or while it ran.
+///
+/// A step that fails with it stops the run at [`Stage::Stopped`](crate::Stage::Stopped)
+/// with [`stopped`](Self::stopped) as the cause, as the run's own cancellation token would:
+/// the messages and usage so far are kept, and a model request that had `began` is counted.
+///
+/// ```
+/// use golem::run::{StepStopped, Stopped};
+///
+/// let stop = StepStopped::new(Stopped::Cancelled, true);
+/// assert_eq!(stop.to_string(), "the run was cancelled");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{stopped}")]
+#[non_exhaustive]
+pub struct StepStopped {
+    /// Why the run stopped.
+    pub stopped: Stopped,
+    /// Whether the step had begun (a request sent, a call made).
+    pub began: bool,
+}
+
+impl StepStopped {
+    /// A step stopped for `stopped`, after it `began` or before.
+    pub fn new(stopped: Stopped, began: bool) -> Self {
+        StepStopped { stopped, began }
     }
 }
 
@@ -110,20 +140,24 @@ impl StopSignals {
         })
     }
 
-    /// The deadline's stop, when a journal step failed with it: now (a [`DeadlineStop`]) or
-    /// on replay (its recorded message).
-    pub(crate) fn deadline_stop(
+    /// The stop a journal step failed with, if it did: the engine's ([`StepStopped`]), or the
+    /// deadline's, now (a [`DeadlineStop`]) or on replay (its recorded message).
+    pub(crate) fn step_stop(
         &self,
         error: &(dyn std::error::Error + 'static),
-    ) -> Option<DeadlineStop> {
+    ) -> Option<StepStopped> {
+        if let Some(stop) = error.downcast_ref::<StepStopped>() {
+            return Some(stop.clone());
+        }
         let (_, timeout) = self.guarded?;
         if let Some(stop) = error.downcast_ref::<DeadlineStop>() {
-            return Some(stop.clone());
+            return Some(stop.step_stopped());
         }
         let recorded = error.downcast_ref::<super::journal::RecordedFailure>()?;
         [DeadlineStop::Before(timeout), DeadlineStop::During(timeout)]
             .into_iter()
             .find(|stop| recorded.message == stop.to_string())
+            .map(|stop| stop.step_stopped())
     }
 
     /// Whether the run has been stopped already.

@@ -371,11 +371,9 @@ fn stopped_with<Deps: 'static, O: Output, J>(
 ) -> Option<Stopped> {
     match &called.outcome {
         CallOutcome::Returned(_) => None,
-        // A journaled call that the deadline stopped, now or as recorded.
-        CallOutcome::Failed(error)
-            if let Some(deadline) = turn.step.stop.deadline_stop(&**error) =>
-        {
-            Some(deadline.stopped())
+        // A journaled call that the deadline or the engine stopped, now or as recorded.
+        CallOutcome::Failed(error) if let Some(stop) = turn.step.stop.step_stop(&**error) => {
+            Some(stop.stopped)
         }
         CallOutcome::Rejected { .. } | CallOutcome::Failed(_) => turn.step.stop.check().err(),
     }

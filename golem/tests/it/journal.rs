@@ -11,7 +11,7 @@ use std::time::Duration;
 use common::*;
 use golem::model::function::FunctionModel;
 use golem::model::{Message, ModelResponse};
-use golem::run::{MemoryJournal, RecordedFailure};
+use golem::run::{MemoryJournal, RecordedFailure, StepStopped, Stopped};
 use golem::tool::{FunctionTool, Tool};
 use golem::{Agent, ModelRetry, RunContext, Stage, Step};
 use serde_json::json;
@@ -649,4 +649,69 @@ async fn a_replay_after_the_deadline_follows_the_journal_and_stops_at_the_first_
     assert_eq!(journal.names(), recorded);
     assert_eq!(error.messages().len(), 3);
     assert_eq!(error.usage().requests, 1);
+}
+
+/// A journal that runs every step but `stopped`, which the engine stops, after the step began
+/// or before (as a cancelled Temporal workflow stops its step in flight).
+struct Stopping {
+    stopped: &'static str,
+    began: bool,
+}
+
+impl golem::run::Journal for Stopping {
+    async fn step(
+        &self,
+        name: String,
+        step: golem::run::JournalStep,
+    ) -> Result<serde_json::Value, golem::BoxError> {
+        if name == self.stopped {
+            return Err(Box::new(StepStopped::new(Stopped::Cancelled, self.began)));
+        }
+        step.await
+    }
+}
+
+#[tokio::test]
+async fn a_step_the_engine_stops_stops_the_run_as_its_cancellation_would() {
+    // The engine stops the second call while it runs.
+    let (requests, paid) = (Arc::default(), Arc::default());
+    let error = agent(&requests, &paid)
+        .start("Pay Bob", ())
+        .finish_in(&Stopping {
+            stopped: "tool:2:c2",
+            began: true,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(error.stage(), Stage::Stopped);
+    assert_eq!(error.stopped(), Some(&Stopped::Cancelled));
+    assert_eq!(paid.load(Ordering::SeqCst), 0);
+    assert_eq!(error.messages().len(), 5);
+    assert_eq!(
+        error.messages().last(),
+        Some(&request(vec![tool_return(
+            "pay",
+            "c2",
+            json!("Not finished: the run was stopped during this call.")
+        )]))
+    );
+    assert_eq!(error.usage().requests, 2);
+    assert_eq!(error.usage().rejected.tools["pay"], cost(1, 10, 2));
+
+    // The engine stops a model request, before it was sent or after.
+    for (began, requests_counted) in [(false, 1), (true, 2)] {
+        let (requests, paid) = (Arc::default(), Arc::default());
+        let error = agent(&requests, &paid)
+            .start("Pay Bob", ())
+            .finish_in(&Stopping {
+                stopped: "model:2",
+                began,
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(error.stopped(), Some(&Stopped::Cancelled));
+        assert_eq!(requests.load(Ordering::SeqCst), 1);
+        assert_eq!(error.messages().len(), 3, "began: {began}");
+        assert_eq!(error.usage().requests, requests_counted, "began: {began}");
+    }
 }
