@@ -317,8 +317,11 @@ pub struct CaseSummary {
     pub runs: u64,
     /// `passed / runs`.
     pub pass_rate: f64,
-    /// The mean of all its scores, if it has any.
+    /// The mean of all its scores, if it has any (what the table and the chart show).
     pub score: Option<f64>,
+    /// The mean of each evaluator's score, by the score's name, over the runs that have it
+    /// (what a [`Comparison`](crate::Comparison) compares).
+    pub scores: BTreeMap<String, f64>,
     /// Mean tokens per run.
     pub tokens: f64,
     /// Mean rejected rounds per run.
@@ -335,6 +338,12 @@ impl CaseSummary {
             .iter()
             .flat_map(|run| run.scores().map(|(_, score)| score))
             .collect();
+        let mut by_name: BTreeMap<&str, (f64, u32)> = BTreeMap::new();
+        for (name, score) in runs.iter().flat_map(|run| run.scores()) {
+            let (sum, count) = by_name.entry(name).or_default();
+            *sum += score;
+            *count += 1;
+        }
         let mean = |value: fn(&CaseReport) -> u64| {
             runs.iter().map(|run| value(run) as f64).sum::<f64>() / count
         };
@@ -343,6 +352,10 @@ impl CaseSummary {
             runs: runs.len() as u64,
             pass_rate: passed / count,
             score: (!scores.is_empty()).then(|| scores.iter().sum::<f64>() / scores.len() as f64),
+            scores: by_name
+                .into_iter()
+                .map(|(name, (sum, count))| (name.to_owned(), sum / f64::from(count)))
+                .collect(),
             tokens: mean(|run| run.usage.total_tokens()),
             rejected_rounds: mean(|run| run.usage.rejected.total.requests),
             rejected_tokens: mean(CaseReport::rejected_tokens),

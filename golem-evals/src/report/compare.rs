@@ -9,8 +9,10 @@ use super::{CaseSummary, Report};
 /// A baseline report compared with a candidate: per case (matched by name) and in total,
 /// with a verdict for CI.
 ///
-/// A case regressed when its pass rate fell, or its mean score fell by more than the
-/// [`score_tolerance`](Self::score_tolerance); the candidate regressed when a case did,
+/// A case regressed when its pass rate fell, when the mean of one of its scores (each
+/// evaluator's, by name) fell by more than the [`score_tolerance`](Self::score_tolerance),
+/// or when a score it had in the baseline is missing from the candidate; it improved when
+/// its pass rate or a score rose and nothing fell. The candidate regressed when a case did,
 /// when a baseline case is missing from it, or when the total pass rate fell.
 ///
 /// ```
@@ -60,9 +62,9 @@ pub struct CaseDiff {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Change {
-    /// Its pass rate or score fell.
+    /// Its pass rate or one of its scores fell, or a score went missing.
     Regressed,
-    /// Its pass rate or score rose, and neither fell.
+    /// Its pass rate or one of its scores rose, and none fell.
     Improved,
     /// Neither moved.
     Same,
@@ -134,8 +136,9 @@ impl Comparison {
         comparison
     }
 
-    /// Lets a case's mean score fall by up to `tolerance` without counting as a
-    /// regression (for judges whose scores wobble).
+    /// Lets each of a case's mean scores fall by up to `tolerance` without counting as a
+    /// regression, and rise by as much without counting as an improvement (for judges whose
+    /// scores wobble).
     #[must_use]
     pub fn score_tolerance(mut self, tolerance: f64) -> Self {
         self.score_tolerance = tolerance;
@@ -149,14 +152,20 @@ impl Comparison {
             let (Some(before), Some(after)) = (&diff.baseline, &diff.candidate) else {
                 continue;
             };
-            let score = match (before.score, after.score) {
-                (Some(before), Some(after)) => after - before,
-                _ => 0.0,
-            };
             let pass = after.pass_rate - before.pass_rate;
-            diff.change = if pass < 0.0 || score < -tolerance {
+            let (mut fell, mut rose) = (pass < 0.0, pass > 0.0);
+            for (name, before) in &before.scores {
+                match after.scores.get(name) {
+                    Some(after) if after - before < -tolerance => fell = true,
+                    Some(after) if after - before > tolerance => rose = true,
+                    Some(_) => {}
+                    // A score the baseline had is gone: its evaluator did not run or failed.
+                    None => fell = true,
+                }
+            }
+            diff.change = if fell {
                 Change::Regressed
-            } else if pass > 0.0 || score > tolerance {
+            } else if rose {
                 Change::Improved
             } else {
                 Change::Same

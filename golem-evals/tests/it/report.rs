@@ -161,6 +161,53 @@ fn missing_cases_and_a_lower_pass_rate_are_regressions_and_a_tolerance_forgives_
 }
 
 #[test]
+fn a_comparison_weighs_each_evaluators_score_on_its_own() {
+    let scored = |scores: &[(&str, f64)]| {
+        let mut case = CaseReport::new("a", 0, CaseResult::Passed);
+        case.outcomes = scores
+            .iter()
+            .map(|(name, score)| golem_evals::Outcome::score(*name, *score))
+            .collect();
+        Report::new("r", None, vec![case])
+    };
+    // The judge fell by 0.4 while the length score rose by 0.5: the mean of the two rose,
+    // and the case still regressed.
+    let comparison = Comparison::new(
+        &scored(&[("judge score", 0.9), ("length", 0.2)]),
+        &scored(&[("judge score", 0.5), ("length", 0.7)]),
+    );
+    assert_eq!(comparison.cases[0].change, Change::Regressed);
+    assert_eq!(
+        comparison.cases[0].candidate.as_ref().unwrap().scores["judge score"],
+        0.5
+    );
+    assert!(comparison.is_regression());
+
+    // One score rose and none fell: improved.
+    let comparison = Comparison::new(
+        &scored(&[("judge score", 0.5), ("length", 0.2)]),
+        &scored(&[("judge score", 0.5), ("length", 0.7)]),
+    );
+    assert_eq!(comparison.cases[0].change, Change::Improved);
+
+    // A score the baseline had is missing from the candidate: regressed, though what is
+    // left rose.
+    let comparison = Comparison::new(
+        &scored(&[("judge score", 0.9), ("length", 0.2)]),
+        &scored(&[("length", 0.7)]),
+    );
+    assert_eq!(comparison.cases[0].change, Change::Regressed);
+    assert_eq!(comparison.exit_status(), 1);
+
+    // A score only the candidate has changes nothing.
+    let comparison = Comparison::new(
+        &scored(&[("length", 0.2)]),
+        &scored(&[("judge score", 0.1), ("length", 0.2)]),
+    );
+    assert_eq!(comparison.cases[0].change, Change::Same);
+}
+
+#[test]
 fn the_html_escapes_what_the_dataset_and_the_outcomes_say() {
     let mut case = CaseReport::new("<script>alert(1)</script>", 0, CaseResult::Failed);
     case.outcomes = vec![golem_evals::Outcome::assertion("a & b", false).because("\"x\" < 'y'")];
