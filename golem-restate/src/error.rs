@@ -15,8 +15,8 @@ use restate_sdk::errors::{HandlerError, TerminalError};
 /// a limit reached (turns, requests, tokens, tool calls), a refused request (HTTP 4xx,
 /// credentials), an unreadable or cut-off response, a stopped run, a run paused for
 /// approval. Under a [`RestateJournal`](crate::RestateJournal) a transient model failure is
-/// already retried inside its step and then recorded, so a run that fails there fails
-/// terminally.
+/// already retried inside its step and then recorded ([`RetriesExhausted`]), so a run that
+/// fails there fails terminally.
 ///
 /// Do not turn a `RunError` into a `HandlerError` with `?`: that makes every failure
 /// retryable, and an exhausted retry budget would be retried until Restate gives up.
@@ -96,6 +96,68 @@ pub fn terminal_error(error: &RunError) -> TerminalError {
 /// ```
 pub fn is_transient(error: &ModelError) -> bool {
     error.is_transient()
+}
+
+/// A step's transient failure that outlasted the journal's retry policy, as the live run
+/// reports it: Restate recorded it as the step's failure, so a retried invocation would only
+/// replay it, and [`handler_error`] makes the run's failure terminal.
+///
+/// Its message is the step's error's, as a replay's [`RecordedFailure`] has it; the error
+/// itself, a [`ModelError`] a caller can ask questions of, is [`error`](Self::error).
+///
+/// ```
+/// use golem::model::ModelError;
+/// use golem_restate::RetriesExhausted;
+///
+/// let error = RetriesExhausted::new(Box::new(ModelError::Truncated));
+/// assert!(error.error().downcast_ref::<ModelError>().is_some());
+/// assert_eq!(error.to_string(), ModelError::Truncated.to_string());
+/// ```
+#[derive(Debug)]
+pub struct RetriesExhausted {
+    error: BoxError,
+}
+
+impl RetriesExhausted {
+    /// The step's failure `error`, after Restate's last attempt.
+    pub fn new(error: BoxError) -> Self {
+        RetriesExhausted { error }
+    }
+
+    /// The step's error on Restate's last attempt.
+    pub fn error(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        &*self.error
+    }
+
+    /// The step's error on Restate's last attempt, owned.
+    pub fn into_error(self) -> BoxError {
+        self.error
+    }
+}
+
+impl std::fmt::Display for RetriesExhausted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::error::Error for RetriesExhausted {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.error.source()
+    }
+}
+
+/// What the live run gets for a step Restate recorded as failed: its own error (`live`),
+/// marked as [`RetriesExhausted`] when it was transient (Restate retried it and gave up), or,
+/// when the step failed in an earlier attempt of the invocation, the recorded `message`.
+pub(crate) fn recorded_error(live: Option<BoxError>, message: &str) -> BoxError {
+    match live {
+        Some(error) if is_transient_failure(&*error) => Box::new(RetriesExhausted::new(error)),
+        Some(error) => error,
+        None => Box::new(RecordedFailure {
+            message: message.to_owned(),
+        }),
+    }
 }
 
 /// How a step's failure is reported to Restate, and the failure itself (kept for the live

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use golem::BoxError;
-use golem::run::{Journal, JournalStep, RecordedFailure};
+use golem::run::{Journal, JournalStep};
 use restate_sdk::context::{
     Context, ContextSideEffects, ObjectContext, RunFuture, RunRetryPolicy, SharedObjectContext,
     SharedWorkflowContext, WorkflowContext,
@@ -13,7 +13,7 @@ use restate_sdk::context::{
 use restate_sdk::serde::Json;
 use serde_json::Value;
 
-use crate::error::step_error;
+use crate::error::{recorded_error, step_error};
 
 /// A run's journal in a Restate handler: each model request and each tool call is one
 /// `ctx.run` step, named as golem names it (`model:{turn}`, `tool:{turn}:{call_id}`, and
@@ -59,8 +59,9 @@ use crate::error::step_error;
 /// journal's [`RunRetryPolicy`] ([`DEFAULT_RETRY_ATTEMPTS`] attempts by default;
 /// [`retry_policy`](Self::retry_policy) changes it), and then recorded as failed; any other
 /// failure is recorded at once, as a [`TerminalError`](restate_sdk::errors::TerminalError).
-/// A recorded failure ends the run at the step's stage, and on a retried invocation it comes
-/// back as a [`RecordedFailure`] with the same message.
+/// A recorded failure ends the run at the step's stage: with the step's own error, or
+/// [`RetriesExhausted`](crate::RetriesExhausted) around it when Restate gave up retrying it;
+/// on a retried invocation it comes back as a [`RecordedFailure`](golem::run::RecordedFailure) with the same message.
 ///
 /// Restate counts a step's attempts since the last step it recorded, its retries of the
 /// invocation included: a step that was in flight when the service died, and the attempts
@@ -150,15 +151,10 @@ macro_rules! run_step {
             .await;
         match recorded {
             Ok(Json(value)) => Ok(value),
-            Err(terminal) => Err(live
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take()
-                .unwrap_or_else(|| {
-                    Box::new(RecordedFailure {
-                        message: terminal.message().to_owned(),
-                    }) as BoxError
-                })),
+            Err(terminal) => Err(recorded_error(
+                live.lock().unwrap_or_else(PoisonError::into_inner).take(),
+                terminal.message(),
+            )),
         }
     }};
 }

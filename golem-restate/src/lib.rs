@@ -75,6 +75,6 @@ pub mod approval;
 mod error;
 mod journal;
 
-pub use error::{handler_error, is_terminal, is_transient, terminal_error};
+pub use error::{RetriesExhausted, handler_error, is_terminal, is_transient, terminal_error};
 pub use journal::{DEFAULT_RETRY_ATTEMPTS, RestateJournal};
 pub use restate_sdk;

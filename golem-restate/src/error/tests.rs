@@ -1,15 +1,20 @@
+use std::error::Error as _;
 use std::io;
 
 use golem::model::function::FunctionModel;
 use golem::model::{ModelError, ModelResponse};
-use golem::run::RecordedFailure;
+use golem::run::{Journal, JournalStep, RecordedFailure};
 use golem::tool::{FunctionTool, RetryLimit};
 use golem::toolset::ToolsetError;
 use golem::usage::UsageLimits;
-use golem::{Agent, ModelRetry, RunContext, RunError};
+use golem::{Agent, BoxError, ModelRetry, RunContext, RunError, Stage};
 use restate_sdk::errors::HandlerError;
+use serde_json::Value;
 
-use super::{handler_error, is_terminal, is_transient, step_error, terminal_error};
+use super::{
+    RetriesExhausted, handler_error, is_terminal, is_transient, recorded_error, step_error,
+    terminal_error,
+};
 
 fn http(status: u16) -> ModelError {
     ModelError::Http {
@@ -230,4 +235,59 @@ fn a_step_reports_everything_else_as_terminal() {
     };
     let (reported, _) = step_error(Box::new(recorded));
     assert_eq!(text(&reported), "Terminal error [500]: gone");
+}
+
+/// A journal that records a step's failure as Restate does once the step's retries are used
+/// up: the live run gets [`recorded_error`] of its error.
+struct GivingUp;
+
+impl Journal for GivingUp {
+    async fn step(&self, _name: String, step: JournalStep) -> Result<Value, BoxError> {
+        step.await.map_err(|error| {
+            let message = RecordedFailure::of(&*error).message;
+            recorded_error(Some(error), &message)
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_transient_failure_restate_gave_up_retrying_ends_the_invocation() {
+    let model = FunctionModel::new(|_, _| Err::<ModelResponse, _>(http(503)));
+    let agent = Agent::<(), String>::builder(model).build().expect("valid");
+    let error = agent
+        .start("Hi", ())
+        .finish_in(&GivingUp)
+        .await
+        .expect_err("the model fails");
+    assert_eq!(error.stage(), Stage::Model);
+    assert!(is_terminal(&error), "{error}");
+    let exhausted = error
+        .source()
+        .and_then(|source| source.downcast_ref::<RetriesExhausted>())
+        .expect("the step's error, marked");
+    assert!(matches!(
+        exhausted.error().downcast_ref::<ModelError>(),
+        Some(ModelError::Http { status: 503, .. })
+    ));
+    assert_eq!(
+        text(&handler_error(error)),
+        "Terminal error [500]: the model request failed: openai answered HTTP 503 after 3 \
+         attempt(s): scripted"
+    );
+}
+
+#[test]
+fn a_failure_recorded_in_an_earlier_attempt_comes_back_with_its_message() {
+    let error = recorded_error(None, "gone");
+    assert_eq!(
+        error.downcast_ref::<RecordedFailure>(),
+        Some(&RecordedFailure {
+            message: "gone".into()
+        })
+    );
+    let refused = recorded_error(Some(Box::new(http(400))), "ignored");
+    assert!(
+        refused.is::<ModelError>(),
+        "a terminal failure is kept as it is"
+    );
 }
