@@ -1,7 +1,7 @@
 //! How golem's failures end a Temporal workflow, and the journal's own errors.
 
 use golem::RunError;
-use golem::run::RecordedFailure;
+use golem::run::{RecordedFailure, Stopped};
 use temporalio_sdk::{ApplicationFailure, WorkflowTermination};
 
 /// The failure type name of a workflow that ends because its run failed.
@@ -10,7 +10,8 @@ pub const RUN_FAILED: &str = "golem.RunError";
 /// The termination a workflow returns for a failed run: it fails the workflow execution with
 /// a non-retryable application failure of type [`RUN_FAILED`], the run's error and its causes
 /// as the message (`the model request failed: openai answered HTTP 400 after 1 attempt(s):
-/// …`).
+/// …`). A run stopped because the workflow was cancelled ([`Stopped::Cancelled`]: see
+/// [`TemporalJournal`](crate::TemporalJournal)) ends it as cancelled instead.
 ///
 /// Under a [`TemporalJournal`](crate::TemporalJournal) a transient failure never gets here (it
 /// fails the workflow task, which Temporal retries); everything that does would fail the same
@@ -42,6 +43,9 @@ pub const RUN_FAILED: &str = "golem.RunError";
 /// # Ok::<_, Box<dyn std::error::Error>>(())
 /// ```
 pub fn workflow_error(error: RunError) -> WorkflowTermination {
+    if error.stopped() == Some(&Stopped::Cancelled) {
+        return WorkflowTermination::cancelled();
+    }
     ApplicationFailure::builder(RecordedFailure::of(&error).message)
         .type_name(RUN_FAILED.to_owned())
         .non_retryable(true)

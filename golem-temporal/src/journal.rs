@@ -3,11 +3,14 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::future::{Future, pending};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use std::time::Duration;
 
 use golem::BoxError;
-use golem::run::{Journal, JournalStep, RecordedFailure, is_transient_failure};
+use golem::run::{
+    Journal, JournalStep, RecordedFailure, StepStopped, Stopped, is_transient_failure,
+};
 use send_wrapper::SendWrapper;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -83,6 +86,14 @@ use crate::steps::{GolemSteps, StepInput};
 /// has no end; the workflow's execution timeout bounds it). Any other failure is recorded at
 /// once and ends the run at the step's stage; a replay gets it back as a [`RecordedFailure`]
 /// with the same message.
+///
+/// # Cancellation
+///
+/// A cancelled workflow stops its run as the run's own cancellation token would: the step in
+/// flight is cancelled (its local activity, and the step's future in it, are dropped), no
+/// other step runs, and the run ends at [`Stage::Stopped`](golem::Stage::Stopped) with
+/// [`Stopped::Cancelled`], its messages and usage kept; [`workflow_error`](crate::workflow_error)
+/// makes that the workflow's cancellation.
 ///
 /// # Limits
 ///
@@ -165,9 +176,15 @@ impl<W: 'static> Journal for TemporalJournal<W> {
         // The workflow polls and drops its futures on its own thread, so the context never
         // leaves it; the step itself is `Send` and runs in the activity.
         SendWrapper::new(async move {
+            // A cancelled workflow runs no more steps: the run stops as its own cancellation
+            // token would stop it (a replay sees the cancellation at the same point).
+            if ctx.cancellation_token().is_cancelled() {
+                return Err(Box::new(StepStopped::new(Stopped::Cancelled, false)) as BoxError);
+            }
             let key = StepKey {
                 run_id: ctx.run_id().to_owned(),
                 step: name.clone(),
+                nonce: NONCE.fetch_add(1, Ordering::Relaxed),
             };
             let entry = Entry::insert(key.clone(), step);
             let options = LocalActivityOptions::builder()
@@ -184,6 +201,11 @@ impl<W: 'static> Journal for TemporalJournal<W> {
                 .execute_local_activity(GolemSteps::step, input, options)
                 .await;
             let live = entry.finish();
+            // The workflow was cancelled while the step ran: the activity was cancelled with
+            // it (Temporal cancels a workflow's activities), and so is the step.
+            if let Err(ActivityExecutionError::Cancelled(_)) = &recorded {
+                return Err(Box::new(StepStopped::new(Stopped::Cancelled, true)) as BoxError);
+            }
             if let Some(error) = &live
                 && is_transient_failure(&**error)
             {
@@ -191,10 +213,16 @@ impl<W: 'static> Journal for TemporalJournal<W> {
                 return pending().await;
             }
             // Completes the workflow task, so the step's marker is written now (a timer would
-            // do too, but the server fires timers a second late at best).
-            ctx.execute_activity(GolemSteps::recorded, (), recorded_options())
+            // do too, but the server fires timers a second late at best). A cancellation
+            // that comes meanwhile cancels it; the step's result stands, and the next step
+            // stops the run.
+            match ctx
+                .execute_activity(GolemSteps::recorded, (), recorded_options())
                 .await
-                .map_err(|error| Box::new(recorded_failure(&error)) as BoxError)?;
+            {
+                Ok(()) | Err(ActivityExecutionError::Cancelled(_)) => {}
+                Err(error) => return Err(Box::new(recorded_failure(&error))),
+            }
             match recorded {
                 Ok(json) => Ok(serde_json::from_str(json.get())?),
                 Err(error) => {
@@ -220,12 +248,19 @@ fn recorded_failure(error: &ActivityExecutionError) -> RecordedFailure {
     }
 }
 
-/// Which step of which workflow run.
+/// Which step of which workflow run, made unique in this process by a nonce: two golem runs
+/// in one workflow (two agents at once, each through its own journal) name their steps
+/// alike, and each must find its own step in the table.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub(crate) struct StepKey {
     pub(crate) run_id: String,
     pub(crate) step: String,
+    pub(crate) nonce: u64,
 }
+
+/// The next step's [`StepKey::nonce`]. It travels only in the local activity's input, which
+/// the history does not keep, so a replay may draw another.
+static NONCE: AtomicU64 = AtomicU64::new(0);
 
 /// Where the activity leaves a step's failure for the live run: the step's own error (a
 /// `ModelError` a caller can ask questions of), not only its recorded message.

@@ -3,7 +3,10 @@
 // The activity macro generates items of its own, undocumented.
 #![allow(missing_docs, missing_debug_implementations, unreachable_pub)]
 
+use std::pin::pin;
 use std::sync::PoisonError;
+
+use futures::future::{Either, select};
 
 use golem::run::RecordedFailure;
 use serde::{Deserialize, Serialize};
@@ -43,7 +46,7 @@ impl GolemSteps {
     /// serialized once, measured against the limit, and sent as it is.
     #[activity(name = "golem.step")]
     pub async fn step(
-        _ctx: ActivityContext,
+        ctx: ActivityContext,
         input: StepInput,
     ) -> Result<Box<RawValue>, ActivityError> {
         let StepInput {
@@ -53,10 +56,12 @@ impl GolemSteps {
         let Some(pending) = take(&key) else {
             return Err(terminal(&StepError::Lost { step: key.step }));
         };
-        let json = pending
-            .step
-            .await
-            .and_then(|value| Ok(serde_json::value::to_raw_value(&value)?));
+        // A cancelled workflow cancels the step: its future is dropped.
+        let finished = match select(pending.step, pin!(ctx.cancelled())).await {
+            Either::Left((finished, _)) => finished,
+            Either::Right(((), _)) => return Err(ActivityError::cancelled()),
+        };
+        let json = finished.and_then(|value| Ok(serde_json::value::to_raw_value(&value)?));
         let error = match json {
             Ok(json) if json.get().len() <= max_result_bytes => return Ok(json),
             Ok(json) => Box::new(StepError::TooLarge {

@@ -10,7 +10,7 @@ use temporalio_client::{Client, ClientOptions, Connection, ConnectionOptions, Ur
 use temporalio_sdk::runtime::RuntimeOptions;
 use temporalio_sdk::{Runtime, Worker, WorkerOptions};
 
-use crate::workflows::{Approve, Bare, Durable, Echo, Journaled, Limits};
+use crate::workflows::{Approve, Bare, Durable, Echo, Journaled, Limits, Pair, Stalled};
 
 /// A client of the server at `address` (`127.0.0.1:PORT`), in the `default` namespace.
 ///
@@ -54,6 +54,8 @@ pub async fn run(
             approvals: Default::default(),
         })?
         .register_workflow::<Limits>()?
+        .register_workflow::<Pair>()?
+        .register_workflow::<Stalled>()?
         .register_workflow::<Journaled>()?
         .register_workflow::<Bare>()?
         .build();

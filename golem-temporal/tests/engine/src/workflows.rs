@@ -1,5 +1,6 @@
 //! The workflows the worker runs: the notes agent's run (`Durable`), the approval agent's
-//! (`Approvals`), the journal's limits (`Limits`), and the bench's pair (`Journaled`, `Bare`).
+//! (`Approvals`), the journal's limits (`Limits`), two runs at once (`Pair`), a run the test
+//! cancels (`Stalled`), and the bench's pair (`Journaled`, `Bare`).
 
 // The workflow macros generate items of their own, undocumented.
 #![allow(missing_docs, unreachable_pub, missing_debug_implementations)]
@@ -129,6 +130,101 @@ impl Limits {
         };
         Ok(result.map_err(workflow_error)?.output)
     }
+}
+
+/// Two agents' runs at once in one workflow, each through a journal of its own: their steps
+/// have the same names, and each run gets its own results.
+#[workflow]
+#[derive(Default)]
+pub struct Pair;
+
+#[workflow_methods]
+impl Pair {
+    #[run]
+    pub async fn run(
+        ctx: &mut WorkflowContext<Self>,
+        names: (String, String),
+    ) -> WorkflowResult<(String, String)> {
+        let answering = |name: String| {
+            Agent::<(), String>::builder(FunctionModel::new(move |_, _| {
+                ModelResponse::text(name.clone())
+            }))
+            .build()
+            .expect("a valid agent")
+        };
+        let (first, second) = (answering(names.0), answering(names.1));
+        let (one, other) = (TemporalJournal::new(ctx), TemporalJournal::new(ctx));
+        let (first, second) = futures::future::join(
+            first.start("Who?", ()).finish_in(&one),
+            second.start("Who?", ()).finish_in(&other),
+        )
+        .await;
+        Ok((
+            first.map_err(workflow_error)?.output,
+            second.map_err(workflow_error)?.output,
+        ))
+    }
+}
+
+/// A run whose model calls `wait`, a tool that writes `started` to the file at the input's
+/// path and then waits two minutes, writing `dropped` if its future is dropped first; the
+/// test cancels the workflow while it waits.
+#[workflow]
+#[derive(Default)]
+pub struct Stalled;
+
+#[workflow_methods]
+impl Stalled {
+    #[run]
+    pub async fn run(ctx: &mut WorkflowContext<Self>, effects: String) -> WorkflowResult<String> {
+        let model = FunctionModel::new(|messages, _| {
+            if messages.len() == 1 {
+                ModelResponse::tool_call("wait", "{}", "c1")
+            } else {
+                ModelResponse::text("Waited.")
+            }
+        });
+        let wait = FunctionTool::new("wait", move |_ctx: RunContext<()>, _: serde_json::Value| {
+            let path = std::path::PathBuf::from(&effects);
+            async move {
+                write_line(&path, "started");
+                let _dropped = OnDrop(path);
+                tokio::time::sleep(std::time::Duration::from_secs(120)).await;
+                Ok::<_, std::io::Error>("waited")
+            }
+        });
+        let agent = Agent::<(), String>::builder(model)
+            .tool(wait)
+            .build()
+            .expect("a valid agent");
+        let journal = TemporalJournal::new(ctx);
+        let result = agent
+            .start("Wait.", ())
+            .finish_in(&journal)
+            .await
+            .map_err(workflow_error)?;
+        Ok(result.output)
+    }
+}
+
+/// Writes `dropped` to the file at its path when dropped.
+struct OnDrop(std::path::PathBuf);
+
+impl Drop for OnDrop {
+    fn drop(&mut self) {
+        write_line(&self.0, "dropped");
+    }
+}
+
+/// Appends `line` to the file at `path`.
+fn write_line(path: &std::path::Path, line: &str) {
+    use std::io::Write as _;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .expect("the effects file opens");
+    writeln!(file, "{line}").expect("the effects file is written");
 }
 
 /// An agent whose model calls `dump` once, which returns 100,000 bytes.
