@@ -59,7 +59,8 @@ use crate::error::{recorded_error, step_error};
 /// journal's [`RunRetryPolicy`] ([`DEFAULT_RETRY_ATTEMPTS`] attempts by default;
 /// [`retry_policy`](Self::retry_policy) changes it), and then recorded as failed; any other
 /// failure is recorded at once, as a [`TerminalError`](restate_sdk::errors::TerminalError).
-/// A recorded failure ends the run at the step's stage: with the step's own error, or
+/// A recorded failure ends the run at the step's stage (a step the run's deadline stopped
+/// ends it at `Stage::Stopped`, now and on replay): with the step's own error, or
 /// [`RetriesExhausted`](crate::RetriesExhausted) around it when Restate gave up retrying it;
 /// on a retried invocation it comes back as a [`RecordedFailure`](golem::run::RecordedFailure) with the same message.
 ///

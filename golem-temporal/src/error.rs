@@ -10,8 +10,8 @@ pub const RUN_FAILED: &str = "golem.RunError";
 /// The termination a workflow returns for a failed run: it fails the workflow execution with
 /// a non-retryable application failure of type [`RUN_FAILED`], the run's error and its causes
 /// as the message (`the model request failed: openai answered HTTP 400 after 1 attempt(s):
-/// …`). A run stopped because the workflow was cancelled ([`Stopped::Cancelled`]: see
-/// [`TemporalJournal`](crate::TemporalJournal)) ends it as cancelled instead.
+/// …`). A run stopped as cancelled ([`Stopped::Cancelled`]: the workflow's cancellation,
+/// see [`TemporalJournal`](crate::TemporalJournal)) ends it as cancelled instead.
 ///
 /// Under a [`TemporalJournal`](crate::TemporalJournal) a transient failure never gets here (it
 /// fails the workflow task, which Temporal retries); everything that does would fail the same

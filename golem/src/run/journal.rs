@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use super::stop::{StepStopped, StopSignals};
+use super::stop::{StepStopped, StopSignals, step_stop};
 use crate::error::BoxError;
 use crate::model::ModelError;
 use crate::toolset::ToolsetError;
@@ -135,11 +135,18 @@ impl<J: Journal> DynJournal for J {
 pub struct NestedJournal<'a> {
     parent: &'a dyn DynJournal,
     prefix: String,
+    /// The parent run's signals: its deadline stops the run's steps as they run, as it
+    /// stops the parent's own.
+    stop: StopSignals,
 }
 
 impl<'a> NestedJournal<'a> {
-    pub(crate) fn new(parent: &'a dyn DynJournal, prefix: String) -> Self {
-        NestedJournal { parent, prefix }
+    pub(crate) fn new(parent: &'a dyn DynJournal, prefix: String, stop: StopSignals) -> Self {
+        NestedJournal {
+            parent,
+            prefix,
+            stop,
+        }
     }
 
     /// The name of the call's step, which prefixes the names of the run's steps.
@@ -171,7 +178,7 @@ impl Journal for NestedJournal<'_> {
         step: JournalStep,
     ) -> impl Future<Output = Result<Value, BoxError>> + Send {
         self.parent
-            .step_boxed(format!("{}/{name}", self.prefix), step)
+            .step_boxed(format!("{}/{name}", self.prefix), self.stop.guard(step))
     }
 }
 
@@ -394,7 +401,7 @@ pub(crate) async fn step_until<J: Journal>(
         .await;
     match raced {
         Err(stopped) => Err(StepStopped::new(stopped, true)),
-        Ok(Err(error)) => match stop.step_stop(&*error) {
+        Ok(Err(error)) => match step_stop(&*error) {
             Some(stopped) => Err(stopped),
             None => Ok(Err(error)),
         },

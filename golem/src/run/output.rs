@@ -199,7 +199,7 @@ where
         .await;
     // A journaled validation that the deadline or the engine stopped, now or as recorded.
     if let Ok(Err(error)) = &raced
-        && let Some(stop) = turn.step.stop.step_stop(&**error)
+        && let Some(stop) = super::stop::step_stop(&**error)
     {
         return Err((stop.stopped, None));
     }

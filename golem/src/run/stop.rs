@@ -43,18 +43,45 @@ pub(crate) struct StopSignals {
     guarded: Option<(Instant, Duration)>,
 }
 
-/// A journal step stopped by the run's deadline, which a journal records as the step's
-/// failure: before the step began, or while it ran. Its message, recorded, is how a replay
-/// knows the stop (see [`StopSignals::step_stop`]).
+/// A journal step stopped by the run's deadline (or, for a step of an agent's run that is a
+/// tool call, its caller's), which a journal records as the step's failure: before the step
+/// began, or while it ran. Its message, recorded, is how a replay knows the stop (see
+/// [`step_stop`]): the timeout is written in whole milliseconds, a form that stays the same
+/// across versions.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum DeadlineStop {
-    #[error("the run's timeout of {0:?} had passed when this step was to begin")]
+    #[error("{}{} ms{}", BEFORE.0, .0.as_millis(), BEFORE.1)]
     Before(Duration),
-    #[error("the run did not finish within its timeout of {0:?}: stopped during this step")]
+    #[error("{}{} ms{}", DURING.0, .0.as_millis(), DURING.1)]
     During(Duration),
 }
 
+/// The text around the timeout in a [`DeadlineStop::Before`]'s message.
+const BEFORE: (&str, &str) = (
+    "the run's timeout of ",
+    " had passed when this step was to begin",
+);
+
+/// The text around the timeout in a [`DeadlineStop::During`]'s message.
+const DURING: (&str, &str) = (
+    "the run did not finish within its timeout of ",
+    ": stopped during this step",
+);
+
 impl DeadlineStop {
+    /// The stop a recorded `message` says, if it is a deadline's.
+    fn parse(message: &str) -> Option<Self> {
+        let millis = |(before, after): (&str, &str)| {
+            let millis = message.strip_prefix(before)?.strip_suffix(after)?;
+            Some(Duration::from_millis(
+                millis.strip_suffix(" ms")?.parse().ok()?,
+            ))
+        };
+        millis(BEFORE)
+            .map(DeadlineStop::Before)
+            .or_else(|| millis(DURING).map(DeadlineStop::During))
+    }
+
     /// The stop, and whether the step had begun.
     fn step_stopped(&self) -> StepStopped {
         let (DeadlineStop::Before(timeout) | DeadlineStop::During(timeout)) = self;
@@ -63,6 +90,19 @@ impl DeadlineStop {
             matches!(self, DeadlineStop::During(_)),
         )
     }
+}
+
+/// The stop a journal step failed with, if it did: the engine's ([`StepStopped`]), or a
+/// deadline's, now (a [`DeadlineStop`]) or on replay (its recorded message).
+pub(crate) fn step_stop(error: &(dyn std::error::Error + 'static)) -> Option<StepStopped> {
+    if let Some(stop) = error.downcast_ref::<StepStopped>() {
+        return Some(stop.clone());
+    }
+    if let Some(stop) = error.downcast_ref::<DeadlineStop>() {
+        return Some(stop.step_stopped());
+    }
+    let recorded = error.downcast_ref::<super::journal::RecordedFailure>()?;
+    DeadlineStop::parse(&recorded.message).map(|stop| stop.step_stopped())
 }
 
 /// A journal step that the engine stopped, as a [`Journal`](super::Journal) reports it: the
@@ -140,24 +180,25 @@ impl StopSignals {
         })
     }
 
-    /// The stop a journal step failed with, if it did: the engine's ([`StepStopped`]), or the
-    /// deadline's, now (a [`DeadlineStop`]) or on replay (its recorded message).
-    pub(crate) fn step_stop(
-        &self,
-        error: &(dyn std::error::Error + 'static),
-    ) -> Option<StepStopped> {
-        if let Some(stop) = error.downcast_ref::<StepStopped>() {
-            return Some(stop.clone());
+    /// The stop of an agent's run that a tool call ran, found in the call's error, when it is
+    /// this run's too: the engine's cancellation, or this run's deadline, which the agent's
+    /// steps are guarded by ([`NestedJournal`](super::NestedJournal)). An agent stopped by a
+    /// timeout of its own that is not this run's is the call's failure.
+    pub(crate) fn agent_stop(&self, error: &(dyn std::error::Error + 'static)) -> Option<Stopped> {
+        let mut current = Some(error);
+        while let Some(error) = current {
+            if let Some(agent) = error.downcast_ref::<crate::RunError>() {
+                return match agent.stopped()? {
+                    Stopped::Cancelled => Some(Stopped::Cancelled),
+                    Stopped::TimedOut { timeout } => self
+                        .guarded
+                        .filter(|(_, ours)| ours == timeout)
+                        .map(|_| Stopped::TimedOut { timeout: *timeout }),
+                };
+            }
+            current = error.source();
         }
-        let (_, timeout) = self.guarded?;
-        if let Some(stop) = error.downcast_ref::<DeadlineStop>() {
-            return Some(stop.step_stopped());
-        }
-        let recorded = error.downcast_ref::<super::journal::RecordedFailure>()?;
-        [DeadlineStop::Before(timeout), DeadlineStop::During(timeout)]
-            .into_iter()
-            .find(|stop| recorded.message == stop.to_string())
-            .map(|stop| stop.step_stopped())
+        None
     }
 
     /// Whether the run has been stopped already.

@@ -20,7 +20,7 @@ use super::failure::Failure;
 use super::journal::{self, Journal, NestedJournal, RecordedFailure};
 use super::scope::Turn;
 use super::state::{Approval, Retries};
-use super::stop::{StopSignals, Stopped};
+use super::stop::{StopSignals, Stopped, step_stop};
 use super::telemetry::in_span;
 use super::transcript::{Handling, Settled};
 use crate::context::RunContext;
@@ -372,10 +372,15 @@ fn stopped_with<Deps: 'static, O: Output, J>(
     match &called.outcome {
         CallOutcome::Returned(_) => None,
         // A journaled call that the deadline or the engine stopped, now or as recorded.
-        CallOutcome::Failed(error) if let Some(stop) = turn.step.stop.step_stop(&**error) => {
-            Some(stop.stopped)
-        }
-        CallOutcome::Rejected { .. } | CallOutcome::Failed(_) => turn.step.stop.check().err(),
+        CallOutcome::Failed(error) if let Some(stop) = step_stop(&**error) => Some(stop.stopped),
+        // An agent the call ran, stopped with this run (under a journal, by this run's
+        // deadline or the engine: found in its error, as a replay finds it too).
+        CallOutcome::Rejected { error, .. } | CallOutcome::Failed(error) => turn
+            .step
+            .stop
+            .check()
+            .err()
+            .or_else(|| turn.step.stop.agent_stop(&**error)),
     }
 }
 
@@ -670,7 +675,7 @@ where
     let name = journal::tool_step(turn, &call.tool_call_id);
     // A call that is a run of its own (an agent as a tool) runs outside a step, its steps
     // recorded under this call's name; how it ended is recorded once it has.
-    if let Some(called) = call_nested(entry, &ctx, call, capture, journal, &name).await {
+    if let Some(called) = call_nested(entry, &ctx, call, capture, journal, stop, &name).await {
         return called;
     }
     // An owned step for the journal. When it runs now, its outcome is used as it is, so
@@ -705,8 +710,11 @@ where
         (Ok(_), Some(called)) => called,
         (Ok(recorded), None) => replayed_call(recorded),
         // The journal did not record what the call returned (an engine's size limit): the
-        // call fails as a replay would see it, not as it ran.
-        (Err(error), _) => CallOutcome::Failed(error).into(),
+        // call fails as a replay would see it, not as it ran; what it spent stays spent.
+        (Err(error), called) => Called {
+            outcome: CallOutcome::Failed(error),
+            delegated: called.and_then(|called| called.delegated),
+        },
     }
 }
 
@@ -719,13 +727,15 @@ async fn call_nested<Deps, J>(
     call: &ToolCallPart,
     capture: bool,
     journal: &J,
+    stop: &StopSignals,
     name: &str,
 ) -> Option<Called>
 where
     Deps: Send + Sync + 'static,
     J: Journal,
 {
-    let nested = NestedJournal::new(journal, name.to_owned());
+    // The agent's steps are this run's, stopped by its deadline as they run.
+    let nested = NestedJournal::new(journal, name.to_owned(), stop.clone());
     let started = catch_unwind(AssertUnwindSafe(|| {
         entry.tool.call_in(ctx, &call.args, &nested)
     }));
@@ -738,7 +748,12 @@ where
     let delegated = ctx.take_delegated(&call.tool_call_id).map(Box::new);
     let live = match record(&recorded(&outcome), delegated.as_deref()) {
         Ok(live) => live,
-        Err(error) => return Some(CallOutcome::Failed(error).into()),
+        Err(error) => {
+            return Some(Called {
+                outcome: CallOutcome::Failed(error),
+                delegated,
+            });
+        }
     };
     let value = live.clone();
     Some(
@@ -750,7 +765,10 @@ where
             // error's own chain when it failed now.
             Ok(value) if value == live => Called { outcome, delegated },
             Ok(value) => replayed_call(value),
-            Err(error) => CallOutcome::Failed(error).into(),
+            Err(error) => Called {
+                outcome: CallOutcome::Failed(error),
+                delegated,
+            },
         },
     )
 }

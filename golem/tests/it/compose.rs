@@ -651,6 +651,48 @@ async fn a_parent_past_its_deadline_stops_the_child_with_it() {
 }
 
 #[tokio::test]
+async fn under_a_journal_a_parent_past_its_deadline_stops_the_child_at_its_step() {
+    let asked = Arc::new(tokio::sync::Notify::new());
+    let parent = script(vec![reply(vec![task_call("c1")], 10, 2)]);
+    let router = router(&parent, &stalling_child(&asked), OnAgentError::Retry);
+    let journal = MemoryJournal::new();
+
+    let error = router
+        .start("Play for Ann", ())
+        .with_timeout(std::time::Duration::from_millis(50))
+        .finish_in(&journal)
+        .await
+        .unwrap_err();
+
+    let timed_out = Stopped::TimedOut {
+        timeout: std::time::Duration::from_millis(50),
+    };
+    assert_eq!(error.stopped(), Some(&timed_out));
+    // The child's second request was stopped in its step by the parent's deadline: the
+    // child ended with it, its state in the parent's error.
+    let [interrupted] = error.interrupted() else {
+        panic!("one interrupted call, got {:?}", error.interrupted());
+    };
+    let child = interrupted.agent_error().expect("the child's error");
+    assert_eq!(child.stopped(), Some(&timed_out));
+    assert_eq!(child.messages().len(), 3);
+    assert_eq!(error.usage().agents["dice"].requests, 2);
+    assert!(error.usage().rejected.tools.is_empty());
+    // The child's steps that finished, then how the call ended (this journal keeps no
+    // failed step).
+    assert_eq!(
+        journal.names(),
+        [
+            "deadline",
+            "model:1",
+            "tool:1:c1/model:1",
+            "tool:1:c1/tool:1:d1",
+            "tool:1:c1"
+        ]
+    );
+}
+
+#[tokio::test]
 async fn a_child_whose_budget_ran_out_fails_the_parent_rather_than_being_its_rejection() {
     // The child's own rejection is in its error's chain; under `Fail` it is not the parent's.
     let child = script(vec![reply(vec![dice_call(-1, "d1")], 100, 10)]);
