@@ -208,6 +208,11 @@ impl Journal for Direct {
 /// A journal in memory: records each step's result by name and returns it on replay. For
 /// tests of durable runs, and to see what a durable engine would record.
 ///
+/// A step that fails is recorded as the engines record it: a failure that may pass when the
+/// step runs again ([`is_transient_failure`]) is not recorded, so the step runs again on
+/// replay, as an engine would retry it; any other failure is, and a replay gets it back as a
+/// [`RecordedFailure`] with its message.
+///
 /// ```
 /// use golem::model::function::FunctionModel;
 /// use golem::model::ModelResponse;
@@ -234,6 +239,7 @@ pub struct MemoryJournal {
 struct Entries {
     order: Vec<String>,
     results: HashMap<String, Value>,
+    failures: HashMap<String, String>,
     replayed: usize,
 }
 
@@ -251,6 +257,11 @@ impl MemoryJournal {
     /// The result recorded for `name`.
     pub fn result(&self, name: &str) -> Option<Value> {
         self.lock().results.get(name).cloned()
+    }
+
+    /// The failure recorded for `name`: its message, as a replay gets it back.
+    pub fn failure(&self, name: &str) -> Option<String> {
+        self.lock().failures.get(name).cloned()
     }
 
     /// How many steps were answered from the journal instead of executed.
@@ -283,12 +294,25 @@ impl Journal for MemoryJournal {
                 entries.replayed += 1;
                 return Ok(value);
             }
+            if let Some(message) = entries.failures.get(&name).cloned() {
+                entries.replayed += 1;
+                return Err(Box::new(RecordedFailure { message }));
+            }
         }
-        let value = step.await?;
+        let done = step.await;
         let mut entries = self.lock();
-        entries.order.push(name.clone());
-        entries.results.insert(name, value.clone());
-        Ok(value)
+        match &done {
+            Ok(value) => {
+                entries.results.insert(name.clone(), value.clone());
+            }
+            Err(error) if is_transient_failure(&**error) => return done,
+            Err(error) => {
+                let message = RecordedFailure::of(&**error).message;
+                entries.failures.insert(name.clone(), message);
+            }
+        }
+        entries.order.push(name);
+        done
     }
 }
 

@@ -349,23 +349,27 @@ async fn a_journaled_childs_steps_are_recorded_under_the_call_and_a_resumed_run_
             "tool:1:c1/tool:1:d1",
             "tool:1:c1/model:2",
             "tool:1:c1/tool:2:d2",
+            "tool:1:c1/model:3",
             "tool:1:c1"
         ],
-        "the child's steps under the call, and how the call ended"
+        "the child's steps under the call, its failed one, and how the call ended"
+    );
+    assert_eq!(
+        journal.failure("tool:1:c1/model:3").as_deref(),
+        Some("down")
     );
     let ended = journal.result("tool:1:c1").unwrap();
     assert_eq!(ended["failed"], "the model request failed");
     assert_eq!(ended["delegated"]["agents"]["dice"]["requests"], 2);
     assert_eq!(rolls.load(std::sync::atomic::Ordering::SeqCst), 1);
 
-    // A journal that did not record the failed call goes on from the child's last step.
+    // A journal that did not record the failed request and call goes on from the child's
+    // last step.
     let resumed = MemoryJournal::new();
-    for name in journal
-        .names()
-        .into_iter()
-        .filter(|name| name != "tool:1:c1")
-    {
-        let value = journal.result(&name).unwrap();
+    for name in journal.names() {
+        let Some(value) = journal.result(&name).filter(|_| name != "tool:1:c1") else {
+            continue;
+        };
         resumed
             .step(name, Box::pin(async move { Ok(value) }))
             .await
@@ -678,8 +682,7 @@ async fn under_a_journal_a_parent_past_its_deadline_stops_the_child_at_its_step(
     assert_eq!(child.messages().len(), 3);
     assert_eq!(error.usage().agents["dice"].requests, 2);
     assert!(error.usage().rejected.tools.is_empty());
-    // The child's steps that finished, then how the call ended (this journal keeps no
-    // failed step).
+    // The child's steps, the one the deadline stopped among them, then how the call ended.
     assert_eq!(
         journal.names(),
         [
@@ -687,9 +690,27 @@ async fn under_a_journal_a_parent_past_its_deadline_stops_the_child_at_its_step(
             "model:1",
             "tool:1:c1/model:1",
             "tool:1:c1/tool:1:d1",
+            "tool:1:c1/model:2",
             "tool:1:c1"
         ]
     );
+    assert_eq!(
+        journal.failure("tool:1:c1/model:2").as_deref(),
+        Some("the run did not finish within its timeout of 50 ms: stopped during this step")
+    );
+
+    // A replay, whenever it comes, stops where the run stopped: nothing is asked again.
+    let replayed = router
+        .start("Play for Ann", ())
+        .with_timeout(std::time::Duration::from_millis(50))
+        .finish_in(&journal)
+        .await
+        .unwrap_err();
+    assert_eq!(replayed.stopped(), Some(&timed_out));
+    assert_eq!(replayed.messages(), error.messages());
+    assert_eq!(replayed.usage(), error.usage());
+    assert_eq!(journal.replayed(), 6);
+    assert_eq!(parent.requests(), 1);
 }
 
 #[tokio::test]

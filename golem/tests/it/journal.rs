@@ -646,9 +646,26 @@ async fn a_replay_after_the_deadline_follows_the_journal_and_stops_at_the_first_
         (requests.load(Ordering::SeqCst), paid.load(Ordering::SeqCst)),
         made
     );
-    assert_eq!(journal.names(), recorded);
     assert_eq!(error.messages().len(), 3);
     assert_eq!(error.usage().requests, 1);
+    // The step the deadline stopped is recorded as it stopped, before it began.
+    assert_eq!(journal.names()[..3], recorded);
+    assert_eq!(journal.names()[3], "model:2");
+    assert_eq!(
+        journal.failure("model:2").as_deref(),
+        Some("the run's timeout of 300 ms had passed when this step was to begin")
+    );
+
+    // A later replay reads that record: the same stop, the same messages and usage.
+    let again = build()
+        .start("Pay Bob", ())
+        .finish_in(&journal)
+        .await
+        .unwrap_err();
+    assert_eq!(again.stopped(), error.stopped());
+    assert_eq!(again.messages(), error.messages());
+    assert_eq!(again.usage(), error.usage());
+    assert_eq!(journal.replayed(), 3 + 4);
 }
 
 /// A journal that runs every step but `stopped`, which the engine stops, after the step began
