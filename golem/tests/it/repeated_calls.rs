@@ -286,105 +286,61 @@ async fn a_new_prompt_starts_a_new_streak() {
     assert!(again.usage.rejected.total.is_zero());
 }
 
-#[tokio::test]
-async fn a_refused_call_does_not_hold_back_the_answer_in_the_same_response() {
+/// A roll, then a response that rolls again with the same arguments and answers with
+/// `answer`'s arguments; and an agent refusing the repeat, with `tool_retries` of budget.
+fn repeat_and_answer(answer: &str, tool_retries: u32) -> (Script, Agent<(), Json<Verdict>>) {
     let script = script(vec![
         reply(vec![dice_call(2, "c1")], 10, 5),
         reply(
-            vec![
-                dice_call(2, "c2"),
-                call("final_result", r#"{"winner":"Ann","score":6}"#, "c3"),
-            ],
+            vec![dice_call(2, "c2"), call("final_result", answer, "c3")],
             20,
             5,
         ),
     ]);
     let agent = Agent::<(), Json<Verdict>>::builder(script.model.clone())
         .tool(roll_dice())
-        .tool_retries(1)
+        .tool_retries(tool_retries)
         .refuse_repeated_calls(1)
         .build()
-        .unwrap();
-
-    let result = agent.run("Who won?", ()).await.unwrap();
-
-    assert_eq!(
-        (result.output.winner.as_str(), result.output.score),
-        ("Ann", 6)
-    );
-    assert_eq!(
-        result.messages.last(),
-        Some(&request(vec![
-            tool_retry(
-                "roll_dice",
-                "c2",
-                &refused("6", "call `final_result` with your answer")
-            ),
-            tool_return("final_result", "c3", json!("Final result processed.")),
-        ]))
-    );
-    assert_eq!(result.usage.tool_calls, 1);
-    assert_eq!(result.usage.rejected.tools["roll_dice"], cost(1, 20, 5));
+        .expect("a valid agent");
+    (script, agent)
 }
 
 #[tokio::test]
-async fn a_refused_call_over_its_budget_does_not_fail_the_answer_in_the_same_response() {
-    let script = script(vec![
-        reply(vec![dice_call(2, "c1")], 10, 5),
-        reply(
-            vec![
-                dice_call(2, "c2"),
-                call("final_result", r#"{"winner":"Ann","score":6}"#, "c3"),
-            ],
-            20,
-            5,
-        ),
-    ]);
-    // Tool retries off: the refusal alone would end the run.
-    let agent = Agent::<(), Json<Verdict>>::builder(script.model.clone())
-        .tool(roll_dice())
-        .refuse_repeated_calls(1)
-        .build()
-        .unwrap();
+async fn a_refused_call_does_not_hold_back_the_answer_in_the_same_response() {
+    // Within the tool's budget, and over it (retries off: the refusal alone would end the
+    // run), the answer stands.
+    for tool_retries in [1, 0] {
+        let (_script, agent) = repeat_and_answer(r#"{"winner":"Ann","score":6}"#, tool_retries);
 
-    let result = agent.run("Who won?", ()).await.unwrap();
+        let result = agent.run("Who won?", ()).await.unwrap();
 
-    assert_eq!(
-        (result.output.winner.as_str(), result.output.score),
-        ("Ann", 6)
-    );
-    assert_eq!(
-        result.messages.last(),
-        Some(&request(vec![
-            tool_retry(
-                "roll_dice",
-                "c2",
-                &refused("6", "call `final_result` with your answer")
-            ),
-            tool_return("final_result", "c3", json!("Final result processed.")),
-        ]))
-    );
-    assert_eq!(result.usage.requests, 2);
-    assert_eq!(result.usage.rejected.tools["roll_dice"], cost(1, 20, 5));
+        assert_eq!(
+            (result.output.winner.as_str(), result.output.score),
+            ("Ann", 6)
+        );
+        assert_eq!(
+            result.messages.last(),
+            Some(&request(vec![
+                tool_retry(
+                    "roll_dice",
+                    "c2",
+                    &refused("6", "call `final_result` with your answer")
+                ),
+                tool_return("final_result", "c3", json!("Final result processed.")),
+            ]))
+        );
+        assert_eq!((result.usage.requests, result.usage.tool_calls), (2, 1));
+        assert_eq!(result.usage.rejected.tools["roll_dice"], cost(1, 20, 5));
+    }
+}
 
-    // With an answer that does not decode, the same refusal ends the run over the budget.
-    let undecodable = common::script(vec![
-        reply(vec![dice_call(2, "c1")], 10, 5),
-        reply(
-            vec![
-                dice_call(2, "c2"),
-                call("final_result", r#"{"winner":"Ann"}"#, "c3"),
-            ],
-            20,
-            5,
-        ),
-    ]);
-    let agent = Agent::<(), Json<Verdict>>::builder(undecodable.model.clone())
-        .tool(roll_dice())
-        .refuse_repeated_calls(1)
-        .build()
-        .unwrap();
+#[tokio::test]
+async fn a_refused_call_over_its_budget_fails_the_run_when_the_answer_beside_it_does_not_decode() {
+    let (script, agent) = repeat_and_answer(r#"{"winner":"Ann"}"#, 0);
+
     let error = agent.run("Who won?", ()).await.unwrap_err();
+
     assert_eq!(error.stage(), Stage::Tool);
     assert_eq!(
         error.exhausted(),
@@ -393,7 +349,7 @@ async fn a_refused_call_over_its_budget_does_not_fail_the_answer_in_the_same_res
             limit: 0
         })
     );
-    assert_eq!(undecodable.requests(), 2);
+    assert_eq!(script.requests(), 2);
 }
 
 #[tokio::test]

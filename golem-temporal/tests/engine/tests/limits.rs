@@ -19,16 +19,7 @@ use temporalio_client::errors::WorkflowGetResultError;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_result_over_the_limit_and_a_run_timeout_fail_the_workflow_with_golems_message() {
-    let effects = effects("limits");
-    // These agents play their model in process: no model server.
-    let setup = Setup::start(
-        &target_dir(),
-        Path::new(WORKER),
-        "limits",
-        "http://127.0.0.1:9/v1",
-        &effects.path,
-    )
-    .await;
+    let (_effects, setup) = in_process("limits").await;
 
     for (limit, message, steps) in [
         (
@@ -63,15 +54,7 @@ async fn a_result_over_the_limit_and_a_run_timeout_fail_the_workflow_with_golems
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_runs_at_once_in_one_workflow_each_get_their_own_steps() {
-    let effects = effects("pair");
-    let setup = Setup::start(
-        &target_dir(),
-        Path::new(WORKER),
-        "pair",
-        "http://127.0.0.1:9/v1",
-        &effects.path,
-    )
-    .await;
+    let (_effects, setup) = in_process("pair").await;
     let handle = setup
         .client
         .start_workflow(
@@ -90,15 +73,7 @@ async fn two_runs_at_once_in_one_workflow_each_get_their_own_steps() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_workflow_cancels_its_runs_step_and_ends_cancelled() {
-    let effects = effects("cancel");
-    let setup = Setup::start(
-        &target_dir(),
-        Path::new(WORKER),
-        "cancel",
-        "http://127.0.0.1:9/v1",
-        &effects.path,
-    )
-    .await;
+    let (effects, setup) = in_process("cancel").await;
     let handle = setup
         .client
         .start_workflow(
@@ -138,4 +113,19 @@ async fn lines_become(effects: &Effects, lines: &[&str]) {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// A side-effect file and a setup on the task queue `name`, for workflows whose agents play
+/// their model in process: no model server.
+async fn in_process(name: &str) -> (Effects, Setup) {
+    let effects = effects(name);
+    let setup = Setup::start(
+        &target_dir(),
+        Path::new(WORKER),
+        name,
+        "http://127.0.0.1:9/v1",
+        &effects.path,
+    )
+    .await;
+    (effects, setup)
 }
