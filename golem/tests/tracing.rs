@@ -55,6 +55,22 @@ mod tracing_capture {
 
     use super::*;
 
+    /// What `run` traced, given a runtime on this thread, with what it returned.
+    pub(super) fn traced<T>(run: impl FnOnce(&tokio::runtime::Runtime) -> T) -> (T, Captured) {
+        use tracing_subscriber::layer::SubscriberExt;
+
+        let captured = Arc::new(Mutex::new(Captured::default()));
+        let subscriber = tracing_subscriber::registry().with(Capture(Arc::clone(&captured)));
+        let returned = tracing::subscriber::with_default(subscriber, || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .expect("a runtime");
+            run(&runtime)
+        });
+        let captured = captured.lock().expect("not poisoned").clone();
+        (returned, captured)
+    }
+
     #[derive(Debug, Clone, Default)]
     pub(super) struct Captured {
         pub(super) spans: Vec<(String, BTreeMap<String, String>)>,
@@ -119,11 +135,6 @@ mod tracing_capture {
 
 #[test]
 fn runs_emit_gen_ai_spans_and_an_event_for_every_rejection() {
-    use tracing_subscriber::layer::SubscriberExt;
-
-    let captured = Arc::new(Mutex::new(tracing_capture::Captured::default()));
-    let subscriber =
-        tracing_subscriber::registry().with(tracing_capture::Capture(Arc::clone(&captured)));
     let script = script(vec![
         reply(vec![call("roll", r#"{"n": 0}"#, "c1")], 10, 2),
         reply(
@@ -158,14 +169,9 @@ fn runs_emit_gen_ai_spans_and_an_event_for_every_rejection() {
         .build()
         .unwrap();
 
-    tracing::subscriber::with_default(subscriber, || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
+    let ((), captured) = tracing_capture::traced(|runtime| {
         runtime.block_on(agent.run("Roll", ())).unwrap();
     });
-
-    let captured = captured.lock().expect("not poisoned").clone();
     let names: Vec<&str> = captured
         .spans
         .iter()
@@ -245,24 +251,16 @@ fn a_chat_span_says_whether_the_request_was_streamed() {
     use futures_util::StreamExt;
     use golem::model::StreamEvent;
     use golem::model::function::FunctionModel;
-    use tracing_subscriber::layer::SubscriberExt;
 
     let whole = FunctionModel::new(|_, _| ModelResponse::text("whole"));
     let streaming =
         FunctionModel::new_stream(|_, _| vec![StreamEvent::Done(ModelResponse::text("streamed"))]);
     for (model, streamed) in [(whole, "false"), (streaming, "true")] {
-        let captured = Arc::new(Mutex::new(tracing_capture::Captured::default()));
-        let subscriber =
-            tracing_subscriber::registry().with(tracing_capture::Capture(Arc::clone(&captured)));
         let agent = Agent::<(), String>::builder(model).build().unwrap();
-        tracing::subscriber::with_default(subscriber, || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .build()
-                .unwrap();
+        let ((), captured) = tracing_capture::traced(|runtime| {
             let events = runtime.block_on(agent.run_stream("Hi", ()).count());
             assert_eq!(events, 4);
         });
-        let captured = captured.lock().expect("not poisoned").clone();
         let chat = &captured
             .spans
             .iter()
@@ -310,7 +308,6 @@ fn a_fallback_request_is_traced_under_the_provider_that_answered() {
     use golem::model::fallback::FallbackModel;
     use golem::model::function::FunctionModel;
     use golem::model::{ModelError, StreamEvent};
-    use tracing_subscriber::layer::SubscriberExt;
 
     for streamed in [false, true] {
         let unavailable = || ModelError::Http {
@@ -333,14 +330,8 @@ fn a_fallback_request_is_traced_under_the_provider_that_answered() {
             )
         };
         let model = FallbackModel::new(OfProvider(down, "first")).or(OfProvider(up, "second"));
-        let captured = Arc::new(Mutex::new(tracing_capture::Captured::default()));
-        let subscriber =
-            tracing_subscriber::registry().with(tracing_capture::Capture(Arc::clone(&captured)));
         let agent = Agent::<(), String>::builder(model).build().unwrap();
-        tracing::subscriber::with_default(subscriber, || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .build()
-                .unwrap();
+        let ((), captured) = tracing_capture::traced(|runtime| {
             if streamed {
                 assert_eq!(runtime.block_on(agent.run_stream("Hi", ()).count()), 4);
             } else {
@@ -348,7 +339,6 @@ fn a_fallback_request_is_traced_under_the_provider_that_answered() {
                 assert_eq!(result.output, "answered");
             }
         });
-        let captured = captured.lock().expect("not poisoned").clone();
         let span = |wanted: &str| {
             &captured
                 .spans
@@ -374,7 +364,6 @@ struct Ask {
 fn a_delegated_agents_run_is_traced_inside_the_call_that_ran_it() {
     use futures_util::StreamExt;
     use golem::model::function::FunctionModel;
-    use tracing_subscriber::layer::SubscriberExt;
 
     for streamed in [false, true] {
         let child =
@@ -395,13 +384,7 @@ fn a_delegated_agents_run_is_traced_inside_the_call_that_ran_it() {
             ))
             .build()
             .unwrap();
-        let captured = Arc::new(Mutex::new(tracing_capture::Captured::default()));
-        let subscriber =
-            tracing_subscriber::registry().with(tracing_capture::Capture(Arc::clone(&captured)));
-        tracing::subscriber::with_default(subscriber, || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .build()
-                .unwrap();
+        let ((), captured) = tracing_capture::traced(|runtime| {
             if streamed {
                 runtime.block_on(agent.run_stream("Capital of France?", ()).count());
             } else {
@@ -410,7 +393,6 @@ fn a_delegated_agents_run_is_traced_inside_the_call_that_ran_it() {
                     .unwrap();
             }
         });
-        let captured = captured.lock().expect("not poisoned").clone();
         let named = |wanted: &str| {
             &captured
                 .spans
@@ -444,8 +426,6 @@ fn a_delegated_agents_run_is_traced_inside_the_call_that_ran_it() {
 /// approval stage: its span says so, with what it spent.
 #[test]
 fn a_run_that_pauses_for_approval_ends_its_span_with_the_approval_stage_and_its_usage() {
-    use tracing_subscriber::layer::SubscriberExt;
-
     let script = script(vec![reply(vec![call("roll", r#"{"n": 1}"#, "c1")], 10, 2)]);
     let roll = FunctionTool::new("roll", |_ctx: RunContext<()>, dice: Dice| async move {
         Ok::<_, ModelRetry>(dice.n)
@@ -456,17 +436,9 @@ fn a_run_that_pauses_for_approval_ends_its_span_with_the_approval_stage_and_its_
         .tool(roll)
         .build()
         .unwrap();
-    let captured = Arc::new(Mutex::new(tracing_capture::Captured::default()));
-    let subscriber =
-        tracing_subscriber::registry().with(tracing_capture::Capture(Arc::clone(&captured)));
-    let error = tracing::subscriber::with_default(subscriber, || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        runtime.block_on(agent.run("Roll", ())).unwrap_err()
-    });
+    let (error, captured) =
+        tracing_capture::traced(|runtime| runtime.block_on(agent.run("Roll", ())).unwrap_err());
     assert_eq!(error.stage(), golem::Stage::Approval);
-    let captured = captured.lock().expect("not poisoned").clone();
     let run = &captured
         .spans
         .iter()
