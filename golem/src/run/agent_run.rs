@@ -45,8 +45,13 @@ macro_rules! run_step {
             &$run.stop
         };
         let outcome = if let Some(refused) = refused {
-            // A deadline the journal cannot keep: the run cannot be run under it.
-            Err(Failure::new(Stage::Input, refused))
+            match super::stop::step_stop(&*refused) {
+                // An agent run as a tool call, begun after its caller's deadline (which
+                // guards its steps), or stopped by the engine.
+                Some(stop) => Err(Failure::stopped(stop.stopped)),
+                // A deadline the journal cannot keep: the run cannot be run under it.
+                None => Err(Failure::new(Stage::Input, refused)),
+            }
         } else if $run.ended {
             Err(Failure::new(Stage::Input, "the run has ended"))
         } else if let Err(stopped) = stop.check() {

@@ -211,7 +211,10 @@ impl Journal for Direct {
 /// A step that fails is recorded as the engines record it: a failure that may pass when the
 /// step runs again ([`is_transient_failure`]) is not recorded, so the step runs again on
 /// replay, as an engine would retry it; any other failure is, and a replay gets it back as a
-/// [`RecordedFailure`] with its message.
+/// [`RecordedFailure`] with its message (a stop by the run's deadline, as that stop). Like an
+/// engine's, a replay through it always ends where the recorded failure ended the run: to go
+/// on from a failed run, resume its state ([`RunError::into_state`](crate::RunError::into_state))
+/// with a new journal.
 ///
 /// ```
 /// use golem::model::function::FunctionModel;

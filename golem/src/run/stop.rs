@@ -46,14 +46,47 @@ pub(crate) struct StopSignals {
 /// A journal step stopped by the run's deadline (or, for a step of an agent's run that is a
 /// tool call, its caller's), which a journal records as the step's failure: before the step
 /// began, or while it ran. Its message, recorded, is how a replay knows the stop (see
-/// [`step_stop`]): the timeout is written in whole milliseconds, a form that stays the same
-/// across versions.
+/// [`step_stop`]): the timeout is written in milliseconds, exactly (`1500 ms`, `0.25 ms`), a
+/// form that stays the same across versions.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum DeadlineStop {
-    #[error("{}{} ms{}", BEFORE.0, .0.as_millis(), BEFORE.1)]
+    #[error("{}{} ms{}", BEFORE.0, Millis(*.0), BEFORE.1)]
     Before(Duration),
-    #[error("{}{} ms{}", DURING.0, .0.as_millis(), DURING.1)]
+    #[error("{}{} ms{}", DURING.0, Millis(*.0), DURING.1)]
     During(Duration),
+}
+
+/// A duration in milliseconds, exactly: the whole ones, then the fraction's digits, if any.
+struct Millis(Duration);
+
+impl std::fmt::Display for Millis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let nanos = self.0.as_nanos();
+        let (whole, fraction) = (nanos / 1_000_000, nanos % 1_000_000);
+        if fraction == 0 {
+            write!(f, "{whole}")
+        } else {
+            let digits = format!("{fraction:06}");
+            write!(f, "{whole}.{}", digits.trim_end_matches('0'))
+        }
+    }
+}
+
+impl Millis {
+    /// The duration `text` (as [`Millis`] writes it) stands for.
+    fn parse(text: &str) -> Option<Duration> {
+        let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+        if fraction.len() > 6 || !fraction.bytes().all(|byte| byte.is_ascii_digit()) {
+            return None;
+        }
+        let whole: u64 = whole.parse().ok()?;
+        let nanos: u64 = if fraction.is_empty() {
+            0
+        } else {
+            format!("{fraction:0<6}").parse().ok()?
+        };
+        Some(Duration::from_millis(whole) + Duration::from_nanos(nanos))
+    }
 }
 
 /// The text around the timeout in a [`DeadlineStop::Before`]'s message.
@@ -73,9 +106,7 @@ impl DeadlineStop {
     fn parse(message: &str) -> Option<Self> {
         let millis = |(before, after): (&str, &str)| {
             let millis = message.strip_prefix(before)?.strip_suffix(after)?;
-            Some(Duration::from_millis(
-                millis.strip_suffix(" ms")?.parse().ok()?,
-            ))
+            Millis::parse(millis.strip_suffix(" ms")?)
         };
         millis(BEFORE)
             .map(DeadlineStop::Before)
@@ -327,5 +358,42 @@ impl<F: Future + Unpin> Future for Graceful<'_, F> {
                 (stopped, (&mut *this.race.work).now_or_never())
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::{DeadlineStop, Stopped, step_stop};
+    use crate::run::RecordedFailure;
+
+    #[test]
+    fn a_recorded_deadline_stop_reads_back_as_the_same_stop() {
+        for timeout in [
+            Duration::from_secs(30),
+            Duration::from_millis(1500),
+            Duration::from_micros(250),
+            Duration::from_nanos(1_000_001),
+            Duration::ZERO,
+        ] {
+            for (stop, began) in [
+                (DeadlineStop::Before(timeout), false),
+                (DeadlineStop::During(timeout), true),
+            ] {
+                let recorded = RecordedFailure::of(&stop);
+                let read = step_stop(&recorded).expect("a deadline's stop");
+                assert_eq!(read.stopped, Stopped::TimedOut { timeout }, "{recorded:?}");
+                assert_eq!(read.began, began);
+            }
+        }
+        assert_eq!(
+            DeadlineStop::During(Duration::from_micros(1500)).to_string(),
+            "the run did not finish within its timeout of 1.5 ms: stopped during this step"
+        );
+        let other = RecordedFailure {
+            message: "the run's timeout of 1.2.3 ms had passed when this step was to begin".into(),
+        };
+        assert_eq!(step_stop(&other), None);
     }
 }

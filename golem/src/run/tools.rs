@@ -369,18 +369,14 @@ fn stopped_with<Deps: 'static, O: Output, J>(
     turn: &Turn<'_, Deps, O, J>,
     called: &Called,
 ) -> Option<Stopped> {
+    if let Some(stopped) = &called.stopped {
+        return Some(stopped.clone());
+    }
     match &called.outcome {
         CallOutcome::Returned(_) => None,
         // A journaled call that the deadline or the engine stopped, now or as recorded.
         CallOutcome::Failed(error) if let Some(stop) = step_stop(&**error) => Some(stop.stopped),
-        // An agent the call ran, stopped with this run (under a journal, by this run's
-        // deadline or the engine: found in its error, as a replay finds it too).
-        CallOutcome::Rejected { error, .. } | CallOutcome::Failed(error) => turn
-            .step
-            .stop
-            .check()
-            .err()
-            .or_else(|| turn.step.stop.agent_stop(&**error)),
+        CallOutcome::Rejected { .. } | CallOutcome::Failed(_) => turn.step.stop.check().err(),
     }
 }
 
@@ -477,14 +473,24 @@ pub(crate) struct Called {
     outcome: CallOutcome,
     /// Boxed: rare, and the futures that carry a call's end stay small.
     delegated: Option<Box<Usage>>,
+    /// Under a journal, the stop the agent the call ran (an agent as a tool) ended with,
+    /// when it is this run's too ([`StopSignals::agent_stop`]).
+    stopped: Option<Stopped>,
+}
+
+impl Called {
+    fn new(outcome: CallOutcome, delegated: Option<Box<Usage>>) -> Self {
+        Called {
+            outcome,
+            delegated,
+            stopped: None,
+        }
+    }
 }
 
 impl From<CallOutcome> for Called {
     fn from(outcome: CallOutcome) -> Self {
-        Called {
-            outcome,
-            delegated: None,
-        }
+        Called::new(outcome, None)
     }
 }
 
@@ -639,10 +645,10 @@ where
     let capture = turn.step.agent.capture_content;
     if !journal.records() {
         let outcome = invoke(&*entry.tool, &ctx, call, capture).await;
-        return Called {
+        return Called::new(
             outcome,
-            delegated: ctx.take_delegated(&call.tool_call_id).map(Box::new),
-        };
+            ctx.take_delegated(&call.tool_call_id).map(Box::new),
+        );
     }
     // Boxed: a journaled call's future is large, and the common one stays small without it.
     Box::pin(call_journaled(
@@ -700,7 +706,7 @@ where
             let delegated = ctx.take_delegated(&call.tool_call_id).map(Box::new);
             let recorded = record(&recorded(&outcome), delegated.as_deref())?;
             *live.lock().unwrap_or_else(PoisonError::into_inner) =
-                Some(Called { outcome, delegated });
+                Some(Called::new(outcome, delegated));
             Ok(recorded)
         }
     };
@@ -710,11 +716,8 @@ where
         (Ok(_), Some(called)) => called,
         (Ok(recorded), None) => replayed_call(recorded),
         // The journal did not record what the call returned (an engine's size limit): the
-        // call fails as a replay would see it, not as it ran; what it spent stays spent.
-        (Err(error), called) => Called {
-            outcome: CallOutcome::Failed(error),
-            delegated: called.and_then(|called| called.delegated),
-        },
+        // call fails as a replay would see it, not as it ran.
+        (Err(error), _) => CallOutcome::Failed(error).into(),
     }
 }
 
@@ -748,12 +751,7 @@ where
     let delegated = ctx.take_delegated(&call.tool_call_id).map(Box::new);
     let live = match record(&recorded(&outcome), delegated.as_deref()) {
         Ok(live) => live,
-        Err(error) => {
-            return Some(Called {
-                outcome: CallOutcome::Failed(error),
-                delegated,
-            });
-        }
+        Err(error) => return Some(Called::new(CallOutcome::Failed(error), delegated)),
     };
     let value = live.clone();
     Some(
@@ -763,12 +761,22 @@ where
         {
             // The child's run replays from its recorded steps: the same end, with the
             // error's own chain when it failed now.
-            Ok(value) if value == live => Called { outcome, delegated },
+            Ok(value) if value == live => {
+                // An agent stopped by this run's deadline, or by the engine, stops this run:
+                // its steps say so now and on replay alike.
+                let stopped = match &outcome {
+                    CallOutcome::Rejected { error, .. } | CallOutcome::Failed(error) => {
+                        stop.agent_stop(&**error)
+                    }
+                    CallOutcome::Returned(_) => None,
+                };
+                Called {
+                    stopped,
+                    ..Called::new(outcome, delegated)
+                }
+            }
             Ok(value) => replayed_call(value),
-            Err(error) => Called {
-                outcome: CallOutcome::Failed(error),
-                delegated,
-            },
+            Err(error) => Called::new(CallOutcome::Failed(error), delegated),
         },
     )
 }
@@ -789,7 +797,7 @@ fn replayed_call(recorded: Value) -> Called {
             CallOutcome::Failed(Box::new(RecordedFailure { message }))
         }
     };
-    Called { outcome, delegated }
+    Called::new(outcome, delegated)
 }
 
 /// What the journal records of a call: how it ended (`{"returned": value}`, ...) and, when

@@ -713,6 +713,68 @@ async fn under_a_journal_a_parent_past_its_deadline_stops_the_child_at_its_step(
     assert_eq!(parent.requests(), 1);
 }
 
+/// A journal in memory whose step `slow` waits `by` before it runs (as an engine may, between
+/// a step's scheduling and its start).
+struct Delaying {
+    journal: MemoryJournal,
+    slow: &'static str,
+    by: std::time::Duration,
+}
+
+impl Journal for Delaying {
+    async fn step(
+        &self,
+        name: String,
+        step: golem::run::JournalStep,
+    ) -> Result<serde_json::Value, golem::BoxError> {
+        if name == self.slow {
+            tokio::time::sleep(self.by).await;
+        }
+        self.journal.step(name, step).await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_child_with_a_timeout_begun_after_its_callers_deadline_stops_with_it() {
+    let child = correcting_child();
+    let timed = Agent::<(), String>::builder(child.model.clone())
+        .tool(roll_dice())
+        .run_timeout(std::time::Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let parent = script(vec![reply(vec![task_call("c1")], 10, 2)]);
+    let router = router(&parent, &timed, OnAgentError::Retry);
+    // The child's first step, which records its deadline, begins after the parent's.
+    let journal = Delaying {
+        journal: MemoryJournal::new(),
+        slow: "tool:1:c1/deadline",
+        by: std::time::Duration::from_millis(100),
+    };
+
+    let error = router
+        .start("Play for Ann", ())
+        .with_timeout(std::time::Duration::from_millis(50))
+        .finish_in(&journal)
+        .await
+        .unwrap_err();
+
+    let timed_out = Stopped::TimedOut {
+        timeout: std::time::Duration::from_millis(50),
+    };
+    assert_eq!(error.stopped(), Some(&timed_out));
+    let [interrupted] = error.interrupted() else {
+        panic!("one interrupted call, got {:?}", error.interrupted());
+    };
+    let child_error = interrupted.agent_error().expect("the child's error");
+    assert_eq!(child_error.stopped(), Some(&timed_out));
+    assert_eq!(child.requests(), 0, "the child asked nothing");
+    assert!(error.usage().rejected.tools.is_empty());
+    assert_eq!(
+        journal.journal.failure("tool:1:c1/deadline").as_deref(),
+        Some("the run's timeout of 50 ms had passed when this step was to begin")
+    );
+}
+
 #[tokio::test]
 async fn a_child_whose_budget_ran_out_fails_the_parent_rather_than_being_its_rejection() {
     // The child's own rejection is in its error's chain; under `Fail` it is not the parent's.
