@@ -318,8 +318,19 @@ where
             {
                 Ok((call, outcome)) => {
                     if let Some(stop) = stopped_with(turn, &outcome) {
-                        running_known -=
-                            settled.record_stopped(turn, call, outcome, usage, &mut interrupted);
+                        if began(&outcome) {
+                            running_known -= settled.record_stopped(
+                                turn,
+                                call,
+                                outcome,
+                                usage,
+                                &mut interrupted,
+                            );
+                        } else {
+                            // Stopped before its step began: never made, so not counted.
+                            running_known -= u64::from(is_known(turn, call));
+                            not_started.push(call);
+                        }
                         stopped = Some(stop);
                         continue;
                     }
@@ -360,6 +371,15 @@ pub(crate) struct StoppedDuring<'c> {
     pub(crate) not_started: Vec<&'c ToolCallPart>,
     /// The errors of the calls that settled before the stop.
     pub(crate) live: LiveErrors<'c>,
+}
+
+/// Whether a call that ended in a stop had begun: all but a journaled call whose step the
+/// deadline or the engine stopped before it began.
+fn began(called: &Called) -> bool {
+    match &called.outcome {
+        CallOutcome::Failed(error) => step_stop(&**error).is_none_or(|stop| stop.began),
+        CallOutcome::Returned(_) | CallOutcome::Rejected { .. } => true,
+    }
 }
 
 /// The stop a call ended with: an error when the run is stopped is the error of an agent

@@ -714,6 +714,29 @@ async fn a_step_the_engine_stops_stops_the_run_as_its_cancellation_would() {
     );
     assert_eq!(error.usage().requests, 2);
     assert_eq!(error.usage().rejected.tools["pay"], cost(1, 10, 2));
+    assert_eq!(error.usage().tool_calls, 2);
+
+    // The engine stops the second call before its step began: it was not made.
+    let (requests, paid) = (Arc::default(), Arc::default());
+    let error = agent(&requests, &paid)
+        .start("Pay Bob", ())
+        .finish_in(&Stopping {
+            stopped: "tool:2:c2",
+            began: false,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(error.stopped(), Some(&Stopped::Cancelled));
+    assert_eq!(
+        error.messages().last(),
+        Some(&request(vec![tool_return(
+            "pay",
+            "c2",
+            json!("Not run: the run stopped before this call.")
+        )]))
+    );
+    assert!(error.interrupted().is_empty());
+    assert_eq!(error.usage().tool_calls, 1);
 
     // The engine stops a model request, before it was sent or after.
     for (began, requests_counted) in [(false, 1), (true, 2)] {
