@@ -654,6 +654,36 @@ async fn a_parent_past_its_deadline_stops_the_child_with_it() {
     assert!(error.usage().rejected.tools.is_empty());
 }
 
+/// Runs `router` through `journal` with a timeout of 50 ms, and checks that the run and the
+/// agent of its one call both stopped with it, the call charged no rejection: the run's error
+/// and its stop.
+async fn timed_out_with_its_child<J: Journal>(
+    router: &Agent<(), String>,
+    journal: &J,
+) -> (RunError, Stopped) {
+    let error = router
+        .start("Play for Ann", ())
+        .with_timeout(std::time::Duration::from_millis(50))
+        .finish_in(journal)
+        .await
+        .unwrap_err();
+    let timed_out = Stopped::TimedOut {
+        timeout: std::time::Duration::from_millis(50),
+    };
+    assert_eq!(error.stopped(), Some(&timed_out));
+    assert_eq!(child_error(&error).stopped(), Some(&timed_out));
+    assert!(error.usage().rejected.tools.is_empty());
+    (error, timed_out)
+}
+
+/// The error of the agent that the one interrupted call of `error` ran.
+fn child_error(error: &RunError) -> &RunError {
+    let [interrupted] = error.interrupted() else {
+        panic!("one interrupted call, got {:?}", error.interrupted());
+    };
+    interrupted.agent_error().expect("the child's error")
+}
+
 #[tokio::test]
 async fn under_a_journal_a_parent_past_its_deadline_stops_the_child_at_its_step() {
     let asked = Arc::new(tokio::sync::Notify::new());
@@ -661,27 +691,11 @@ async fn under_a_journal_a_parent_past_its_deadline_stops_the_child_at_its_step(
     let router = router(&parent, &stalling_child(&asked), OnAgentError::Retry);
     let journal = MemoryJournal::new();
 
-    let error = router
-        .start("Play for Ann", ())
-        .with_timeout(std::time::Duration::from_millis(50))
-        .finish_in(&journal)
-        .await
-        .unwrap_err();
-
-    let timed_out = Stopped::TimedOut {
-        timeout: std::time::Duration::from_millis(50),
-    };
-    assert_eq!(error.stopped(), Some(&timed_out));
+    let (error, timed_out) = timed_out_with_its_child(&router, &journal).await;
     // The child's second request was stopped in its step by the parent's deadline: the
     // child ended with it, its state in the parent's error.
-    let [interrupted] = error.interrupted() else {
-        panic!("one interrupted call, got {:?}", error.interrupted());
-    };
-    let child = interrupted.agent_error().expect("the child's error");
-    assert_eq!(child.stopped(), Some(&timed_out));
-    assert_eq!(child.messages().len(), 3);
+    assert_eq!(child_error(&error).messages().len(), 3);
     assert_eq!(error.usage().agents["dice"].requests, 2);
-    assert!(error.usage().rejected.tools.is_empty());
     // The child's steps, the one the deadline stopped among them, then how the call ended.
     assert_eq!(
         journal.names(),
@@ -751,24 +765,8 @@ async fn a_child_with_a_timeout_begun_after_its_callers_deadline_stops_with_it()
         by: std::time::Duration::from_millis(100),
     };
 
-    let error = router
-        .start("Play for Ann", ())
-        .with_timeout(std::time::Duration::from_millis(50))
-        .finish_in(&journal)
-        .await
-        .unwrap_err();
-
-    let timed_out = Stopped::TimedOut {
-        timeout: std::time::Duration::from_millis(50),
-    };
-    assert_eq!(error.stopped(), Some(&timed_out));
-    let [interrupted] = error.interrupted() else {
-        panic!("one interrupted call, got {:?}", error.interrupted());
-    };
-    let child_error = interrupted.agent_error().expect("the child's error");
-    assert_eq!(child_error.stopped(), Some(&timed_out));
+    timed_out_with_its_child(&router, &journal).await;
     assert_eq!(child.requests(), 0, "the child asked nothing");
-    assert!(error.usage().rejected.tools.is_empty());
     assert_eq!(
         journal.journal.failure("tool:1:c1/deadline").as_deref(),
         Some("the run's timeout of 50 ms had passed when this step was to begin")
