@@ -666,7 +666,7 @@ async fn timed_out_with_its_child<J: Journal>(
         .with_timeout(std::time::Duration::from_millis(50))
         .finish_in(journal)
         .await
-        .unwrap_err();
+        .expect_err("the run stops");
     let timed_out = Stopped::TimedOut {
         timeout: std::time::Duration::from_millis(50),
     };
