@@ -2,7 +2,7 @@
 //! (a chat's "regenerate") or with its message edited.
 
 use golem::RunState;
-use golem::model::{Message, ModelRequest, RequestPart};
+use golem::model::Message;
 
 use crate::turn::TurnError;
 
@@ -94,13 +94,13 @@ impl Rewind {
             .iter()
             .enumerate()
             .filter_map(|(index, message)| match message {
-                Message::Request(request) if has_prompt(request) => Some(index),
+                Message::Request(request) if request.has_user_prompt() => Some(index),
                 _ => None,
             })
             .chain(
                 state
                     .pending()
-                    .filter(|request| has_prompt(request))
+                    .filter(|request| request.has_user_prompt())
                     .map(|_| sent),
             );
         let index = match self.turn {
@@ -123,12 +123,4 @@ impl Rewind {
         }
         Ok(index)
     }
-}
-
-/// Whether `request` starts a turn: it has a user prompt.
-fn has_prompt(request: &ModelRequest) -> bool {
-    request
-        .parts
-        .iter()
-        .any(|part| matches!(part, RequestPart::UserPrompt(_)))
 }

@@ -187,8 +187,7 @@ impl FitTokens {
 
 /// Whether `message` starts a turn: a request with a user prompt.
 fn is_turn_start(message: &Message) -> bool {
-    matches!(message, Message::Request(request)
-        if request.parts.iter().any(|part| matches!(part, RequestPart::UserPrompt(_))))
+    matches!(message, Message::Request(request) if request.has_user_prompt())
 }
 
 /// Where each turn starts: the requests with a user prompt.

@@ -97,6 +97,20 @@ impl ModelRequest {
     pub fn user_prompt(content: impl Into<UserPromptPart>) -> Self {
         ModelRequest::new(vec![RequestPart::user_prompt(content)])
     }
+
+    /// Whether the request has a user prompt: it starts a turn of the conversation.
+    ///
+    /// ```
+    /// use golem::model::{ModelRequest, RequestPart};
+    ///
+    /// assert!(ModelRequest::user_prompt("Hi").has_user_prompt());
+    /// assert!(!ModelRequest::new(vec![RequestPart::retry_prompt("Again.")]).has_user_prompt());
+    /// ```
+    pub fn has_user_prompt(&self) -> bool {
+        self.parts
+            .iter()
+            .any(|part| matches!(part, RequestPart::UserPrompt(_)))
+    }
 }
 
 /// One part of a [`ModelRequest`].

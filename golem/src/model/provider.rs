@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use super::http::{ApiKey, HttpSettings, Redactor, Transport};
-use super::{Message, ModelSettings, ProviderError, RequestParams, RequestPart, ToolChoice};
+use super::{Message, ModelRequest, ModelSettings, ProviderError, RequestParams, ToolChoice};
 use crate::output::OutputMode;
 
 /// The configuration every HTTP provider's builder holds.
@@ -265,12 +265,7 @@ pub(crate) fn tool_use<'a>(
             .iter()
             .rev()
             .find_map(Message::as_request)
-            .is_some_and(|request| {
-                request
-                    .parts
-                    .iter()
-                    .any(|part| matches!(part, RequestPart::UserPrompt(_)))
-            })
+            .is_some_and(ModelRequest::has_user_prompt)
     };
     match choice {
         None => channel_default,
@@ -305,7 +300,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::model::{ModelRequest, ModelResponse, OutputSchema};
+    use crate::model::{ModelResponse, OutputSchema, RequestPart};
     use crate::tool::ToolDefinition;
 
     #[cfg(any(feature = "openai", feature = "gemini", feature = "anthropic"))]

@@ -9,7 +9,10 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
-use super::{Message, Model, ModelError, ModelResponse, RequestParams, RequestPart, ResponsePart};
+use super::{
+    Message, Model, ModelError, ModelRequest, ModelResponse, RequestParams, RequestPart,
+    ResponsePart,
+};
 use crate::output::OutputMode;
 use crate::usage::RequestUsage;
 
@@ -79,12 +82,9 @@ impl TestModel {
         let start = messages
             .iter()
             .rposition(|message| {
-                message.as_request().is_some_and(|request| {
-                    request
-                        .parts
-                        .iter()
-                        .any(|part| matches!(part, RequestPart::UserPrompt(_)))
-                })
+                message
+                    .as_request()
+                    .is_some_and(ModelRequest::has_user_prompt)
             })
             .unwrap_or(0);
         let this_run = &messages[start..];

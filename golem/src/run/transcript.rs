@@ -361,7 +361,7 @@ impl Transcript {
     /// changed, when there is no such request.
     pub(crate) fn rewind(&mut self, turn: usize) -> bool {
         match self.messages.get(turn) {
-            Some(Message::Request(request)) if has_prompt(request) => {}
+            Some(Message::Request(request)) if request.has_user_prompt() => {}
             _ => return false,
         }
         let Some(Message::Request(request)) = self.messages.drain(turn..).next() else {
@@ -376,7 +376,11 @@ impl Transcript {
     /// Puts `prompt` in place of the user prompts of the request sent next (where the first
     /// was). `false`, and nothing changed, when that request has none.
     pub(crate) fn replace_prompt(&mut self, prompt: RequestPart) -> bool {
-        let Some(request) = self.pending.as_mut().filter(|request| has_prompt(request)) else {
+        let Some(request) = self
+            .pending
+            .as_mut()
+            .filter(|request| request.has_user_prompt())
+        else {
             return false;
         };
         let mut prompt = Some(prompt);
@@ -522,11 +526,7 @@ impl<'a> Handling<'a> {
         for message in self.earlier.iter().rev() {
             let response = match message {
                 Message::Request(request) => {
-                    if request
-                        .parts
-                        .iter()
-                        .any(|part| matches!(part, RequestPart::UserPrompt(_)))
-                    {
+                    if request.has_user_prompt() {
                         return None;
                     }
                     answers = Some(request);
@@ -683,14 +683,6 @@ fn sendable(messages: &[Message]) -> Cow<'_, [Message]> {
 }
 
 /// Whether `message` is a response cut off by a stop.
-/// Whether `request` begins a turn: it has a user prompt.
-fn has_prompt(request: &ModelRequest) -> bool {
-    request
-        .parts
-        .iter()
-        .any(|part| matches!(part, RequestPart::UserPrompt(_)))
-}
-
 fn is_incomplete(message: &Message) -> bool {
     matches!(message, Message::Response(response) if response.finish_reason == Some(FinishReason::Incomplete))
 }
