@@ -81,15 +81,21 @@ pub struct InterruptedCall {
 impl InterruptedCall {
     /// The stopped run of the agent the call ran, found in the error's chain.
     pub fn agent_error(&self) -> Option<&RunError> {
-        let mut current: Option<&(dyn StdError + 'static)> = Some(&*self.error);
-        while let Some(error) = current {
-            if let Some(run_error) = error.downcast_ref::<RunError>() {
-                return Some(run_error);
-            }
-            current = error.source();
-        }
-        None
+        agent_error_in(&*self.error)
     }
+}
+
+/// The stopped run of an agent, found in `error`'s chain: the error a call that ran an agent
+/// ended with.
+pub(crate) fn agent_error_in<'e>(error: &'e (dyn StdError + 'static)) -> Option<&'e RunError> {
+    let mut current = Some(error);
+    while let Some(error) = current {
+        if let Some(run_error) = error.downcast_ref::<RunError>() {
+            return Some(run_error);
+        }
+        current = error.source();
+    }
+    None
 }
 
 impl RunError {

@@ -216,20 +216,13 @@ impl StopSignals {
     /// steps are guarded by ([`NestedJournal`](super::NestedJournal)). An agent stopped by a
     /// timeout of its own that is not this run's is the call's failure.
     pub(crate) fn agent_stop(&self, error: &(dyn std::error::Error + 'static)) -> Option<Stopped> {
-        let mut current = Some(error);
-        while let Some(error) = current {
-            if let Some(agent) = error.downcast_ref::<crate::RunError>() {
-                return match agent.stopped()? {
-                    Stopped::Cancelled => Some(Stopped::Cancelled),
-                    Stopped::TimedOut { timeout } => self
-                        .guarded
-                        .filter(|(_, ours)| ours == timeout)
-                        .map(|_| Stopped::TimedOut { timeout: *timeout }),
-                };
-            }
-            current = error.source();
+        match super::error::agent_error_in(error)?.stopped()? {
+            Stopped::Cancelled => Some(Stopped::Cancelled),
+            Stopped::TimedOut { timeout } => self
+                .guarded
+                .filter(|(_, ours)| ours == timeout)
+                .map(|_| Stopped::TimedOut { timeout: *timeout }),
         }
-        None
     }
 
     /// Whether the run has been stopped already.

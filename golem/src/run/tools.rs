@@ -20,7 +20,7 @@ use super::failure::Failure;
 use super::journal::{self, Journal, NestedJournal, RecordedFailure};
 use super::scope::Turn;
 use super::state::{Approval, Retries};
-use super::stop::{StopSignals, Stopped, step_stop};
+use super::stop::{StepStopped, StopSignals, Stopped, step_stop};
 use super::telemetry::in_span;
 use super::transcript::{Handling, Settled};
 use crate::context::RunContext;
@@ -267,10 +267,10 @@ where
                         running_known -= settled.record(turn, call, outcome, usage);
                         continue;
                     }
-                    Some(stopped) => {
+                    Some(stop) => {
                         running_known -=
                             settled.record_stopped(turn, call, outcome, usage, &mut interrupted);
-                        Err(stopped)
+                        Err(stop.stopped)
                     }
                 },
                 Ok(None) => Ok(()),
@@ -318,7 +318,7 @@ where
             {
                 Ok((call, outcome)) => {
                     if let Some(stop) = stopped_with(turn, &outcome) {
-                        if began(&outcome) {
+                        if stop.began {
                             running_known -= settled.record_stopped(
                                 turn,
                                 call,
@@ -331,7 +331,7 @@ where
                             running_known -= u64::from(is_known(turn, call));
                             not_started.push(call);
                         }
-                        stopped = Some(stop);
+                        stopped = Some(stop.stopped);
                         continue;
                     }
                     running_known -= settled.record(turn, call, outcome, usage);
@@ -373,30 +373,25 @@ pub(crate) struct StoppedDuring<'c> {
     pub(crate) live: LiveErrors<'c>,
 }
 
-/// Whether a call that ended in a stop had begun: all but a journaled call whose step the
-/// deadline or the engine stopped before it began.
-fn began(called: &Called) -> bool {
-    match &called.outcome {
-        CallOutcome::Failed(error) => step_stop(&**error).is_none_or(|stop| stop.began),
-        CallOutcome::Returned(_) | CallOutcome::Rejected { .. } => true,
-    }
-}
-
-/// The stop a call ended with: an error when the run is stopped is the error of an agent
-/// the call ran, which stopped with the run (and may have been polled before the stop's
-/// signal).
+/// The stop a call ended with, and whether the call had begun: an error when the run is
+/// stopped is the error of an agent the call ran, which stopped with the run (and may have
+/// been polled before the stop's signal). Only a journaled call whose step the deadline or
+/// the engine stopped before it began had not.
 fn stopped_with<Deps: 'static, O: Output, J>(
     turn: &Turn<'_, Deps, O, J>,
     called: &Called,
-) -> Option<Stopped> {
+) -> Option<StepStopped> {
     if let Some(stopped) = &called.stopped {
-        return Some(stopped.clone());
+        return Some(StepStopped::new(stopped.clone(), true));
     }
     match &called.outcome {
         CallOutcome::Returned(_) => None,
         // A journaled call that the deadline or the engine stopped, now or as recorded.
-        CallOutcome::Failed(error) if let Some(stop) = step_stop(&**error) => Some(stop.stopped),
-        CallOutcome::Rejected { .. } | CallOutcome::Failed(_) => turn.step.stop.check().err(),
+        CallOutcome::Failed(error) if let Some(stop) = step_stop(&**error) => Some(stop),
+        CallOutcome::Rejected { .. } | CallOutcome::Failed(_) => {
+            let stopped = turn.step.stop.check().err()?;
+            Some(StepStopped::new(stopped, true))
+        }
     }
 }
 
