@@ -110,6 +110,16 @@ where
             .map(|call| call.answer(NOT_RUN))
             .collect()
     };
+    // The output calls of a response whose function-tool calls fail the run, answered so
+    // the history can be resumed (providers require every call to be answered): declined
+    // when a budget ran out, not run otherwise.
+    let answer_outputs = |failure: &Failure, verdict: ToolsVerdict, parts: &mut Vec<_>| {
+        if failure.exhausted.is_some() {
+            output::decline(output_calls, verdict, parts);
+        } else {
+            parts.extend(not_run());
+        }
+    };
 
     let live = if function_calls.is_empty() {
         tools::LiveErrors::new()
@@ -152,12 +162,8 @@ where
                     .collect();
                 let failure = match booked {
                     Some(failure) => {
-                        if failure.exhausted.is_some() {
-                            let verdict = ToolsVerdict::of(function_calls, &handling);
-                            output::decline(output_calls, verdict, &mut parts);
-                        } else {
-                            parts.extend(not_run());
-                        }
+                        let verdict = ToolsVerdict::of(function_calls, &handling);
+                        answer_outputs(&failure, verdict, &mut parts);
                         Failure {
                             interrupted: during.interrupted,
                             ..failure
@@ -241,13 +247,7 @@ where
     let answered = !verdict.rejected && matches!(answer, Answer::Decoded { result: Ok(_), .. });
     let result = match booked {
         Some(failure) if !(failure.exhausted.is_some() && answered) => {
-            // Answer the output calls too, so the history can be resumed: providers
-            // require every call to be answered.
-            if failure.exhausted.is_some() {
-                output::decline(output_calls, verdict, &mut parts);
-            } else {
-                parts.extend(not_run());
-            }
+            answer_outputs(&failure, verdict, &mut parts);
             Err(failure)
         }
         Some(_) | None => output::book(
