@@ -69,6 +69,15 @@ fn router(model: &Script, dice: &Agent<(), String>, on_error: OnAgentError) -> A
         .expect("a valid agent")
 }
 
+/// The dice agent on `model`'s script, with a run timeout of its own (60 s).
+fn timed_dice_agent(model: &Script) -> Agent<(), String> {
+    Agent::<(), String>::builder(model.model.clone())
+        .tool(roll_dice())
+        .run_timeout(std::time::Duration::from_secs(60))
+        .build()
+        .expect("a valid agent")
+}
+
 fn task_call(id: &str) -> ResponsePart {
     call("dice", r#"{"task": "Roll two dice"}"#, id)
 }
@@ -196,11 +205,7 @@ async fn a_failing_child_can_be_a_rejection_the_parent_model_corrects() {
 #[tokio::test]
 async fn a_child_with_a_timeout_is_refused_by_its_callers_journal() {
     let child = correcting_child();
-    let timed = Agent::<(), String>::builder(child.model.clone())
-        .tool(roll_dice())
-        .run_timeout(std::time::Duration::from_secs(60))
-        .build()
-        .unwrap();
+    let timed = timed_dice_agent(&child);
     let parent = script(vec![
         reply(vec![task_call("c1")], 10, 2),
         reply(vec![text("Ann rolled 6.")], 20, 3),
@@ -751,11 +756,7 @@ impl Journal for Delaying {
 #[tokio::test(start_paused = true)]
 async fn a_child_with_a_timeout_begun_after_its_callers_deadline_stops_with_it() {
     let child = correcting_child();
-    let timed = Agent::<(), String>::builder(child.model.clone())
-        .tool(roll_dice())
-        .run_timeout(std::time::Duration::from_secs(60))
-        .build()
-        .unwrap();
+    let timed = timed_dice_agent(&child);
     let parent = script(vec![reply(vec![task_call("c1")], 10, 2)]);
     let router = router(&parent, &timed, OnAgentError::Retry);
     // The child's first step, which records its deadline, begins after the parent's.
