@@ -25,6 +25,7 @@ mod output;
 mod received;
 mod request;
 mod scope;
+mod shape;
 mod shared_call;
 mod state;
 mod stop;

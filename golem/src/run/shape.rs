@@ -1,0 +1,232 @@
+//! What a request sends of the history: the pending request staged in it, older turns
+//! summarised, the history processors run, and the request's tokens checked against the
+//! run's limit, each through the journal where it decides what the run does.
+
+use std::borrow::Cow;
+use std::pin::pin;
+use std::sync::Arc;
+
+use super::failure::Failure;
+use super::journal::{self, Journal};
+use super::scope::StepScope;
+use super::state::RunState;
+use super::stop::StepStopped;
+use crate::context::RunContext;
+use crate::error::Stage;
+use crate::history::{self, Plan, Summarize, Summary};
+use crate::model::{Message, ModelError, ModelResponse, RequestParams};
+use crate::output::Output;
+use crate::usage::Usage;
+
+/// What the request sends of the history (the pending request staged in it): summarised,
+/// then as the history processors leave it, and checked against the limit on one request's
+/// tokens; `None` when that is the history as it is.
+pub(super) async fn shape<Deps, O, J>(
+    step: &StepScope<'_, Deps, O, J>,
+    state: &mut RunState,
+    params: &RequestParams,
+) -> Result<Option<Vec<Message>>, Failure>
+where
+    Deps: Send + Sync + 'static,
+    O: Output,
+    J: Journal,
+{
+    let next_turn = state.turns + 1;
+    let RunState {
+        transcript,
+        usage,
+        summary,
+        ..
+    } = state;
+    let mut view = transcript.sendable();
+    if let Some(summarize) = &step.agent.summarize {
+        view = summarized(step, usage, summary, next_turn, summarize, view).await?;
+    }
+    let processors = &step.agent.history_processors;
+    let ctx;
+    if !processors.is_empty() {
+        ctx = RunContext::from_parts(Arc::clone(step.deps), usage.clone(), next_turn);
+        let processing = history::process(processors, &ctx, view);
+        let processed = step
+            .stop
+            .race(pin!(processing))
+            .await
+            .map_err(Failure::stopped)?;
+        view = processed.map_err(|error| Failure::new(Stage::Input, error))?;
+    }
+    let limits = step.usage_limits();
+    if limits.request_tokens().is_some() {
+        let counted = if !limits.counts_request_tokens() {
+            None
+        } else if step.journal.records() {
+            // A count decides whether the request goes: a step, so a replay decides alike.
+            Box::pin(count_in(step, &view, params, next_turn)).await?
+        } else {
+            let counting = step.model().count_tokens(&view, params);
+            let counted = step
+                .stop
+                .race(pin!(counting))
+                .await
+                .map_err(Failure::stopped)?;
+            counted.map_err(|error| Failure::new(Stage::Model, error))?
+        };
+        let tokens = counted.unwrap_or_else(|| history::estimate_request_tokens(&view, params));
+        limits
+            .check_request_tokens(tokens)
+            .map_err(Failure::limit)?;
+    }
+    let whole = transcript.messages();
+    Ok(match view {
+        Cow::Borrowed(sent) if std::ptr::eq(sent, whole) => None,
+        view => Some(view.into_owned()),
+    })
+}
+
+/// The provider's count of the input tokens of `view`, as the journal step of `turn`'s
+/// count: made now, or read from the journal on replay.
+async fn count_in<Deps, O, J>(
+    step: &StepScope<'_, Deps, O, J>,
+    view: &[Message],
+    params: &RequestParams,
+    turn: u32,
+) -> Result<Option<u64>, Failure>
+where
+    Deps: Send + Sync + 'static,
+    O: Output,
+    J: Journal,
+{
+    // An owned step, so the journal's engine can run it wherever it runs steps.
+    let (model, view, params) = (Arc::clone(step.model()), view.to_vec(), params.clone());
+    let count = async move {
+        let counted = model.count_tokens(&view, &params).await?;
+        Ok(serde_json::to_value(counted)?)
+    };
+    let recorded = journal::step_until(
+        step.journal,
+        step.stop,
+        journal::count_step(turn),
+        Box::pin(count),
+    )
+    .await
+    .map_err(|stop| Failure::stopped(stop.stopped))?
+    .map_err(|error| Failure::new(Stage::Model, error))?;
+    serde_json::from_value(recorded)
+        .map_err(|error| Failure::new(Stage::Model, ModelError::other(error)))
+}
+
+/// The pending request staged in the history while the request is shaped: taken back out
+/// when dropped, unless [kept](Self::keep) because the request goes out.
+pub(super) struct Staging<'s> {
+    state: Option<&'s mut RunState>,
+    staged: bool,
+}
+
+impl<'s> Staging<'s> {
+    pub(super) fn new(state: &'s mut RunState) -> Self {
+        let staged = state.transcript.stage();
+        Staging {
+            state: Some(state),
+            staged,
+        }
+    }
+
+    pub(super) fn state(&mut self) -> &mut RunState {
+        self.state
+            .as_deref_mut()
+            .expect("staged until kept or dropped")
+    }
+
+    pub(super) fn keep(mut self) {
+        self.state = None;
+    }
+}
+
+impl Drop for Staging<'_> {
+    fn drop(&mut self) {
+        if let Some(state) = self.state.take() {
+            state.transcript.unstage(self.staged);
+        }
+    }
+}
+
+/// `view` with the older turns summarised, as `summarize` plans it: the summary the run
+/// state records, one the agent remembers, or a new one asked of the summary model (the
+/// journal step `summary:{turn}` in a durable run), counted in the usage and recorded in the
+/// state.
+async fn summarized<'v, Deps, O, J>(
+    step: &StepScope<'_, Deps, O, J>,
+    usage: &mut Usage,
+    recorded: &mut Option<Summary>,
+    turn: u32,
+    summarize: &Summarize,
+    view: Cow<'v, [Message]>,
+) -> Result<Cow<'v, [Message]>, Failure>
+where
+    Deps: Send + Sync + 'static,
+    O: Output,
+    J: Journal,
+{
+    let summarized = match summarize.plan(&view, recorded.as_ref(), step.journal.records()) {
+        Plan::Send(summarized) => summarized,
+        Plan::Ask {
+            covers,
+            digest,
+            request,
+        } => {
+            // The summary is a request of the run's, and so is the one it is made for: it is
+            // asked only when both fit under the run's request limit.
+            let both = Usage {
+                requests: usage.requests.saturating_add(1),
+                ..Usage::default()
+            };
+            step.usage_limits()
+                .check_before_request(&both)
+                .map_err(Failure::limit)?;
+            let (messages, params) = *request;
+            let model = Arc::clone(&summarize.model);
+            let asked = if step.journal.records() {
+                let ask = async move {
+                    let response = model.request(&messages, &params).await?;
+                    Ok(serde_json::to_value(response)?)
+                };
+                let name = journal::summary_step(turn);
+                journal::step_until(step.journal, step.stop, name, Box::pin(ask))
+                    .await
+                    .map(|recorded| {
+                        recorded
+                            .and_then(|value| Ok(serde_json::from_value::<ModelResponse>(value)?))
+                    })
+            } else {
+                step.stop
+                    .race(model.request(&messages, &params))
+                    .await
+                    .map(|response| response.map_err(Into::into))
+                    .map_err(|stopped| StepStopped::new(stopped, true))
+            };
+            let response = match asked {
+                Ok(response) => response.map_err(|error| Failure::new(Stage::Model, error))?,
+                Err(stop) => {
+                    // A request that was sent counts, though nothing came back.
+                    if stop.began {
+                        usage.requests += 1;
+                        usage.summaries.requests += 1;
+                    }
+                    return Err(Failure::stopped(stop.stopped));
+                }
+            };
+            *usage += &response.usage;
+            usage.summaries += response.usage.cost();
+            let summary = Summary::of(covers, digest, &response);
+            summarize.remember(&summary);
+            let applied = summary.apply(&view);
+            Some((summary, applied))
+        }
+    };
+    Ok(match summarized {
+        Some((summary, applied)) => {
+            *recorded = Some(summary);
+            Cow::Owned(applied)
+        }
+        None => view,
+    })
+}
