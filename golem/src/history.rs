@@ -61,7 +61,10 @@ pub(crate) use summary::{Plan, Summary};
 /// (ending in the request about to be sent), borrowed, and returns what to send: the same
 /// messages, borrowed, when it changes nothing (most requests of a conversation within its
 /// budget cost no copy), or messages of its own. It should give the same answer for the
-/// same history and context, so a resumed or replayed run sends the same.
+/// same history and context, so a resumed run sends the same. A durable run does not rely
+/// on it: unless every processor of the agent says it is
+/// [deterministic](Self::deterministic), what they send is a journal step of its own, and a
+/// replay takes it from the journal instead of running them again.
 ///
 /// ```
 /// use std::borrow::Cow;
@@ -98,6 +101,21 @@ pub(crate) use summary::{Plan, Summary};
 pub trait HistoryProcessor<Deps>: Send + Sync + 'static {
     /// The name errors give for this processor.
     fn name(&self) -> &str;
+
+    /// Whether what this processor returns depends on nothing but the messages and the run
+    /// context it is given: no clock, no I/O, no state of its own that changes between
+    /// requests. `false` unless the processor says otherwise.
+    ///
+    /// In a durable run ([`AgentRun::finish_in`](crate::AgentRun::finish_in)), what the
+    /// processors send is the journal step `history:{turn}` unless every processor of the
+    /// agent is deterministic: a replay then takes the messages, or the failure, from the
+    /// journal, so it decides what the first execution decided (the request's token limit,
+    /// a processor's error) whatever a processor would answer now. The built-in processors
+    /// are deterministic; those made by [`from_fn`] and [`from_async_fn`] are not presumed
+    /// to be.
+    fn deterministic(&self) -> bool {
+        false
+    }
 
     /// What to send of `messages`.
     ///

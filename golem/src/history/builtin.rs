@@ -34,6 +34,10 @@ impl<Deps: Send + Sync + 'static> HistoryProcessor<Deps> for KeepLastTurns {
         "keep_last_turns"
     }
 
+    fn deterministic(&self) -> bool {
+        true
+    }
+
     fn process<'a>(
         &'a self,
         _ctx: &'a RunContext<Deps>,
@@ -74,6 +78,10 @@ impl TrimToolOutputs {
 impl<Deps: Send + Sync + 'static> HistoryProcessor<Deps> for TrimToolOutputs {
     fn name(&self) -> &str {
         "trim_tool_outputs"
+    }
+
+    fn deterministic(&self) -> bool {
+        true
     }
 
     fn process<'a>(
@@ -143,6 +151,10 @@ impl FitTokens {
 impl<Deps: Send + Sync + 'static> HistoryProcessor<Deps> for FitTokens {
     fn name(&self) -> &str {
         "fit_tokens"
+    }
+
+    fn deterministic(&self) -> bool {
+        true
     }
 
     fn process<'a>(

@@ -48,6 +48,15 @@ pub type JournalStep = BoxFuture<'static, Result<Value, BoxError>>;
 ///   turn, when the agent summarises its history
 ///   ([`Summarize`](crate::history::Summarize)); its result is the summary model's
 ///   [`ModelResponse`](crate::model::ModelResponse).
+/// - `count:{turn}`: the provider's count of the input tokens of the request of that turn,
+///   when the run's limits ask for it
+///   ([`UsageLimits::count_request_tokens`](crate::usage::UsageLimits::count_request_tokens));
+///   its result is the count, or `null` when the provider gives none.
+/// - `history:{turn}`: what the history processors send in the request of that turn, when
+///   one of the agent's processors is not
+///   [deterministic](crate::history::HistoryProcessor::deterministic); its result is the
+///   messages sent, or `null` when they are the history unchanged. A processor's failure is
+///   the step's.
 /// - `deadline`: when the run must have finished, recorded at its first step when it has a
 ///   timeout, so a replay keeps the deadline of the first execution.
 ///
@@ -396,6 +405,11 @@ pub(crate) fn output_step(turn: u32) -> String {
 /// The name of the summary request before the model request of `turn`.
 pub(crate) fn summary_step(turn: u32) -> String {
     format!("summary:{turn}")
+}
+
+/// The name of what the history processors send in the request of `turn`.
+pub(crate) fn history_step(turn: u32) -> String {
+    format!("history:{turn}")
 }
 
 /// The name of the count of the input tokens of the request of `turn`, asked of the model's

@@ -46,13 +46,17 @@ where
     let ctx;
     if !processors.is_empty() {
         ctx = RunContext::from_parts(Arc::clone(step.deps), usage.clone(), next_turn);
-        let processing = history::process(processors, &ctx, view);
-        let processed = step
-            .stop
-            .race(pin!(processing))
-            .await
-            .map_err(Failure::stopped)?;
-        view = processed.map_err(|error| Failure::new(Stage::Input, error))?;
+        if step.journal.records() && !processors.iter().all(|p| p.deterministic()) {
+            view = Box::pin(processed_in(step, ctx.clone(), view, next_turn)).await?;
+        } else {
+            let processing = history::process(processors, &ctx, view);
+            let processed = step
+                .stop
+                .race(pin!(processing))
+                .await
+                .map_err(Failure::stopped)?;
+            view = processed.map_err(|error| Failure::new(Stage::Input, error))?;
+        }
     }
     let limits = step.usage_limits();
     if limits.request_tokens().is_some() {
@@ -112,6 +116,48 @@ where
     .map_err(|error| Failure::new(Stage::Model, error))?;
     serde_json::from_value(recorded)
         .map_err(|error| Failure::new(Stage::Model, ModelError::other(error)))
+}
+
+/// What the history processors send of `view`, as the journal step `history:{turn}`:
+/// processed now and recorded (`null` when they send `view` as it is, so the journal does not
+/// hold the history again), or read from the journal on replay.
+async fn processed_in<'v, Deps, O, J>(
+    step: &StepScope<'_, Deps, O, J>,
+    ctx: RunContext<Deps>,
+    view: Cow<'v, [Message]>,
+    turn: u32,
+) -> Result<Cow<'v, [Message]>, Failure>
+where
+    Deps: Send + Sync + 'static,
+    O: Output,
+    J: Journal,
+{
+    // An owned step, so the journal's engine can run it wherever it runs steps.
+    let (agent, messages) = (Arc::clone(step.agent), view.to_vec());
+    let processing = async move {
+        let given = Cow::Borrowed(&messages[..]);
+        let processed = history::process(&agent.history_processors, &ctx, given).await?;
+        Ok(if processed[..] == messages[..] {
+            serde_json::Value::Null
+        } else {
+            serde_json::to_value(&*processed)?
+        })
+    };
+    let recorded = journal::step_until(
+        step.journal,
+        step.stop,
+        journal::history_step(turn),
+        Box::pin(processing),
+    )
+    .await
+    .map_err(|stop| Failure::stopped(stop.stopped))?
+    .map_err(|error| Failure::new(Stage::Input, error))?;
+    if recorded.is_null() {
+        return Ok(view);
+    }
+    serde_json::from_value(recorded)
+        .map(Cow::Owned)
+        .map_err(|error| Failure::new(Stage::Input, error))
 }
 
 /// The pending request staged in the history while the request is shaped: taken back out

@@ -530,3 +530,127 @@ async fn the_run_state_records_the_summary_and_a_later_run_reuses_what_the_agent
     );
     assert!(second.usage.summaries.is_zero());
 }
+
+/// A processor that notes how many times it ran in a system prompt it adds to the request of
+/// turn 2, and fails at turn 1 when `fail_first` and it has not run before.
+fn noting_store(
+    runs: &std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    fail_first: bool,
+) -> impl history::HistoryProcessor<()> {
+    let runs = std::sync::Arc::clone(runs);
+    history::from_async_fn(
+        "store",
+        move |ctx: RunContext<()>, mut messages: Vec<Message>| {
+            let before = runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            async move {
+                if fail_first && before == 0 {
+                    return Err(std::io::Error::other("the store is down"));
+                }
+                if ctx.turn() == 2
+                    && let Some(Message::Request(first)) = messages.first_mut()
+                {
+                    first
+                        .parts
+                        .insert(0, system(&format!("Notes: {}", before + 1)));
+                }
+                Ok(messages)
+            }
+        },
+    )
+}
+
+/// A processor that may do I/O is a journal step: a replay sends what the first execution
+/// sent, without running it again. A history left as it was is recorded as `null`.
+#[tokio::test]
+async fn what_a_processor_sends_is_journaled_and_a_replay_does_not_run_it_again() {
+    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let script = script(vec![
+        reply(vec![call("echo", "{}", "c1")], 7, 3),
+        reply(vec![text("done")], 1, 1),
+    ]);
+    let agent = Agent::<(), String>::builder(script.model.clone())
+        .tool(echo(1))
+        .history_processor(KeepLastTurns::new(4))
+        .history_processor(noting_store(&runs, false))
+        .build()
+        .unwrap();
+    let journal = MemoryJournal::new();
+
+    let result = agent.start("Echo", ()).finish_in(&journal).await.unwrap();
+
+    let sent = vec![
+        request(vec![system("Notes: 2"), user("Echo")]),
+        response(vec![call("echo", "{}", "c1")], 7, 3),
+        request(vec![tool_return("echo", "c1", json!("x"))]),
+    ];
+    assert_eq!(script.seen.lock().unwrap()[1], sent);
+    assert_eq!(
+        journal.names(),
+        ["history:1", "model:1", "tool:1:c1", "history:2", "model:2"]
+    );
+    assert_eq!(journal.result("history:1"), Some(serde_json::Value::Null));
+    assert_eq!(
+        journal.result("history:2"),
+        Some(serde_json::to_value(&sent).unwrap())
+    );
+
+    let replayed = agent.start("Echo", ()).finish_in(&journal).await.unwrap();
+
+    assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert_eq!(script.requests(), 2);
+    assert_eq!(replayed.messages, result.messages);
+    assert_eq!(replayed.usage, result.usage);
+
+    // Processors that are all deterministic (the built-in ones) are no step of their own.
+    let script = crate::common::script(vec![reply(vec![text("done")], 1, 1)]);
+    let pure = Agent::<(), String>::builder(script.model.clone())
+        .history_processor(KeepLastTurns::new(4))
+        .history_processor(TrimToolOutputs::new(10))
+        .history_processor(FitTokens::new(1_000))
+        .build()
+        .unwrap();
+    let journal = MemoryJournal::new();
+    pure.start("Hi", ()).finish_in(&journal).await.unwrap();
+    assert_eq!(journal.names(), ["model:1"]);
+}
+
+/// A processor's failure is recorded: a replay fails as the first execution did, with the
+/// recorded message as the cause, though the processor would now succeed.
+#[tokio::test]
+async fn a_processors_failure_is_journaled_and_a_replay_fails_alike() {
+    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let script = script(vec![reply(vec![text("done")], 1, 1)]);
+    let agent = Agent::<(), String>::builder(script.model.clone())
+        .history_processor(noting_store(&runs, true))
+        .build()
+        .unwrap();
+    let journal = MemoryJournal::new();
+
+    let error = agent.start("Hi", ()).finish_in(&journal).await.unwrap_err();
+
+    assert_eq!(error.stage(), Stage::Input);
+    let cause = error.source().expect("a cause");
+    assert!(matches!(
+        cause.downcast_ref::<HistoryError>(),
+        Some(HistoryError::Failed { processor, .. }) if processor == "store"
+    ));
+    assert_eq!(
+        journal.failure("history:1").as_deref(),
+        Some("history processor `store` failed: the store is down")
+    );
+
+    let replayed = agent.start("Hi", ()).finish_in(&journal).await.unwrap_err();
+
+    assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(script.requests(), 0);
+    assert_eq!(replayed.stage(), Stage::Input);
+    assert_eq!(
+        replayed.source().map(ToString::to_string).as_deref(),
+        Some("history processor `store` failed: the store is down")
+    );
+    assert_eq!(replayed.messages(), error.messages());
+    assert_eq!(
+        replayed.pending().cloned().map(Message::Request),
+        Some(request(vec![user("Hi")]))
+    );
+}
