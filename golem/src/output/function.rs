@@ -16,7 +16,7 @@ use crate::context::RunContext;
 use crate::error::BoxError;
 use crate::model::{ModelRetry, RequestPart};
 use crate::output::Output;
-use crate::run::{AgentCall, RunError};
+use crate::run::{AgentCall, NestedJournal, RunError};
 use crate::tool::agent::forwarded;
 use crate::tool::{ArgsSchema, OnAgentError, ToolDefinition};
 
@@ -87,6 +87,25 @@ pub trait OutputFunction<Deps, O>: Send + Sync + 'static {
         ctx: &'a RunContext<Deps>,
         args: &'a str,
     ) -> BoxFuture<'a, Result<O, BoxError>>;
+
+    /// Makes the output inside a durable run when making it is itself a run of journaled
+    /// steps (a [hand-off](crate::Agent::hand_off)): `journal` records those steps under the
+    /// answer's step name (`output:2/model:1`), so a run that stops while the output is made
+    /// goes on from its last recorded step, a replay asks no model again, and what the
+    /// agent spent is counted however the run ends.
+    ///
+    /// `None`, the default, runs [`call`](OutputFunction::call) inside the answer's step, as
+    /// for every other output function. Outside a durable run golem calls
+    /// [`call`](OutputFunction::call).
+    fn call_in<'a>(
+        &'a self,
+        ctx: &'a RunContext<Deps>,
+        args: &'a str,
+        journal: &'a NestedJournal<'a>,
+    ) -> Option<BoxFuture<'a, Result<O, BoxError>>> {
+        let _ = (ctx, args, journal);
+        None
+    }
 }
 
 /// A hand-off: an output function that runs another agent on the conversation so far, and
@@ -221,6 +240,36 @@ where
         ctx: &'a RunContext<Deps>,
         args: &'a str,
     ) -> BoxFuture<'a, Result<O, BoxError>> {
+        self.hand(ctx, args, None)
+    }
+
+    fn call_in<'a>(
+        &'a self,
+        ctx: &'a RunContext<Deps>,
+        args: &'a str,
+        journal: &'a NestedJournal<'a>,
+    ) -> Option<BoxFuture<'a, Result<O, BoxError>>> {
+        Some(self.hand(ctx, args, Some(journal)))
+    }
+}
+
+impl<Deps, ChildDeps, O, Args, F, P> HandOff<Deps, ChildDeps, O, Args, F>
+where
+    Deps: Send + Sync + 'static,
+    ChildDeps: Send + Sync + 'static,
+    O: Output + Serialize,
+    Args: DeserializeOwned + JsonSchema + Send + 'static,
+    F: Fn(&RunContext<Deps>, Args) -> (P, ChildDeps) + Send + Sync + 'static,
+    P: Into<String>,
+{
+    /// Hands the conversation to the agent for one answer: in `journal` when the caller's
+    /// run is durable, so that the agent's steps are recorded under the answer's.
+    fn hand<'a>(
+        &'a self,
+        ctx: &'a RunContext<Deps>,
+        args: &'a str,
+        journal: Option<&'a NestedJournal<'a>>,
+    ) -> BoxFuture<'a, Result<O, BoxError>> {
         let name = self.definition.name.as_str();
         let args = match self.schema.parse::<Args>(name, args) {
             Ok(args) => args,
@@ -246,9 +295,10 @@ where
             run = run.with_cancellation(token.child_token());
         }
         async move {
-            let finished = match ctx.events() {
-                None => run.finish().await,
-                Some(forward) => {
+            let finished = match (journal, ctx.events()) {
+                (Some(journal), _) => run.finish_in(journal).await,
+                (None, None) => run.finish().await,
+                (None, Some(forward)) => {
                     let here = AgentCall {
                         agent: name.to_owned(),
                         tool_call_id: ctx.tool_call_id().unwrap_or_default().to_owned(),

@@ -41,9 +41,13 @@ pub type JournalStep = BoxFuture<'static, Result<Value, BoxError>>;
 ///   toolset again only when a call of that tool that was not recorded must run. A listing that fails is
 ///   the step's error, which an engine may retry.
 /// - `output:{turn}`: the validation of the answer in the response of that turn, when the
-///   agent has output validators (they may do I/O); its result is the verdict: accepted,
-///   rejected with feedback, or failed. A replay takes a rejection or failure from the
-///   journal; a recorded acceptance runs the validators again to rebuild the value.
+///   answer runs code (an output function, output validators: they may do I/O); its result
+///   is the verdict: accepted, rejected with feedback, or failed. A replay takes a rejection
+///   or failure from the journal; a recorded acceptance runs the validators again to
+///   rebuild the value.
+/// - `output:{turn}/…`: the steps of a [hand-off](crate::Agent::hand_off)'s agent, named as
+///   that run names them, under the answer's name; the answer's verdict follows them once
+///   the agent has ended, and a replay runs the agent again from its recorded steps.
 /// - `summary:{turn}`: the request for a summary of older turns, before the request of that
 ///   turn, when the agent summarises its history
 ///   ([`Summarize`](crate::history::Summarize)); its result is the summary model's

@@ -18,7 +18,7 @@ use super::budget::Culprits;
 use super::error::InterruptedCall;
 use super::event::{Rejection, RunEvent, emit};
 use super::failure::Failure;
-use super::journal::{self, Journal, RecordedFailure};
+use super::journal::{self, Journal, NestedJournal, RecordedFailure};
 use super::scope::Turn;
 use super::state::Retries;
 use super::stop::Stopped;
@@ -197,12 +197,21 @@ where
         .stop
         .race_graceful(&mut decoding, turn.ctx().cancellation())
         .await;
-    // A journaled validation that the deadline or the engine stopped, now or as recorded.
-    if let Ok(Err(error)) = &raced
-        && let Some(stop) = super::stop::step_stop(&**error)
-    {
-        return Err((stop.stopped, None));
-    }
+    // A journaled validation that the deadline or the engine stopped, now or as recorded,
+    // or a hand-off's agent that stopped with the run.
+    let raced = match raced {
+        Ok(Err(error)) => match error.downcast::<AgentStopped>() {
+            Ok(stop) => {
+                let AgentStopped { stopped, error } = *stop;
+                return Err((stopped, call.map(|call| interrupted(call, error))));
+            }
+            Err(error) => match super::stop::step_stop(&*error) {
+                Some(stop) => return Err((stop.stopped, None)),
+                None => Ok(Err(error)),
+            },
+        },
+        raced => raced,
+    };
     let (stopped, ended) = match raced {
         // An error when the run is stopped is that of an agent the function ran, which
         // stopped with the run.
@@ -214,14 +223,29 @@ where
         Err(stop) => stop,
     };
     let interrupted = match (call, ended) {
-        (Some(call), Some(Err(error))) => Some(InterruptedCall {
-            tool_name: call.tool_name.clone(),
-            tool_call_id: call.tool_call_id.clone(),
-            error,
-        }),
+        (Some(call), Some(Err(error))) => Some(interrupted(call, error)),
         _ => None,
     };
     Err((stopped, interrupted))
+}
+
+/// The output call `call`, which ended with `error` when the run stopped.
+fn interrupted(call: &ToolCallPart, error: BoxError) -> InterruptedCall {
+    InterruptedCall {
+        tool_name: call.tool_name.clone(),
+        tool_call_id: call.tool_call_id.clone(),
+        error,
+    }
+}
+
+/// A hand-off whose agent stopped with the run, by its deadline or by the engine: the
+/// answer's step does not begin, now or on replay, where the agent's steps stop it alike.
+#[derive(Debug, thiserror::Error)]
+#[error("{stopped}")]
+struct AgentStopped {
+    stopped: Stopped,
+    /// The agent's error.
+    error: BoxError,
 }
 
 /// Decodes and validates `raw` as the journal step `output:{turn}`, which records the
@@ -229,6 +253,12 @@ where
 /// stands in for them, and a recorded acceptance runs the decoder and validators again to
 /// rebuild the value (the run ends there, so this happens only when an engine replays a
 /// run that had finished).
+///
+/// An output function whose output is a run of its own (a hand-off) runs first, outside the
+/// step, its steps recorded under the step's name (`output:{turn}/model:1`), as an agent
+/// called as a tool does: stopped by the run's deadline step by step, replayed from its
+/// steps, its usage booked however it ended. The validators then run in the step on what it
+/// made.
 async fn validate_in<Deps, O, J>(
     turn: &Turn<'_, Deps, O, J>,
     function: Option<&OutputFn<Deps, O>>,
@@ -240,50 +270,73 @@ where
     O: Output,
     J: Journal,
 {
+    let name = journal::output_step(turn.turn);
+    // What a hand-off made, when the answer is one: its steps are the journal's own.
+    let made: Arc<Mutex<Option<Result<O, BoxError>>>> = Arc::default();
+    if let Some(function) = function {
+        let nested = NestedJournal::new(turn.step.journal, name.clone(), turn.step.stop.clone());
+        if let Some(making) = function.call_in(&ctx, raw, &nested) {
+            let result = match caught(making).await {
+                Err(error) => match turn.step.stop.agent_stop(&*error) {
+                    Some(stopped) => return Err(Box::new(AgentStopped { stopped, error })),
+                    None => Err(error),
+                },
+                made => made,
+            };
+            *lock(&made) = Some(result);
+        }
+    }
     let live: Arc<Mutex<Option<Result<O, BoxError>>>> = Arc::default();
     let step = {
-        let (agent, raw, live) = (
+        let (agent, raw, live, made) = (
             Arc::clone(turn.step.agent),
             raw.to_owned(),
             Arc::clone(&live),
+            Arc::clone(&made),
         );
         let function = function.cloned();
         let ctx = ctx.clone();
         async move {
-            let result = caught(decode_and_validate(
-                &agent.output,
-                function.as_ref(),
-                &raw,
-                ctx,
-            ))
-            .await;
+            let taken = lock(&made).take();
+            let result = match taken {
+                Some(made) => caught(validated(&agent.output, made, ctx)).await,
+                None => {
+                    caught(decode_and_validate(
+                        &agent.output,
+                        function.as_ref(),
+                        &raw,
+                        ctx,
+                    ))
+                    .await
+                }
+            };
             let verdict = Verdict::of(&result);
-            *live.lock().unwrap_or_else(PoisonError::into_inner) = Some(result);
+            *lock(&live) = Some(result);
             Ok(serde_json::to_value(verdict)?)
         }
     };
     let step = turn.step.stop.guard(Box::pin(step));
-    let recorded = turn
-        .step
-        .journal
-        .step(journal::output_step(turn.turn), step)
-        .await?;
-    if let Some(result) = live.lock().unwrap_or_else(PoisonError::into_inner).take() {
+    let recorded = turn.step.journal.step(name, step).await?;
+    if let Some(result) = lock(&live).take() {
         return result;
     }
     match serde_json::from_value::<Verdict>(recorded)? {
         Verdict::Accepted => {
-            caught(decode_and_validate(
-                &turn.step.agent.output,
-                function,
-                raw,
-                ctx,
-            ))
-            .await
+            let taken = lock(&made).take();
+            let output = &turn.step.agent.output;
+            match taken {
+                Some(made) => caught(validated(output, made, ctx)).await,
+                None => caught(decode_and_validate(output, function, raw, ctx)).await,
+            }
         }
         Verdict::Rejected(reason) => Err(Box::new(ModelRetry::new(reason))),
         Verdict::Failed(message) => Err(Box::new(RecordedFailure { message })),
     }
+}
+
+/// The slot behind `slot`'s lock, whatever a panic left in it.
+fn lock<T>(slot: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    slot.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The output's verdict, as a journal records it.
@@ -329,10 +382,20 @@ async fn decode_and_validate<Deps: 'static, O: 'static>(
     raw: &str,
     ctx: RunContext<Deps>,
 ) -> Result<O, BoxError> {
-    let mut value = match function {
-        Some(function) => function.call(&ctx, raw).await?,
-        None => decode_raw(output, raw)?,
+    let made = match function {
+        Some(function) => function.call(&ctx, raw).await,
+        None => decode_raw(output, raw),
     };
+    validated(output, made, ctx).await
+}
+
+/// `made`, when it is an output, through the validators.
+async fn validated<Deps: 'static, O: 'static>(
+    output: &OutputSetup<Deps, O>,
+    made: Result<O, BoxError>,
+    ctx: RunContext<Deps>,
+) -> Result<O, BoxError> {
+    let mut value = made?;
     for validator in &output.validators {
         value = validator(ctx.clone(), value).await?;
     }

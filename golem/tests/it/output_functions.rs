@@ -11,7 +11,7 @@ use common::*;
 use futures_util::StreamExt;
 use golem::model::{Message, Model, ModelError, ModelResponse, RequestParams, ResponsePart};
 use golem::output::OutputMode;
-use golem::run::{CancellationToken, NestedEvent, Stopped};
+use golem::run::{CancellationToken, MemoryJournal, NestedEvent, Stopped};
 use golem::tool::OnAgentError;
 use golem::{Agent, BuildError, ModelRetry, RunContext, RunError, RunEvent, Stage};
 use serde_json::json;
@@ -552,4 +552,89 @@ async fn cancelling_the_caller_stops_the_agent_it_handed_off_to_with_its_state_i
             json!("Not run: the run stopped before this call.")
         )]))
     );
+}
+
+/// Under a journal, a hand-off's steps are recorded under the answer's step, and the answer's
+/// verdict after them: a replay asks neither model again and books the same usage.
+#[tokio::test]
+async fn under_a_journal_a_hand_offs_steps_are_the_answers_and_a_replay_asks_no_model() {
+    let specialist = script(vec![reply(vec![text("Refunded.")], 300, 7)]);
+    let front = script(vec![reply(vec![transfer_call("h1")], 40, 6)]);
+    let router = router(&front, &billing(&specialist), OnAgentError::Fail);
+    let journal = MemoryJournal::new();
+
+    let result = router
+        .start("Where is my refund?", ())
+        .finish_in(&journal)
+        .await
+        .unwrap();
+
+    assert_eq!(result.output, "Refunded.");
+    assert_eq!(journal.names(), ["model:1", "output:1/model:1", "output:1"]);
+    assert_eq!(journal.result("output:1"), Some(json!("accepted")));
+    assert_eq!(result.usage.requests, 2);
+    assert_eq!(result.usage.agents["to_billing"].requests, 1);
+
+    let replayed = router
+        .start("Where is my refund?", ())
+        .finish_in(&journal)
+        .await
+        .unwrap();
+
+    assert_eq!((front.requests(), specialist.requests()), (1, 1));
+    assert_eq!(journal.replayed(), 3);
+    assert_eq!(replayed.output, result.output);
+    assert_eq!(replayed.messages, result.messages);
+    assert_eq!(replayed.usage, result.usage);
+}
+
+/// Under a journal with a run timeout, the deadline stops a hand-off's agent in its step:
+/// the run stops with the agent's state in its error and what the agent spent in its usage,
+/// and the answer's step never begins. A replay stops there alike.
+#[tokio::test]
+async fn under_a_journal_the_deadline_stops_a_hand_off_at_its_step_with_its_usage() {
+    let asked = Arc::new(tokio::sync::Notify::new());
+    let specialist = Agent::<(), String>::builder(Stalls {
+        asked: Arc::clone(&asked),
+    })
+    .build()
+    .unwrap();
+    let front = script(vec![reply(vec![transfer_call("h1")], 40, 6)]);
+    let router = router(&front, &specialist, OnAgentError::Retry);
+    let journal = MemoryJournal::new();
+    let timeout = std::time::Duration::from_millis(50);
+    let stopping = || {
+        router
+            .start("Where is my refund?", ())
+            .with_timeout(timeout)
+            .finish_in(&journal)
+    };
+
+    let error = stopping().await.unwrap_err();
+
+    let timed_out = Stopped::TimedOut { timeout };
+    assert_eq!(error.stopped(), Some(&timed_out));
+    let [interrupted] = error.interrupted() else {
+        panic!("one interrupted call, got {:?}", error.interrupted());
+    };
+    assert_eq!(interrupted.tool_call_id, "h1");
+    let child = interrupted.agent_error().expect("the specialist's error");
+    assert_eq!(child.stopped(), Some(&timed_out));
+    assert_eq!(child.messages().len(), 3);
+    assert_eq!(error.usage().requests, 2);
+    assert_eq!(error.usage().agents["to_billing"].requests, 1);
+    assert!(error.usage().rejected.output.is_zero());
+    assert_eq!(journal.names(), ["deadline", "model:1", "output:1/model:1"]);
+    assert_eq!(
+        journal.failure("output:1/model:1").as_deref(),
+        Some("the run did not finish within its timeout of 50 ms: stopped during this step")
+    );
+
+    let replayed = stopping().await.unwrap_err();
+
+    assert_eq!(replayed.stopped(), Some(&timed_out));
+    assert_eq!(replayed.messages(), error.messages());
+    assert_eq!(replayed.usage(), error.usage());
+    assert_eq!(journal.replayed(), 3);
+    assert_eq!(front.requests(), 1);
 }
