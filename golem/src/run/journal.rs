@@ -363,6 +363,41 @@ impl RecordedFailure {
     }
 }
 
+/// A replay that cannot make what the journal recorded: the answer of step `step` was
+/// accepted when the run was recorded, and its output function or validators refuse it when
+/// the replay runs them again to rebuild the value (they read something that has changed
+/// since). The run fails at the [`Stage::Decode`](crate::Stage::Decode) stage rather than
+/// take a path the recorded run did not.
+///
+/// ```
+/// use golem::run::ReplayDiverged;
+///
+/// let diverged = ReplayDiverged::new("output:2", "the table is taken");
+/// assert_eq!(
+///     diverged.to_string(),
+///     "the journal recorded `output:2` as accepted, and the replay refuses it: the table is taken"
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the journal recorded `{step}` as accepted, and the replay refuses it: {found}")]
+#[non_exhaustive]
+pub struct ReplayDiverged {
+    /// The step's name.
+    pub step: String,
+    /// What the replay found instead: the error's message and its causes'.
+    pub found: String,
+}
+
+impl ReplayDiverged {
+    /// The step `step`, which the replay refuses with `found`.
+    pub fn new(step: impl Into<String>, found: impl Into<String>) -> Self {
+        ReplayDiverged {
+            step: step.into(),
+            found: found.into(),
+        }
+    }
+}
+
 /// Whether a step that failed with `error` may succeed when it runs again later, so a
 /// durable engine should retry it rather than record the failure: a model request that failed
 /// for a transient reason ([`ModelError::is_transient`]: the transport, HTTP 408, 429, 5xx),

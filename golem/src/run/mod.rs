@@ -39,7 +39,7 @@ pub use decision::{AwaitingCall, Decision};
 pub use error::{InterruptedCall, RunError};
 pub use event::{AgentCall, AgentEvent, NestedEvent, Rejection, RunEvent, ToolOutcome};
 pub use journal::{
-    Direct, Journal, JournalStep, MemoryJournal, NestedJournal, RecordedFailure,
+    Direct, Journal, JournalStep, MemoryJournal, NestedJournal, RecordedFailure, ReplayDiverged,
     is_transient_failure,
 };
 pub use shared_call::SharedCall;

@@ -18,7 +18,7 @@ use super::budget::Culprits;
 use super::error::InterruptedCall;
 use super::event::{Rejection, RunEvent, emit};
 use super::failure::Failure;
-use super::journal::{self, Journal, NestedJournal, RecordedFailure};
+use super::journal::{self, Journal, NestedJournal, RecordedFailure, ReplayDiverged};
 use super::scope::Turn;
 use super::state::Retries;
 use super::stop::Stopped;
@@ -316,7 +316,7 @@ where
         }
     };
     let step = turn.step.stop.guard(Box::pin(step));
-    let recorded = turn.step.journal.step(name, step).await?;
+    let recorded = turn.step.journal.step(name.clone(), step).await?;
     if let Some(result) = lock(&live).take() {
         return result;
     }
@@ -324,10 +324,15 @@ where
         Verdict::Accepted => {
             let taken = lock(&made).take();
             let output = &turn.step.agent.output;
-            match taken {
+            let rebuilt = match taken {
                 Some(made) => caught(validated(output, made, ctx)).await,
                 None => caught(decode_and_validate(output, function, raw, ctx)).await,
-            }
+            };
+            // Not a rejection: the recorded run ended here, and a replay goes where it went.
+            rebuilt.map_err(|error| {
+                let found = RecordedFailure::of(&*error).message;
+                Box::new(ReplayDiverged::new(name, found)) as BoxError
+            })
         }
         Verdict::Rejected(reason) => Err(Box::new(ModelRetry::new(reason))),
         Verdict::Failed(message) => Err(Box::new(RecordedFailure { message })),

@@ -386,6 +386,59 @@ async fn output_validation_is_a_step_whose_recorded_rejection_a_replay_does_not_
     assert_eq!(checks.load(Ordering::SeqCst), 3);
 }
 
+/// A validator that refuses on replay what it accepted when the run was recorded (it reads
+/// something that changed since): the replay fails at decode, typed, instead of asking the
+/// model again as if the answer had been rejected.
+#[tokio::test]
+async fn an_accepted_answer_that_its_validator_refuses_on_replay_fails_the_replay_typed() {
+    let checks = Arc::new(AtomicUsize::new(0));
+    let requests = Arc::new(AtomicUsize::new(0));
+    let agent = {
+        let (checks, requests) = (Arc::clone(&checks), Arc::clone(&requests));
+        let model = FunctionModel::new(move |_: &[Message], _| {
+            requests.fetch_add(1, Ordering::SeqCst);
+            ModelResponse::text("table 4")
+        });
+        Agent::<(), String>::builder(model)
+            .output_retries(3)
+            .output_validator(move |_ctx, answer: String| {
+                let check = checks.fetch_add(1, Ordering::SeqCst);
+                async move {
+                    if check > 0 {
+                        return Err(ModelRetry::new("table 4 is taken"));
+                    }
+                    Ok(answer)
+                }
+            })
+            .build()
+            .expect("a valid agent")
+    };
+    let journal = MemoryJournal::new();
+    let first = agent.start("Book a table", ()).finish_in(&journal).await;
+    assert_eq!(first.unwrap().output, "table 4");
+
+    let error = agent
+        .start("Book a table", ())
+        .finish_in(&journal)
+        .await
+        .unwrap_err();
+
+    assert_eq!(error.stage(), Stage::Decode);
+    assert_eq!(
+        error
+            .source()
+            .and_then(|cause| cause.downcast_ref::<golem::run::ReplayDiverged>()),
+        Some(&golem::run::ReplayDiverged::new(
+            "output:1",
+            "table 4 is taken"
+        ))
+    );
+    assert!(error.model_retry().is_none());
+    assert_eq!(requests.load(Ordering::SeqCst), 1);
+    assert_eq!(journal.names(), ["model:1", "output:1"]);
+    assert_eq!(error.usage().requests, 1);
+}
+
 /// A journal that runs every step, then refuses to record the one named `refused` (as an
 /// engine refuses a result over its size limit).
 struct Refusing {
