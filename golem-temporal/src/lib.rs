@@ -5,9 +5,9 @@
 //! workflow's context. Each model request, tool call, toolset listing and output validation
 //! becomes one local activity `golem.step` ([`GolemSteps`], registered with the worker),
 //! whose activity id is the step's name as golem names it — `model:{turn}`,
-//! `tool:{turn}:{call_id}`, `tools:{turn}`, `output:{turn}`, `summary:{turn}`, a child
-//! agent's steps under its call's name (a compatibility promise, see
-//! [`golem::run::Journal`]). When the worker dies mid-run, Temporal gives the workflow task to
+//! `tool:{turn}:{call_id}`, `tools:{turn}`, `output:{turn}`, `summary:{turn}`,
+//! `history:{turn}`, `count:{turn}`, a child agent's steps under its call's or its
+//! hand-off's name (a compatibility promise, see [`golem::run::Journal`]). When the worker dies mid-run, Temporal gives the workflow task to
 //! the next worker; the workflow replays, answering the recorded steps from its history, and
 //! goes on from the first step it had not recorded, with the same history, usage and retry
 //! counters as a run that never stopped.

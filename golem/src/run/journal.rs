@@ -59,8 +59,8 @@ pub type JournalStep = BoxFuture<'static, Result<Value, BoxError>>;
 /// - `history:{turn}`: what the history processors send in the request of that turn, when
 ///   one of the agent's processors is not
 ///   [deterministic](crate::history::HistoryProcessor::deterministic); its result is the
-///   messages sent, or `null` when they are the history unchanged. A processor's failure is
-///   the step's.
+///   messages sent, each message of the history sent unchanged as its index (`{"kept": 3}`),
+///   or `null` when they are the history unchanged. A processor's failure is the step's.
 /// - `deadline`: when the run must have finished, recorded at its first step when it has a
 ///   timeout, so a replay keeps the deadline of the first execution.
 ///

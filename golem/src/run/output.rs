@@ -202,8 +202,8 @@ where
     let raced = match raced {
         Ok(Err(error)) => match error.downcast::<AgentStopped>() {
             Ok(stop) => {
-                let AgentStopped { stopped, error } = *stop;
-                return Err((stopped, call.map(|call| interrupted(call, error))));
+                let stopped = stop.stopped.clone();
+                return Err((stopped, call.map(|call| interrupted(call, stop))));
             }
             Err(error) => match super::stop::step_stop(&*error) {
                 Some(stop) => return Err((stop.stopped, None)),
@@ -229,8 +229,13 @@ where
     Err((stopped, interrupted))
 }
 
-/// The output call `call`, which ended with `error` when the run stopped.
+/// The output call `call`, which ended with `error` when the run stopped (a hand-off's
+/// agent's own error, when its stop is what `error` says).
 fn interrupted(call: &ToolCallPart, error: BoxError) -> InterruptedCall {
+    let error = match error.downcast::<AgentStopped>() {
+        Ok(stopped) => stopped.error,
+        Err(error) => error,
+    };
     InterruptedCall {
         tool_name: call.tool_name.clone(),
         tool_call_id: call.tool_call_id.clone(),
@@ -272,20 +277,7 @@ where
 {
     let name = journal::output_step(turn.turn);
     // What a hand-off made, when the answer is one: its steps are the journal's own.
-    let made: Arc<Mutex<Option<Result<O, BoxError>>>> = Arc::default();
-    if let Some(function) = function {
-        let nested = NestedJournal::new(turn.step.journal, name.clone(), turn.step.stop.clone());
-        if let Some(making) = function.call_in(&ctx, raw, &nested) {
-            let result = match caught(making).await {
-                Err(error) => match turn.step.stop.agent_stop(&*error) {
-                    Some(stopped) => return Err(Box::new(AgentStopped { stopped, error })),
-                    None => Err(error),
-                },
-                made => made,
-            };
-            *lock(&made) = Some(result);
-        }
-    }
+    let made = Arc::new(Mutex::new(made_in(turn, function, raw, &ctx, &name).await?));
     let live: Arc<Mutex<Option<Result<O, BoxError>>>> = Arc::default();
     let step = {
         let (agent, raw, live, made) = (
@@ -320,10 +312,14 @@ where
     if let Some(result) = lock(&live).take() {
         return result;
     }
-    match serde_json::from_value::<Verdict>(recorded)? {
-        Verdict::Accepted => {
-            let taken = lock(&made).take();
-            let output = &turn.step.agent.output;
+    let recorded = serde_json::from_value::<Verdict>(recorded)?;
+    let taken = lock(&made).take();
+    let output = &turn.step.agent.output;
+    match (recorded, taken) {
+        // A hand-off that failed again as it failed when recorded: its own error, with the
+        // agent's in its chain.
+        (recorded, Some(Err(error))) if Verdict::of_error(&*error) == recorded => Err(error),
+        (Verdict::Accepted, taken) => {
             let rebuilt = match taken {
                 Some(made) => caught(validated(output, made, ctx)).await,
                 None => caught(decode_and_validate(output, function, raw, ctx)).await,
@@ -334,9 +330,46 @@ where
                 Box::new(ReplayDiverged::new(name, found)) as BoxError
             })
         }
-        Verdict::Rejected(reason) => Err(Box::new(ModelRetry::new(reason))),
-        Verdict::Failed(message) => Err(Box::new(RecordedFailure { message })),
+        (Verdict::Rejected(reason), _) => Err(Box::new(ModelRetry::new(reason))),
+        (Verdict::Failed(message), _) => Err(Box::new(RecordedFailure { message })),
     }
+}
+
+/// What the output function `function` made of `raw` as a run of journaled steps of its
+/// own (a hand-off), named under `name`; `None` when it is not one, and its output is made
+/// in the answer's step.
+///
+/// # Errors
+/// [`AgentStopped`] when the function's agent stopped with the run.
+async fn made_in<Deps, O, J>(
+    turn: &Turn<'_, Deps, O, J>,
+    function: Option<&OutputFn<Deps, O>>,
+    raw: &str,
+    ctx: &RunContext<Deps>,
+    name: &str,
+) -> Result<Option<Result<O, BoxError>>, BoxError>
+where
+    Deps: Send + Sync + 'static,
+    O: Output,
+    J: Journal,
+{
+    let Some(function) = function else {
+        return Ok(None);
+    };
+    let nested = NestedJournal::new(turn.step.journal, name.to_owned(), turn.step.stop.clone());
+    // The function may panic as it starts (a hand-off prepares its agent's prompt then).
+    let making = match catch_unwind(AssertUnwindSafe(|| function.call_in(ctx, raw, &nested))) {
+        Ok(None) => return Ok(None),
+        Ok(Some(making)) => caught(making).await,
+        Err(panic) => Err(output_panicked(&*panic)),
+    };
+    Ok(Some(match making {
+        Err(error) => match turn.step.stop.agent_stop(&*error) {
+            Some(stopped) => return Err(Box::new(AgentStopped { stopped, error })),
+            None => Err(error),
+        },
+        made => made,
+    }))
 }
 
 /// The slot behind `slot`'s lock, whatever a panic left in it.
@@ -345,7 +378,7 @@ fn lock<T>(slot: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// The output's verdict, as a journal records it.
-#[derive(Serialize, Deserialize)]
+#[derive(PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum Verdict {
     Accepted,
@@ -357,10 +390,14 @@ impl Verdict {
     fn of<O>(result: &Result<O, BoxError>) -> Self {
         match result {
             Ok(_) => Verdict::Accepted,
-            Err(error) => match ModelRetry::find(&**error) {
-                Some(retry) => Verdict::Rejected(retry.message().to_owned()),
-                None => Verdict::Failed(error.to_string()),
-            },
+            Err(error) => Verdict::of_error(&**error),
+        }
+    }
+
+    fn of_error(error: &(dyn std::error::Error + 'static)) -> Self {
+        match ModelRetry::find(error) {
+            Some(retry) => Verdict::Rejected(retry.message().to_owned()),
+            None => Verdict::Failed(error.to_string()),
         }
     }
 }

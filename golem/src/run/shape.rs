@@ -6,6 +6,8 @@ use std::borrow::Cow;
 use std::pin::pin;
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
+
 use super::failure::Failure;
 use super::journal::{self, Journal};
 use super::scope::StepScope;
@@ -119,8 +121,10 @@ where
 }
 
 /// What the history processors send of `view`, as the journal step `history:{turn}`:
-/// processed now and recorded (`null` when they send `view` as it is, so the journal does not
-/// hold the history again), or read from the journal on replay.
+/// processed now and recorded, or read from the journal on replay. The record holds no
+/// message of the history again: `null` when the processors send `view` as it is, else each
+/// message sent, as the index of a message of `view` sent unchanged (`{"kept": 3}`) or whole
+/// when it is new.
 async fn processed_in<'v, Deps, O, J>(
     step: &StepScope<'_, Deps, O, J>,
     ctx: RunContext<Deps>,
@@ -140,7 +144,7 @@ where
         Ok(if processed[..] == messages[..] {
             serde_json::Value::Null
         } else {
-            serde_json::to_value(&*processed)?
+            serde_json::to_value(Sent::record(&messages, &processed))?
         })
     };
     let recorded = journal::step_until(
@@ -155,9 +159,61 @@ where
     if recorded.is_null() {
         return Ok(view);
     }
-    serde_json::from_value(recorded)
+    let sent = serde_json::from_value::<Vec<Sent<'_>>>(recorded)
+        .map_err(|error| Failure::new(Stage::Input, error))?;
+    sent.into_iter()
+        .map(|sent| sent.read(&view))
+        .collect::<Result<Vec<_>, _>>()
         .map(Cow::Owned)
         .map_err(|error| Failure::new(Stage::Input, error))
+}
+
+/// One message the history processors sent, as `history:{turn}` records it.
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum Sent<'m> {
+    /// A message of the history, sent as it is.
+    Kept(Kept),
+    /// A message of the processors' own.
+    New(Cow<'m, Message>),
+}
+
+/// The index of a message of the history.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Kept {
+    kept: usize,
+}
+
+impl<'m> Sent<'m> {
+    /// `sent` as references into `given` where its messages are `given`'s, in order.
+    fn record(given: &[Message], sent: &'m [Message]) -> Vec<Self> {
+        let mut from = 0;
+        sent.iter()
+            .map(
+                |message| match given[from..].iter().position(|m| m == message) {
+                    Some(at) => {
+                        from += at + 1;
+                        Sent::Kept(Kept { kept: from - 1 })
+                    }
+                    None => Sent::New(Cow::Borrowed(message)),
+                },
+            )
+            .collect()
+    }
+
+    /// The message this record stands for, `given` being the history it was made from.
+    fn read(self, given: &[Message]) -> Result<Message, String> {
+        match self {
+            Sent::Kept(Kept { kept }) => given.get(kept).cloned().ok_or_else(|| {
+                format!(
+                    "the journal's history step keeps message {kept} of a history of {}",
+                    given.len()
+                )
+            }),
+            Sent::New(message) => Ok(message.into_owned()),
+        }
+    }
 }
 
 /// The pending request staged in the history while the request is shaped: taken back out
@@ -275,4 +331,40 @@ where
         }
         None => view,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ModelRequest, ModelResponse};
+
+    #[test]
+    fn a_recorded_history_names_the_messages_it_kept_and_reads_back_whole() {
+        let given = vec![
+            Message::Request(ModelRequest::user_prompt("one")),
+            Message::Response(ModelResponse::text("1").into()),
+            Message::Request(ModelRequest::user_prompt("two")),
+            Message::Response(ModelResponse::text("2").into()),
+            Message::Request(ModelRequest::user_prompt("three")),
+        ];
+        let summary = Message::Request(ModelRequest::user_prompt("They counted to two."));
+        let sent = vec![summary.clone(), given[3].clone(), given[4].clone()];
+
+        let recorded = serde_json::to_value(Sent::record(&given, &sent)).expect("JSON");
+
+        assert_eq!(
+            recorded,
+            serde_json::json!([summary, {"kept": 3}, {"kept": 4}])
+        );
+        let read = serde_json::from_value::<Vec<Sent<'_>>>(recorded)
+            .expect("a record")
+            .into_iter()
+            .map(|sent| sent.read(&given))
+            .collect::<Result<Vec<_>, _>>();
+        assert_eq!(read, Ok(sent));
+        assert_eq!(
+            Sent::Kept(Kept { kept: 5 }).read(&given),
+            Err("the journal's history step keeps message 5 of a history of 5".to_owned())
+        );
+    }
 }

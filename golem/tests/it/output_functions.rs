@@ -638,3 +638,63 @@ async fn under_a_journal_the_deadline_stops_a_hand_off_at_its_step_with_its_usag
     assert_eq!(journal.replayed(), 3);
     assert_eq!(front.requests(), 1);
 }
+
+/// Under a journal, a hand-off whose agent fails fails the run with the agent's error, live
+/// and on replay alike (its steps replay to the same failure).
+#[tokio::test]
+async fn under_a_journal_a_failing_hand_off_fails_with_the_agents_error_on_replay_too() {
+    let specialist = script(vec![]);
+    let front = script(vec![reply(vec![transfer_call("h1")], 40, 6)]);
+    let router = router(&front, &billing(&specialist), OnAgentError::Fail);
+    let journal = MemoryJournal::new();
+
+    for _ in 0..2 {
+        let error = router
+            .start("Where is my refund?", ())
+            .finish_in(&journal)
+            .await
+            .unwrap_err();
+
+        assert_eq!(error.stage(), Stage::Decode);
+        let cause = error
+            .source()
+            .and_then(|cause| cause.downcast_ref::<RunError>())
+            .expect("the specialist's error");
+        assert_eq!(cause.stage(), Stage::Model);
+        assert_eq!(cause.messages().len(), 3);
+    }
+    assert_eq!(journal.names(), ["model:1", "output:1/model:1", "output:1"]);
+    assert_eq!(journal.replayed(), 3);
+}
+
+/// A hand-off that panics as it prepares its agent's prompt fails the answer, under a
+/// journal as without one.
+#[tokio::test]
+async fn under_a_journal_a_hand_off_that_panics_as_it_starts_fails_the_answer() {
+    let specialist = script(vec![]);
+    let front = script(vec![reply(vec![transfer_call("h1")], 40, 6)]);
+    let router = Agent::<(), String>::builder(front.model.clone())
+        .output_fn(billing(&specialist).hand_off(
+            "to_billing",
+            "Hands the conversation to billing.",
+            |_ctx: &RunContext<()>, _transfer: Transfer| -> (String, ()) {
+                panic!("no billing account")
+            },
+        ))
+        .build()
+        .unwrap();
+    let journal = MemoryJournal::new();
+
+    let error = router
+        .start("Where is my refund?", ())
+        .finish_in(&journal)
+        .await
+        .unwrap_err();
+
+    assert_eq!(error.stage(), Stage::Decode);
+    assert_eq!(
+        error.source().map(ToString::to_string).as_deref(),
+        Some("the output's decoder or validator panicked: no billing account")
+    );
+    assert_eq!(specialist.requests(), 0);
+}
