@@ -16,8 +16,8 @@ use crate::context::RunContext;
 use crate::error::BoxError;
 use crate::model::{ModelRetry, RequestPart};
 use crate::output::Output;
-use crate::run::{AgentCall, NestedJournal, RunError};
-use crate::tool::agent::forwarded;
+use crate::run::{NestedJournal, RunError};
+use crate::tool::agent::delegated;
 use crate::tool::{ArgsSchema, OnAgentError, ToolDefinition};
 
 /// An output the model calls like a tool: its arguments are the model's, and what it
@@ -282,40 +282,13 @@ where
         } else {
             vec![RequestPart::user_prompt(prompt)]
         };
-        let limits = self
+        let run = self
             .agent
-            .inner
-            .usage_limits
-            .within(&ctx.remaining_limits());
-        let mut run = self
-            .agent
-            .continue_with(ctx.messages().to_vec(), parts, deps)
-            .with_usage_limits(limits);
-        if let Some(token) = ctx.cancellation() {
-            run = run.with_cancellation(token.child_token());
-        }
+            .continue_with(ctx.messages().to_vec(), parts, deps);
         async move {
-            let finished = match (journal, ctx.events()) {
-                (Some(journal), _) => run.finish_in(journal).await,
-                (None, None) => run.finish().await,
-                (None, Some(forward)) => {
-                    let here = AgentCall {
-                        agent: name.to_owned(),
-                        tool_call_id: ctx.tool_call_id().unwrap_or_default().to_owned(),
-                    };
-                    forwarded(run, forward, &here).await
-                }
-            };
-            match finished {
-                Ok(result) => {
-                    ctx.add_delegated_usage(name, &result.usage);
-                    Ok(result.output)
-                }
-                Err(error) => {
-                    ctx.add_delegated_usage(name, error.usage());
-                    Err(failed(name, error, self.on_error))
-                }
-            }
+            delegated(&self.agent, run, ctx, name, journal)
+                .await
+                .map_err(|error| failed(name, error, self.on_error))
         }
         .boxed()
     }

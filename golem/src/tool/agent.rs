@@ -210,44 +210,60 @@ where
         };
         let (prompt, deps) = (self.prepare)(ctx, args);
         let prompt: crate::model::UserPromptPart = prompt.into();
-        // The agent's own limits, and what the caller has left.
-        let limits = self
-            .agent
-            .inner
-            .usage_limits
-            .within(&ctx.remaining_limits());
         async move {
             // Started when the call is first polled, in the call's `execute_tool` span: the
             // run's `invoke_agent` span is that span's child.
-            let mut run = self.agent.start(prompt, deps).with_usage_limits(limits);
-            if let Some(token) = ctx.cancellation() {
-                // Stopped with the caller, the agent ends its run gracefully: its error, with
-                // its state, is this call's.
-                run = run.with_cancellation(token.child_token());
-            }
-            let finished = match (journal, ctx.events()) {
-                (Some(journal), _) => run.finish_in(journal).await,
-                (None, None) => run.finish().await,
-                (None, Some(forward)) => {
-                    let here = AgentCall {
-                        agent: name.to_owned(),
-                        tool_call_id: ctx.tool_call_id().unwrap_or_default().to_owned(),
-                    };
-                    forwarded(run, forward, &here).await
-                }
-            };
-            match finished {
-                Ok(result) => {
-                    ctx.add_delegated_usage(name, &result.usage);
-                    Ok(serde_json::to_value(result.output)?)
-                }
-                Err(error) => {
-                    ctx.add_delegated_usage(name, error.usage());
-                    Err(crate::output::function::failed(name, error, self.on_error))
-                }
+            let run = self.agent.start(prompt, deps);
+            match delegated(&self.agent, run, ctx, name, journal).await {
+                Ok(output) => Ok(serde_json::to_value(output)?),
+                Err(error) => Err(crate::output::function::failed(name, error, self.on_error)),
             }
         }
         .boxed()
+    }
+}
+
+/// Runs `run`, a run of `agent` on behalf of the call in `ctx` under the name `name`, to its
+/// output: bounded by the agent's own limits and by what the caller has left of its own,
+/// stopped with the caller (gracefully: its error, with its state, is the call's), in
+/// `journal` when the caller's run is durable, its events passed on when the caller's are
+/// read; what it spent is booked into the caller's usage however it ends.
+pub(crate) async fn delegated<Deps, ChildDeps, O>(
+    agent: &Agent<ChildDeps, O>,
+    run: AgentRun<ChildDeps, O>,
+    ctx: &RunContext<Deps>,
+    name: &str,
+    journal: Option<&NestedJournal<'_>>,
+) -> Result<O, RunError>
+where
+    ChildDeps: Send + Sync + 'static,
+    O: Output + Serialize,
+{
+    let limits = agent.inner.usage_limits.within(&ctx.remaining_limits());
+    let mut run = run.with_usage_limits(limits);
+    if let Some(token) = ctx.cancellation() {
+        run = run.with_cancellation(token.child_token());
+    }
+    let finished = match (journal, ctx.events()) {
+        (Some(journal), _) => run.finish_in(journal).await,
+        (None, None) => run.finish().await,
+        (None, Some(forward)) => {
+            let here = AgentCall {
+                agent: name.to_owned(),
+                tool_call_id: ctx.tool_call_id().unwrap_or_default().to_owned(),
+            };
+            forwarded(run, forward, &here).await
+        }
+    };
+    match finished {
+        Ok(result) => {
+            ctx.add_delegated_usage(name, &result.usage);
+            Ok(result.output)
+        }
+        Err(error) => {
+            ctx.add_delegated_usage(name, error.usage());
+            Err(error)
+        }
     }
 }
 
