@@ -504,16 +504,46 @@ impl Model for Stalls {
     }
 }
 
-#[tokio::test]
-async fn cancelling_the_caller_stops_the_agent_it_handed_off_to_with_its_state_in_the_error() {
+/// A router that hands off at once (`h1`) to a specialist that never answers, the router's
+/// script, and what the specialist's model tells when it is asked.
+fn stalled_router(on_error: OnAgentError) -> (Agent<(), String>, Script, Arc<tokio::sync::Notify>) {
     let asked = Arc::new(tokio::sync::Notify::new());
     let specialist = Agent::<(), String>::builder(Stalls {
         asked: Arc::clone(&asked),
     })
     .build()
-    .unwrap();
+    .expect("a valid agent");
     let front = script(vec![reply(vec![transfer_call("h1")], 40, 6)]);
-    let router = router(&front, &specialist, OnAgentError::Fail);
+    (router(&front, &specialist, on_error), front, asked)
+}
+
+/// The specialist's error in `error`, stopped as `stopped`: the one interrupted call is the
+/// hand-off, and the specialist had the router's conversation, the hand-off answered, and
+/// the note. Both runs booked the request the specialist was stopped in.
+fn stopped_specialist<'e>(error: &'e RunError, stopped: &Stopped) -> &'e RunError {
+    assert_eq!(error.stopped(), Some(stopped));
+    let [interrupted] = error.interrupted() else {
+        panic!("one interrupted call, got {:?}", error.interrupted());
+    };
+    assert_eq!(
+        (
+            interrupted.tool_name.as_str(),
+            interrupted.tool_call_id.as_str()
+        ),
+        ("to_billing", "h1")
+    );
+    let child = interrupted.agent_error().expect("the specialist's error");
+    assert_eq!(child.stopped(), Some(stopped));
+    assert_eq!(child.messages().len(), 3);
+    assert_eq!(child.usage().requests, 1);
+    assert_eq!(error.usage().requests, 2);
+    assert_eq!(error.usage().agents["to_billing"].requests, 1);
+    child
+}
+
+#[tokio::test]
+async fn cancelling_the_caller_stops_the_agent_it_handed_off_to_with_its_state_in_the_error() {
+    let (router, _front, asked) = stalled_router(OnAgentError::Fail);
     let token = CancellationToken::new();
     let running = tokio::spawn(
         router
@@ -526,24 +556,7 @@ async fn cancelling_the_caller_stops_the_agent_it_handed_off_to_with_its_state_i
 
     let error = running.await.unwrap().unwrap_err();
 
-    assert_eq!(error.stopped(), Some(&Stopped::Cancelled));
-    let [interrupted] = error.interrupted() else {
-        panic!("one interrupted call, got {:?}", error.interrupted());
-    };
-    assert_eq!(
-        (
-            interrupted.tool_name.as_str(),
-            interrupted.tool_call_id.as_str()
-        ),
-        ("to_billing", "h1")
-    );
-    let child = interrupted.agent_error().expect("the specialist's error");
-    assert_eq!(child.stopped(), Some(&Stopped::Cancelled));
-    // The specialist had the router's conversation, the hand-off answered, and the note.
-    assert_eq!(child.messages().len(), 3);
-    assert_eq!(child.usage().requests, 1);
-    assert_eq!(error.usage().requests, 2);
-    assert_eq!(error.usage().agents["to_billing"].requests, 1);
+    stopped_specialist(&error, &Stopped::Cancelled);
     assert_eq!(
         error.messages().last(),
         Some(&request(vec![tool_return(
@@ -593,14 +606,7 @@ async fn under_a_journal_a_hand_offs_steps_are_the_answers_and_a_replay_asks_no_
 /// and the answer's step never begins. A replay stops there alike.
 #[tokio::test]
 async fn under_a_journal_the_deadline_stops_a_hand_off_at_its_step_with_its_usage() {
-    let asked = Arc::new(tokio::sync::Notify::new());
-    let specialist = Agent::<(), String>::builder(Stalls {
-        asked: Arc::clone(&asked),
-    })
-    .build()
-    .unwrap();
-    let front = script(vec![reply(vec![transfer_call("h1")], 40, 6)]);
-    let router = router(&front, &specialist, OnAgentError::Retry);
+    let (router, front, _asked) = stalled_router(OnAgentError::Retry);
     let journal = MemoryJournal::new();
     let timeout = std::time::Duration::from_millis(50);
     let stopping = || {
@@ -613,16 +619,7 @@ async fn under_a_journal_the_deadline_stops_a_hand_off_at_its_step_with_its_usag
     let error = stopping().await.unwrap_err();
 
     let timed_out = Stopped::TimedOut { timeout };
-    assert_eq!(error.stopped(), Some(&timed_out));
-    let [interrupted] = error.interrupted() else {
-        panic!("one interrupted call, got {:?}", error.interrupted());
-    };
-    assert_eq!(interrupted.tool_call_id, "h1");
-    let child = interrupted.agent_error().expect("the specialist's error");
-    assert_eq!(child.stopped(), Some(&timed_out));
-    assert_eq!(child.messages().len(), 3);
-    assert_eq!(error.usage().requests, 2);
-    assert_eq!(error.usage().agents["to_billing"].requests, 1);
+    stopped_specialist(&error, &timed_out);
     assert!(error.usage().rejected.output.is_zero());
     assert_eq!(journal.names(), ["deadline", "model:1", "output:1/model:1"]);
     assert_eq!(
