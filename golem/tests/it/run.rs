@@ -517,16 +517,27 @@ fn stopped_history() -> Vec<Message> {
     ]
 }
 
+/// An agent of `model` with the two `tools`, a run timeout of 5 s, and `tool_retries` when
+/// given.
+fn timed_with(
+    model: &Script,
+    (first, second): (impl Tool<()>, impl Tool<()>),
+    tool_retries: Option<u32>,
+) -> Agent<(), String> {
+    let mut builder = Agent::<(), String>::builder(model.model.clone())
+        .tool(first)
+        .tool(second)
+        .run_timeout(Duration::from_secs(5));
+    if let Some(retries) = tool_retries {
+        builder = builder.tool_retries(retries);
+    }
+    builder.build().expect("a valid agent")
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_deadline_stops_the_run_during_its_tools_and_keeps_what_finished() {
     let script = script(vec![two_calls()]);
-    let (fast, slow) = fast_and_slow();
-    let agent = Agent::<(), String>::builder(script.model.clone())
-        .tool(fast)
-        .tool(slow)
-        .run_timeout(Duration::from_secs(5))
-        .build()
-        .unwrap();
+    let agent = timed_with(&script, fast_and_slow(), None);
 
     let error = agent.run("Go", ()).await.unwrap_err();
 
@@ -572,14 +583,7 @@ async fn a_rejection_before_a_stop_costs_its_retry_and_one_beyond_the_budget_fai
 
     // With a budget of one: stopped, the retry spent.
     let budgeted = script(vec![calls(), calls()]);
-    let (picky, slow) = picky_and_slow();
-    let agent = Agent::<(), String>::builder(budgeted.model.clone())
-        .tool(picky)
-        .tool(slow)
-        .tool_retries(1)
-        .run_timeout(Duration::from_secs(5))
-        .build()
-        .unwrap();
+    let agent = timed_with(&budgeted, picky_and_slow(), Some(1));
     let error = agent.run("Go", ()).await.unwrap_err();
     assert_eq!(error.stage(), Stage::Stopped);
     assert_eq!(error.state().retries().tool("picky"), 1);
@@ -606,13 +610,7 @@ async fn a_rejection_before_a_stop_costs_its_retry_and_one_beyond_the_budget_fai
     // Without a budget: the rejection fails the run at the tool stage, not the stop; the
     // history ends with the response, the feedback kept apart.
     let unbudgeted = script(vec![calls()]);
-    let (picky, slow) = picky_and_slow();
-    let agent = Agent::<(), String>::builder(unbudgeted.model.clone())
-        .tool(picky)
-        .tool(slow)
-        .run_timeout(Duration::from_secs(5))
-        .build()
-        .unwrap();
+    let agent = timed_with(&unbudgeted, picky_and_slow(), None);
     let error = agent.run("Go", ()).await.unwrap_err();
     assert_eq!(error.stage(), Stage::Tool);
     assert!(error.is_retries_exhausted());
