@@ -63,11 +63,11 @@ pub struct ToolPanicked {
     pub message: String,
 }
 
-/// The output's decoder or one of its validators panicked: the cause of a
+/// The output's decoder, its output function or one of its validators panicked: the cause of a
 /// [`RunError`](crate::RunError) at the [`Stage::Decode`] stage. The panic is caught where
 /// the output is decoded; the run fails, the process goes on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the output's decoder or validator panicked: {message}")]
+#[error("the output's decoder, function or validator panicked: {message}")]
 pub struct OutputPanicked {
     /// The panic's message.
     pub message: String,

@@ -448,7 +448,7 @@ async fn a_cancelled_token_stops_an_output_validator_and_a_panicking_one_fails_t
     );
     assert_eq!(
         error.source().unwrap().to_string(),
-        "the output's decoder or validator panicked: the validator broke"
+        "the output's decoder, function or validator panicked: the validator broke"
     );
     assert_eq!(error.messages().len(), 2);
 }

@@ -691,7 +691,7 @@ async fn under_a_journal_a_hand_off_that_panics_as_it_starts_fails_the_answer() 
     assert_eq!(error.stage(), Stage::Decode);
     assert_eq!(
         error.source().map(ToString::to_string).as_deref(),
-        Some("the output's decoder or validator panicked: no billing account")
+        Some("the output's decoder, function or validator panicked: no billing account")
     );
     assert_eq!(specialist.requests(), 0);
 }
