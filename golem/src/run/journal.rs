@@ -52,10 +52,12 @@ pub type JournalStep = BoxFuture<'static, Result<Value, BoxError>>;
 ///   turn, when the agent summarises its history
 ///   ([`Summarize`](crate::history::Summarize)); its result is the summary model's
 ///   [`ModelResponse`](crate::model::ModelResponse).
-/// - `count:{turn}`: the provider's count of the input tokens of the request of that turn,
-///   when the run's limits ask for it
-///   ([`UsageLimits::count_request_tokens`](crate::usage::UsageLimits::count_request_tokens));
-///   its result is the count, or `null` when the provider gives none.
+/// - `count:{turn}`: the input tokens of the request of that turn, as the run's limit on them
+///   ([`UsageLimits::request_tokens_limit`](crate::usage::UsageLimits::request_tokens_limit))
+///   was checked, when the provider counts them
+///   ([`UsageLimits::count_request_tokens`](crate::usage::UsageLimits::count_request_tokens))
+///   or the agent has instruction functions; its result is the provider's count, else
+///   golem's estimate (`null`, from an earlier golem, when the provider gave none).
 /// - `history:{turn}`: what the history processors send in the request of that turn, when
 ///   one of the agent's processors is not
 ///   [deterministic](crate::history::HistoryProcessor::deterministic); its result is the

@@ -62,11 +62,15 @@ where
     }
     let limits = step.usage_limits();
     if limits.request_tokens().is_some() {
-        let counted = if !limits.counts_request_tokens() {
+        let ask = limits.counts_request_tokens();
+        // The count decides whether the request goes. Under a journal it is a step when it
+        // may come out otherwise on replay: the provider's, or an estimate over instructions
+        // that functions made, which may say something else on replay.
+        let counted = if step.journal.records() && (ask || !step.agent.instructions_fns.is_empty())
+        {
+            Box::pin(count_in(step, &view, params, next_turn, ask)).await?
+        } else if !ask {
             None
-        } else if step.journal.records() {
-            // A count decides whether the request goes: a step, so a replay decides alike.
-            Box::pin(count_in(step, &view, params, next_turn)).await?
         } else {
             let counting = step.model().count_tokens(&view, params);
             let counted = step
@@ -88,13 +92,15 @@ where
     })
 }
 
-/// The provider's count of the input tokens of `view`, as the journal step of `turn`'s
-/// count: made now, or read from the journal on replay.
+/// The input tokens of `view` with `params`, as the journal step of `turn`'s count: made
+/// now (the provider's count when `ask`, else or when it gives none the estimate), or read
+/// from the journal on replay.
 async fn count_in<Deps, O, J>(
     step: &StepScope<'_, Deps, O, J>,
     view: &[Message],
     params: &RequestParams,
     turn: u32,
+    ask: bool,
 ) -> Result<Option<u64>, Failure>
 where
     Deps: Send + Sync + 'static,
@@ -104,8 +110,13 @@ where
     // An owned step, so the journal's engine can run it wherever it runs steps.
     let (model, view, params) = (Arc::clone(step.model()), view.to_vec(), params.clone());
     let count = async move {
-        let counted = model.count_tokens(&view, &params).await?;
-        Ok(serde_json::to_value(counted)?)
+        let counted = if ask {
+            model.count_tokens(&view, &params).await?
+        } else {
+            None
+        };
+        let tokens = counted.unwrap_or_else(|| history::estimate_request_tokens(&view, &params));
+        Ok(serde_json::to_value(tokens)?)
     };
     let recorded = journal::step_until(
         step.journal,

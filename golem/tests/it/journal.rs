@@ -654,6 +654,37 @@ async fn a_token_count_is_a_step_and_a_replay_does_not_count_again() {
     assert_eq!(replayed.usage, first.usage);
 }
 
+/// Instructions made by a function may read something that changes, and the estimate of a
+/// request's tokens counts them: under a request-token limit the estimate is a step too, so
+/// a replay whose instructions grew decides as the first execution did.
+#[tokio::test]
+async fn instructions_from_a_function_are_counted_in_a_step_under_a_token_limit() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let agent = {
+        let calls = Arc::clone(&calls);
+        Agent::<(), String>::builder(FunctionModel::new(|_, _| ModelResponse::text("hi")))
+            .instructions_fn_async(move |_ctx: RunContext<()>| {
+                let call = calls.fetch_add(1, Ordering::SeqCst);
+                // Short the first time, far over the limit after.
+                async move { "Be brief. ".repeat(if call == 0 { 1 } else { 1_000 }) }
+            })
+            .usage_limits(golem::usage::UsageLimits::new().request_tokens_limit(500))
+            .build()
+            .unwrap()
+    };
+    let journal = MemoryJournal::new();
+    let first = agent.start("Hi", ()).finish_in(&journal).await.unwrap();
+    assert_eq!(journal.names(), ["count:1", "model:1"]);
+    let counted = journal.result("count:1").and_then(|count| count.as_u64());
+    assert!(counted.is_some_and(|tokens| tokens < 500), "{counted:?}");
+
+    let replayed = agent.start("Hi", ()).finish_in(&journal).await.unwrap();
+
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert_eq!(replayed.messages, first.messages);
+    assert_eq!(replayed.usage, first.usage);
+}
+
 /// A run whose deadline passes while it is down (a crash, or an engine that suspended it)
 /// replays its recorded steps as they were, the clock unread, and stops at the first step
 /// it would make now: the steps a replay answers from the journal are never stopped, so the
