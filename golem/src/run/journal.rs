@@ -23,7 +23,10 @@ pub type JournalStep = BoxFuture<'static, Result<Value, BoxError>>;
 /// Executes a run's steps and records their results.
 ///
 /// The run names each step, and the names are a compatibility promise — a journal written by
-/// one golem 0.x is replayed by every later 0.x:
+/// one golem 0.x is replayed by every later 0.x, but for a step added later for what an agent
+/// already did (`count:{turn}` and `history:{turn}`, a hand-off's `output:{turn}/…`): a
+/// journal written before it, of an agent that makes it now, does not replay on an engine
+/// that matches steps by position. The steps:
 ///
 /// - `model:{turn}`: the model request of that turn (from 1); its result is the
 ///   [`ModelResponse`](crate::model::ModelResponse), usage included.
