@@ -21,6 +21,18 @@ async fn drive<O: Output>(run: &mut AgentRun<(), O>) -> (Vec<RunEvent<O>>, Optio
     (events, None)
 }
 
+/// The events of a run that asks `model`, with the `add` tool, "2 + 3?", and ends well.
+async fn adding(model: golem::model::function::FunctionModel) -> Vec<RunEvent<String>> {
+    let agent: golem::Agent<(), String> = golem::Agent::builder(model)
+        .tool(common::add())
+        .build()
+        .expect("the agent builds");
+    let mut run = agent.start("2 + 3?", ());
+    let (events, error) = drive(&mut run).await;
+    assert_eq!(error, None);
+    events
+}
+
 fn json<T: serde::Serialize>(items: &[T]) -> Vec<String> {
     items
         .iter()
@@ -392,7 +404,6 @@ fn a_call_still_streaming_when_the_run_fails_is_closed() {
 
 #[tokio::test]
 async fn a_call_that_streams_without_an_id_is_shown_whole_under_the_runs() {
-    use golem::Agent;
     use golem::model::function::FunctionModel;
     use golem::model::{Message, ResponseDelta, StreamEvent};
 
@@ -416,12 +427,7 @@ async fn a_call_that_streams_without_an_id_is_shown_whole_under_the_runs() {
         ],
         _ => vec![StreamEvent::Done(ModelResponse::text("5"))],
     });
-    let agent: Agent<(), String> = Agent::builder(model)
-        .tool(common::add())
-        .build()
-        .expect("the agent builds");
-    let mut run = agent.start("2 + 3?", ());
-    let (events, _) = drive(&mut run).await;
+    let events = adding(model).await;
 
     let lines = ai_sdk_lines(ai_sdk::Encoder::new("m1"), &events);
     assert!(
@@ -512,13 +518,7 @@ async fn text_that_did_not_stream_beside_reasoning_that_did_is_shown_from_the_re
                 _ => vec![StreamEvent::Done(ModelResponse::text("5"))],
             },
         );
-    let agent: Agent<(), String> = Agent::builder(model)
-        .tool(common::add())
-        .build()
-        .expect("the agent builds");
-    let mut run = agent.start("2 + 3?", ());
-    let (events, error) = drive(&mut run).await;
-    assert_eq!(error, None);
+    let events = adding(model).await;
     let lines = ai_sdk_lines(ai_sdk::Encoder::new("m1"), &events);
     let adding = lines.iter().filter(|line| line.contains("Adding.")).count();
     assert_eq!(adding, 1, "{lines:#?}");

@@ -77,6 +77,38 @@ fn user(text: &str) -> Value {
     json!({"id": "u", "role": "user", "parts": [{"type": "text", "text": text}]})
 }
 
+/// Each message's text in the thread `t` of `served`: a request's user prompt, a response's
+/// text.
+async fn thread_texts(served: &Served) -> Vec<String> {
+    let state = served
+        .store
+        .load("t")
+        .await
+        .expect("saved")
+        .expect("a state");
+    state
+        .messages()
+        .iter()
+        .map(|message| match message {
+            Message::Request(_) => common::last_prompt(std::slice::from_ref(message)),
+            Message::Response(response) => response.text_content(),
+        })
+        .collect()
+}
+
+/// Posts `body` to `served`'s AI SDK route: streamed as the message `id`, after which the
+/// thread's texts are `expected`. The stream's lines.
+async fn served_as(served: &Served, body: &Value, id: &str, expected: &[&str]) -> Vec<String> {
+    let (status, lines) = post(&format!("{}/ai-sdk", served.url), body).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        lines.first().map(String::as_str),
+        Some(format!(r#"{{"type":"start","messageId":"{id}"}}"#).as_str())
+    );
+    assert_eq!(thread_texts(served).await, expected);
+    lines
+}
+
 /// The AI SDK's `regenerate()` and the edit of a message (`sendMessage({ text, messageId })`),
 /// with the bodies its chat sends: the stored thread goes back to the turn named, which is
 /// asked again, as it was or with the edited message, and streams as a new message under
@@ -87,19 +119,6 @@ async fn regenerate_and_edit_ask_a_turn_again_and_the_thread_keeps_the_new_answe
     let url = format!("{}/ai-sdk", served.url);
     let said = |text: &str, id: &str| json!({"id": id, "role": "user", "parts": [{"type": "text", "text": text}]});
     let answer = |text: &str, id: &str| json!({"id": id, "role": "assistant", "parts": [{"type": "text", "text": text}]});
-    // Each message's text: a request's user prompt, a response's text.
-    let texts = |state: Option<RunState>| -> Vec<String> {
-        let state = state.expect("a state");
-        state
-            .messages()
-            .iter()
-            .map(|message| match message {
-                Message::Request(_) => common::last_prompt(std::slice::from_ref(message)),
-                Message::Response(response) => response.text_content(),
-            })
-            .collect()
-    };
-    let start = |lines: &[String]| lines.first().cloned().unwrap_or_default();
 
     for (text, id) in [("Hi", "u1"), ("A joke?", "u2")] {
         let messages = match id {
@@ -110,42 +129,34 @@ async fn regenerate_and_edit_ask_a_turn_again_and_the_thread_keeps_the_new_answe
         assert_eq!(status, 200);
     }
     assert_eq!(
-        texts(served.store.load("t").await.expect("saved")),
+        thread_texts(&served).await,
         ["Hi", "Hi #1", "A joke?", "A joke? #2"]
     );
 
     // `regenerate()`: the last answer is sliced off, and no message is named.
-    let (status, lines) = post(
-        &url,
+    let lines = served_as(
+        &served,
         &json!({"id": "t", "trigger": "regenerate-message", "messages": [
             said("Hi", "u1"), answer("Hi #1", "t-0"), said("A joke?", "u2")
         ]}),
+        "t-2",
+        &["Hi", "Hi #1", "A joke?", "A joke? #3"],
     )
     .await;
-    assert_eq!(status, 200);
-    assert_eq!(start(&lines), r#"{"type":"start","messageId":"t-2"}"#);
     assert!(
         lines.iter().any(|line| line.contains("A joke? #3")),
         "{lines:?}"
     );
-    assert_eq!(
-        texts(served.store.load("t").await.expect("saved")),
-        ["Hi", "Hi #1", "A joke?", "A joke? #3"]
-    );
 
     // `regenerate({ messageId })` of the first answer: the turns after it go too.
-    let (status, lines) = post(
-        &url,
+    served_as(
+        &served,
         &json!({"id": "t", "trigger": "regenerate-message", "messageId": "t-0",
                 "messages": [said("Hi", "u1")]}),
+        "t-0",
+        &["Hi", "Hi #4"],
     )
     .await;
-    assert_eq!(status, 200);
-    assert_eq!(start(&lines), r#"{"type":"start","messageId":"t-0"}"#);
-    assert_eq!(
-        texts(served.store.load("t").await.expect("saved")),
-        ["Hi", "Hi #4"]
-    );
 
     // An edit of the first message, after a second turn.
     let messages = json!([
@@ -154,18 +165,14 @@ async fn regenerate_and_edit_ask_a_turn_again_and_the_thread_keeps_the_new_answe
         said("More?", "u3")
     ]);
     post(&url, &json!({"id": "t", "messages": messages})).await;
-    let (status, lines) = post(
-        &url,
+    served_as(
+        &served,
         &json!({"id": "t", "trigger": "submit-message", "messageId": "u1",
                 "messages": [said("Hello", "u1")]}),
+        "t-0",
+        &["Hello", "Hello #6"],
     )
     .await;
-    assert_eq!(status, 200);
-    assert_eq!(start(&lines), r#"{"type":"start","messageId":"t-0"}"#);
-    assert_eq!(
-        texts(served.store.load("t").await.expect("saved")),
-        ["Hello", "Hello #6"]
-    );
 
     // A turn the thread does not have, and an edit to an empty message: refused, the
     // thread unchanged and free.
@@ -197,10 +204,7 @@ async fn regenerate_and_edit_ask_a_turn_again_and_the_thread_keeps_the_new_answe
             "{lines:?}"
         );
     }
-    assert_eq!(
-        texts(served.store.load("t").await.expect("saved")),
-        ["Hello", "Hello #6"]
-    );
+    assert_eq!(thread_texts(&served).await, ["Hello", "Hello #6"]);
 }
 
 #[tokio::test]
