@@ -121,6 +121,8 @@ impl Rewind {
                 .replace_prompt(prompt)
                 .map_err(|_| TurnError::UnknownTurn)?;
         }
+        // Asked again, the turn is a new run, whatever ended the one before.
+        state.start_new_run();
         Ok(index)
     }
 }

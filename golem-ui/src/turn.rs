@@ -142,6 +142,9 @@ impl Turn {
             };
         }
         if let Some(prompt) = self.prompt {
+            // A new message is a new run: its budgets, limits and deadline start again, as
+            // after a run that finished, though the run before it failed or stopped.
+            state.start_new_run();
             state.push_prompt(prompt);
         }
         Ok(())

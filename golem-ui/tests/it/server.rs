@@ -566,7 +566,7 @@ async fn a_client_that_goes_away_stops_the_run_and_the_thread_is_saved_whole() {
     assert_eq!(status, 200);
     assert_eq!(
         lines[3],
-        r#"{"type":"text-delta","id":"2-0","delta":"Done waiting."}"#
+        r#"{"type":"text-delta","id":"1-0","delta":"Done waiting."}"#
     );
 }
 
@@ -610,7 +610,7 @@ async fn a_run_that_fails_ends_the_stream_with_an_error_and_keeps_the_thread() {
     assert_eq!(state.messages().len(), 3);
     let (status, lines) = post(&url, &json!({"id": "f", "messages": [user("Try again")]})).await;
     assert_eq!(status, 200);
-    assert_eq!(lines[3], r#"{"type":"text-delta","id":"3-0","delta":"5"}"#);
+    assert_eq!(lines[3], r#"{"type":"text-delta","id":"1-0","delta":"5"}"#);
 }
 
 /// Two server processes behind a load balancer, each with its own `PostgresThreadStore` on
@@ -659,8 +659,64 @@ async fn two_servers_on_one_postgres_database_share_threads_and_refuse_a_second_
     assert_eq!(status, 200, "{lines:?}");
     assert_eq!(
         lines[3],
-        r#"{"type":"text-delta","id":"2-0","delta":"Done waiting."}"#
+        r#"{"type":"text-delta","id":"1-0","delta":"Done waiting."}"#
     );
     let state = stores[0].load("w").await.expect("saved").expect("a state");
     assert_stopped_call_answered(&state);
+}
+
+/// A run that failed on one of its limits leaves its state in the thread; the next message
+/// is a new run, with its own budgets, and goes on from there (the call the failed run made
+/// answered in its history).
+#[tokio::test]
+async fn the_next_message_after_a_run_failed_on_its_limit_is_a_new_run() {
+    let model = FunctionModel::new(|messages: &[Message], _| {
+        let answered = messages.iter().any(|message| {
+            matches!(message, Message::Request(request)
+            if request.parts.iter().any(|part| matches!(part, RequestPart::ToolReturn(_))))
+        });
+        if answered {
+            ModelResponse::text("5")
+        } else {
+            ModelResponse::tool_call("add", r#"{"a":2,"b":3}"#, format!("c{}", messages.len()))
+        }
+    });
+    let agent = Agent::<(), String>::builder(model)
+        .tool(common::add())
+        .usage_limits(golem::usage::UsageLimits::new().request_limit(1))
+        .build()
+        .expect("the agent builds");
+    let served = serve(agent, |server| server).await;
+    let url = format!("{}/ai-sdk", served.url);
+
+    let (status, lines) = post(&url, &json!({"id": "t", "messages": [user("Add")]})).await;
+    assert_eq!(status, 200);
+    assert!(
+        lines.contains(
+            &r#"{"type":"error","errorText":"the run failed at the limit stage"}"#.to_owned()
+        ),
+        "{lines:?}"
+    );
+
+    let (status, lines) = post(&url, &json!({"id": "t", "messages": [user("Again")]})).await;
+
+    assert_eq!(status, 200);
+    assert!(
+        lines.contains(&r#"{"type":"finish"}"#.to_owned()),
+        "{lines:?}"
+    );
+    let state = served
+        .store
+        .load("t")
+        .await
+        .expect("saved")
+        .expect("a state");
+    assert_eq!(state.messages().len(), 5);
+    assert_eq!(
+        state.messages().last().map(|message| match message {
+            Message::Response(response) => response.text_content(),
+            Message::Request(_) => String::new(),
+        }),
+        Some("5".to_owned())
+    );
 }

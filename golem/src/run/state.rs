@@ -133,6 +133,37 @@ impl RunState {
         self.retries = Retries::default();
     }
 
+    /// Makes this the state of a new run that goes on from where this one ended, as a chat
+    /// does with its next message: the usage, the model turns, the retry counters and the
+    /// deadline start again, as for a run [`from_history`](Self::from_history), and
+    /// [`new_messages`](Self::new_messages) starts here. The history, the request sent next
+    /// (a failed run's feedback, a prompt not sent) and the calls awaiting approval stay.
+    ///
+    /// A run that failed on one of its limits, or was stopped by its deadline, fails again at
+    /// once when restored as it is; a new run from its state does not.
+    ///
+    /// ```
+    /// use golem::RunState;
+    /// use golem::model::{Message, ModelRequest, ModelResponse};
+    ///
+    /// let mut state = RunState::from_history(vec![
+    ///     Message::Request(ModelRequest::user_prompt("Hi")),
+    ///     Message::Response(ModelResponse::text("Hello!").into()),
+    /// ]);
+    /// state.start_new_run();
+    /// state.push_prompt("And now?");
+    /// assert_eq!(state.usage().requests, 0);
+    /// assert!(state.new_messages().is_empty());
+    /// assert_eq!(state.messages().len(), 2);
+    /// ```
+    pub fn start_new_run(&mut self) {
+        self.usage = Usage::default();
+        self.turns = 0;
+        self.retries = Retries::default();
+        self.deadline = None;
+        self.transcript.start_here();
+    }
+
     /// When the run must have finished: the moment its timeout was first set, plus the
     /// timeout. Saved with the state, so a restored run keeps it instead of starting a new
     /// timeout; `None` when the run has no timeout.

@@ -239,6 +239,11 @@ impl Transcript {
         self.messages.push(message);
     }
 
+    /// Makes the messages added from now on those of a new run.
+    pub(crate) fn start_here(&mut self) {
+        self.start = self.messages.len();
+    }
+
     /// The messages this run added to the history it started from.
     pub(crate) fn new_messages(&self) -> &[Message] {
         &self.messages[self.start.min(self.messages.len())..]
