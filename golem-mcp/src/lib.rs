@@ -18,9 +18,10 @@
 //!   timeout, on by default ([`McpError::Timeout`], [`DEFAULT_CALL_TIMEOUT`]), other JSON-RPC
 //!   errors ([`McpError::Server`]).
 //! - **Results**: the structured content when the server sends one (as JSON), else the
-//!   text of the content blocks; images, audio, PDFs and other binary resources a model
-//!   takes become the result's media ([`golem::model::ToolContent`]), sent to the model
-//!   as each provider takes them; other binary resources become a note in brackets.
+//!   text of the content blocks; images (PNG, JPEG, WebP) and PDFs, which every provider
+//!   takes in a tool result, become the result's media ([`golem::model::ToolContent`]),
+//!   sent to the model as each provider takes them; other binary content (audio among it)
+//!   becomes a note in brackets.
 //! - Prefixes, allow and deny lists come from [`golem::toolset::ToolsetExt`].
 //!
 //! ```no_run

@@ -42,11 +42,7 @@ impl McpTool {
     ) -> Self {
         let definition = ToolDefinition {
             name: model_name.unwrap_or_else(|| tool.name.to_string()),
-            description: tool
-                .description
-                .map(Cow::into_owned)
-                .or(tool.title)
-                .filter(|description| !description.is_empty()),
+            description: description(tool.description, tool.title),
             parameters: object_schema(&tool.input_schema),
         };
         McpTool {
@@ -87,14 +83,7 @@ impl McpTool {
         };
         match outcome {
             Ok(result) if result.is_error == Some(true) => {
-                let mut message = content::text_of(&result.content);
-                if message.trim().is_empty() {
-                    message = format!(
-                        "the tool `{}` failed and gave no reason",
-                        self.definition.name
-                    );
-                }
-                Err(self.failure(message))
+                Err(self.failure(failure_reason(&result, &self.definition.name)))
             }
             Ok(result) => Ok(content::to_value(result)),
             Err(error) => {
@@ -165,9 +154,72 @@ fn object_schema(input_schema: &JsonObject) -> Value {
     Value::Object(schema)
 }
 
+/// What the model is told of a tool: its description, else its title, when either says
+/// something.
+fn description(description: Option<Cow<'_, str>>, title: Option<String>) -> Option<String> {
+    description
+        .map(Cow::into_owned)
+        .filter(|description| !description.trim().is_empty())
+        .or(title)
+        .filter(|description| !description.trim().is_empty())
+}
+
+/// Why a call that returned `isError` failed: its text, else its structured content (where
+/// some servers put it), else a note that it gave no reason.
+fn failure_reason(result: &rmcp::model::CallToolResult, tool: &str) -> String {
+    let text = content::text_of(&result.content);
+    if !text.trim().is_empty() {
+        return text;
+    }
+    match &result.structured_content {
+        Some(structured) if !structured.is_null() => structured.to_string(),
+        _ => format!("the tool `{tool}` failed and gave no reason"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tool_without_a_description_is_described_by_its_title() {
+        let title = || Some("Adds two numbers".to_owned());
+        assert_eq!(description(Some("".into()), title()), title());
+        assert_eq!(description(None, title()), title());
+        assert_eq!(
+            description(Some("Adds a and b.".into()), title()).as_deref(),
+            Some("Adds a and b.")
+        );
+        assert_eq!(description(Some(" ".into()), Some(String::new())), None);
+    }
+
+    #[test]
+    fn a_failure_says_why_from_its_text_else_its_structured_content() {
+        let result = |content: Vec<rmcp::model::ContentBlock>, structured: Option<Value>| {
+            let mut result = rmcp::model::CallToolResult::error(content);
+            result.structured_content = structured;
+            result
+        };
+        let why = serde_json::json!({"error": "rate limited"});
+        assert_eq!(
+            failure_reason(
+                &result(
+                    vec![rmcp::model::ContentBlock::text("quota used up")],
+                    Some(why.clone())
+                ),
+                "x"
+            ),
+            "quota used up"
+        );
+        assert_eq!(
+            failure_reason(&result(Vec::new(), Some(why)), "x"),
+            r#"{"error":"rate limited"}"#
+        );
+        assert_eq!(
+            failure_reason(&result(Vec::new(), None), "x"),
+            "the tool `x` failed and gave no reason"
+        );
+    }
 
     #[test]
     fn a_schema_is_kept_as_the_server_gives_it() {

@@ -181,18 +181,33 @@ impl<Deps> McpToolset<Deps> {
                 }
             };
             tools.extend(page.tools);
-            match page.next_cursor {
-                None => return Ok(tools),
-                Some(next) if !cursors.insert(next.clone()) => {
+            match next_page(page.next_cursor, &mut cursors) {
+                Ok(None) => return Ok(tools),
+                Ok(next) => cursor = next,
+                Err(repeated) => {
                     return Err(McpError::Paging {
                         server: connection.name.clone(),
                         request: LIST.to_owned(),
-                        cursor: next,
+                        cursor: repeated,
                     });
                 }
-                Some(next) => cursor = Some(next),
             }
         }
+    }
+}
+
+/// The cursor of the next page after a page that gave `next`: `None` at the end (no cursor,
+/// or an empty one, as the reference clients read it); the cursor as an error when it was
+/// given before (`seen`).
+fn next_page(
+    next: Option<String>,
+    seen: &mut std::collections::HashSet<String>,
+) -> Result<Option<String>, String> {
+    match next {
+        None => Ok(None),
+        Some(next) if next.is_empty() => Ok(None),
+        Some(next) if !seen.insert(next.clone()) => Err(next),
+        Some(next) => Ok(Some(next)),
     }
 }
 
@@ -341,7 +356,7 @@ impl McpToolsetBuilder {
         mut self,
         command: impl Into<tokio::process::Command>,
     ) -> Result<McpToolset<Deps>, McpError> {
-        use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
+        use process_wrap::tokio::{CommandWrap, KillOnDrop};
 
         let mut command: tokio::process::Command = command.into();
         let program = command
@@ -351,7 +366,10 @@ impl McpToolsetBuilder {
             .into_owned();
         command.kill_on_drop(true);
         let mut command = CommandWrap::from(command);
-        command.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
+        // Process groups are Unix's; elsewhere the child alone is killed.
+        #[cfg(unix)]
+        command.wrap(process_wrap::tokio::ProcessGroup::leader());
+        command.wrap(KillOnDrop);
         let mut transport = rmcp::transport::TokioChildProcess::builder(command);
         if let Some(stderr) = self.stderr.take() {
             transport = transport.stderr(stderr);
@@ -484,6 +502,21 @@ fn log_stderr(command: String, stderr: tokio::process::ChildStderr) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_empty_cursor_ends_the_listing_and_a_repeated_one_is_an_error() {
+        let mut seen = std::collections::HashSet::new();
+        assert_eq!(super::next_page(None, &mut seen), Ok(None));
+        assert_eq!(super::next_page(Some(String::new()), &mut seen), Ok(None));
+        assert_eq!(
+            super::next_page(Some("2".into()), &mut seen),
+            Ok(Some("2".to_owned()))
+        );
+        assert_eq!(
+            super::next_page(Some("2".into()), &mut seen),
+            Err("2".to_owned())
+        );
+    }
+
     #[cfg(feature = "http")]
     #[test]
     fn a_servers_url_is_named_without_its_keys() {
