@@ -131,7 +131,11 @@ impl Turn {
                 tool_call_id: call.tool_call_id.clone(),
             });
         }
-        for decision in self.decisions {
+        // A call answered twice is denied if either answer denies it: only an approval that
+        // nothing contradicts approves. (A call's first decision stands.)
+        let mut decisions = self.decisions;
+        decisions.sort_by_key(|decision| matches!(decision, Decision::Approve { .. }));
+        for decision in decisions {
             // Checked above: every answer names a waiting call.
             let _ = match decision {
                 Decision::Approve { tool_call_id } => state.approve(&tool_call_id),

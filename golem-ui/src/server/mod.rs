@@ -11,7 +11,7 @@ use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use futures_util::StreamExt;
@@ -218,6 +218,7 @@ type Shared<Deps, O, S> = State<Arc<ChatServer<Deps, O, S>>>;
 
 async fn ai_sdk_chat<Deps, O, S>(
     State(server): Shared<Deps, O, S>,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response
 where
@@ -225,7 +226,7 @@ where
     O: Output,
     S: ThreadStore,
 {
-    let request: ai_sdk::ChatRequest = match parse(body) {
+    let request: ai_sdk::ChatRequest = match parse(&headers, body) {
         Ok(request) => request,
         Err(error) => return error.into_response(),
     };
@@ -251,6 +252,7 @@ where
 
 async fn ag_ui_run<Deps, O, S>(
     State(server): Shared<Deps, O, S>,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response
 where
@@ -258,7 +260,7 @@ where
     O: Output,
     S: ThreadStore,
 {
-    let input: ag_ui::RunAgentInput = match parse(body) {
+    let input: ag_ui::RunAgentInput = match parse(&headers, body) {
         Ok(input) => input,
         Err(error) => return error.into_response(),
     };
@@ -273,7 +275,29 @@ where
     stream(server, lease, run, AgUiWire(encoder), false)
 }
 
-fn parse<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>) -> Result<T, ApiError> {
+/// The JSON body of a request. A body that is not declared JSON is refused, so a page on
+/// another site cannot post one with a plain form or `text/plain` (which a browser sends
+/// without asking the server first) on a signed-in user's cookies.
+fn parse<T: DeserializeOwned>(
+    headers: &HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<T, ApiError> {
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|media| {
+            let media = media.trim().to_ascii_lowercase();
+            media == "application/json"
+                || (media.starts_with("application/") && media.ends_with("+json"))
+        });
+    if !json {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "not_json",
+            "the request body must be sent as `content-type: application/json`",
+        ));
+    }
     let body = body.map_err(|rejection| match rejection.status() {
         StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,

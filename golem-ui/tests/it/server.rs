@@ -720,3 +720,42 @@ async fn the_next_message_after_a_run_failed_on_its_limit_is_a_new_run() {
         Some("5".to_owned())
     );
 }
+
+/// Answers that contradict each other deny the call, and a body not declared JSON is
+/// refused (a page on another site can post `text/plain` without asking first).
+#[tokio::test]
+async fn a_call_approved_and_denied_is_denied_and_a_body_not_declared_json_is_refused() {
+    let served = serve(common::deleter(), |server| server).await;
+    let url = format!("{}/ag-ui", served.url);
+    let input = |run_id: &str, resume: Value, messages: Value| {
+        json!({"threadId": "t", "runId": run_id, "state": {}, "tools": [], "context": [],
+               "forwardedProps": {}, "resume": resume, "messages": messages})
+    };
+    let asked = json!([{"id": "u", "role": "user", "content": "Delete a.txt"}]);
+    let (status, _) = post(&url, &input("r1", json!([]), asked)).await;
+    assert_eq!(status, 200);
+
+    let plain = reqwest::Client::new()
+        .post(&url)
+        .header("content-type", "text/plain")
+        .body(input("r2", json!([]), json!([])).to_string())
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(plain.status(), 415);
+    assert_eq!(
+        plain.json::<Value>().await.expect("JSON"),
+        json!({"error": {"code": "not_json", "message": "the request body must be sent as `content-type: application/json`"}})
+    );
+
+    let both = json!([
+        {"interruptId": "d1", "status": "resolved", "payload": {"approved": true}},
+        {"interruptId": "d1", "status": "cancelled"}
+    ]);
+    let (status, lines) = post(&url, &input("r3", both, json!([]))).await;
+    assert_eq!(status, 200);
+    assert!(
+        lines.iter().any(|line| line.contains(r#""delta":"Kept.""#)),
+        "{lines:?}"
+    );
+}
