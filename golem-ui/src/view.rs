@@ -145,6 +145,8 @@ pub(crate) struct RunView<O: Output> {
     /// Whether this turn's response arrived: then every call that streamed is complete
     /// (under the id the run gave it, maybe not the one it streamed with).
     responded: bool,
+    /// This turn's calls shown whole and still without an outcome.
+    running: Vec<String>,
     /// Calls held back until their outcome is known (rejections hidden), in the order they
     /// came.
     held: Vec<ToolCallPart>,
@@ -183,6 +185,7 @@ impl<O: Output> RunView<O> {
             open: Vec::new(),
             calls: Vec::new(),
             responded: false,
+            running: Vec::new(),
             held: Vec::new(),
             nested: true,
             agents: Vec::new(),
@@ -253,9 +256,23 @@ impl<O: Output> RunView<O> {
             }
         }
         self.calls.clear();
+        // Calls still without an outcome when a step ends well wait for approval.
+        self.running.clear();
         if let Some(turn) = self.step.take() {
             show(Show::StepEnd { turn });
         }
+    }
+
+    /// Closes the step that is open when the run failed or stopped: the calls shown that
+    /// will have no outcome (not run, or stopped while they ran) end in an error first.
+    pub(crate) fn fail(&mut self, show: &mut impl FnMut(Show<'_>)) {
+        for call_id in std::mem::take(&mut self.running) {
+            show(Show::ToolError {
+                call_id: &call_id,
+                error: TOOL_NOT_RUN,
+            });
+        }
+        self.end_step(show);
     }
 
     /// Ends the delegated agents still running, as not finished. Not generic over `show`,
@@ -587,6 +604,7 @@ impl<O: Output> RunView<O> {
             call,
             streamed,
         });
+        self.running.push(call.tool_call_id.clone());
     }
 
     fn outcome(
@@ -604,6 +622,7 @@ impl<O: Output> RunView<O> {
             show_input(self.step.unwrap_or(0), held, show);
         }
         let call_id = call.tool_call_id.as_str();
+        self.running.retain(|running| running != call_id);
         match outcome {
             ToolOutcome::Returned(output) => show(Show::ToolOutput { call_id, output }),
             // A call held back and then rejected is never shown; one shown already (its
@@ -629,6 +648,10 @@ pub(crate) const TOOL_FAILED: &str = "the tool failed";
 /// What the UI shows of a call whose arguments were still streaming when the run failed or
 /// stopped.
 pub(crate) const TOOL_UNFINISHED: &str = "the call was not complete";
+
+/// What the UI shows of a call that was shown whole and will have no outcome: the run failed
+/// or stopped before it ran, or while it ran.
+pub(crate) const TOOL_NOT_RUN: &str = "the run ended before the call did";
 
 /// What the UI sees of a delegated agent still running when the stream ended.
 pub(crate) const AGENT_UNFINISHED: &str = "the agent did not finish";

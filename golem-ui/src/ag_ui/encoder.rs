@@ -189,8 +189,7 @@ impl<O: Output> Encoder<O> {
     /// The stream ended in a failure: the open step closes, and `RUN_ERROR` ends the run.
     pub fn error(&mut self, message: impl Into<String>, out: &mut Vec<AgUiEvent>) {
         let (run_id, state) = (&self.run_id, &mut self.state);
-        self.view
-            .end_step(&mut |show| push(run_id, state, show, out));
+        self.view.fail(&mut |show| push(run_id, state, show, out));
         out.push(AgUiEvent::RunError {
             message: message.into(),
         });

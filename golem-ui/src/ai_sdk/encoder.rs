@@ -162,7 +162,7 @@ impl<O: Output> Encoder<O> {
     /// The stream ended in a failure: the open step closes and the UI shows `error_text`.
     pub fn error(&mut self, error_text: impl Into<String>, out: &mut Vec<UiChunk>) {
         let traces = &mut self.traces;
-        self.view.end_step(&mut |show| out.push_show(traces, show));
+        self.view.fail(&mut |show| out.push_show(traces, show));
         out.push(UiChunk::Error {
             error_text: error_text.into(),
         });

@@ -850,3 +850,37 @@ async fn with_rejections_hidden_a_call_beside_an_approval_is_shown_before_the_pa
         ]
     );
 }
+
+/// Calls shown that will have no outcome, because the run failed before they ran (over its
+/// tool-call limit here), end in an error before the stream's: no part is left waiting.
+#[tokio::test]
+async fn calls_a_failed_run_never_ran_end_in_an_error_before_the_streams() {
+    use golem::model::function::FunctionModel;
+
+    let model = FunctionModel::new(|_, _| {
+        ModelResponse::new(vec![
+            ResponsePart::tool_call("add", r#"{"a":1,"b":2}"#, "c1"),
+            ResponsePart::tool_call("add", r#"{"a":3,"b":4}"#, "c2"),
+        ])
+    });
+    let agent: golem::Agent<(), String> = golem::Agent::builder(model)
+        .tool(common::add())
+        .usage_limits(golem::usage::UsageLimits::new().tool_calls_limit(1))
+        .build()
+        .expect("the agent builds");
+    let mut run = agent.start("Add twice", ());
+    let (events, error) = drive(&mut run).await;
+    let error = error.expect("the run fails over its limit");
+
+    assert_eq!(
+        ai_sdk_lines_ending(ai_sdk::Encoder::new("m1"), &events, Some(&error))[2..],
+        [
+            r#"{"type":"tool-input-available","toolCallId":"c1","toolName":"add","input":{"a":1,"b":2}}"#,
+            r#"{"type":"tool-input-available","toolCallId":"c2","toolName":"add","input":{"a":3,"b":4}}"#,
+            r#"{"type":"tool-output-error","toolCallId":"c1","errorText":"the run ended before the call did"}"#,
+            r#"{"type":"tool-output-error","toolCallId":"c2","errorText":"the run ended before the call did"}"#,
+            r#"{"type":"finish-step"}"#,
+            r#"{"type":"error","errorText":"the run reached a limit"}"#,
+        ]
+    );
+}
