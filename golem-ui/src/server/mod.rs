@@ -5,6 +5,7 @@ mod error;
 
 pub use error::ApiError;
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use axum::Router;
@@ -14,7 +15,7 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use golem::output::Output;
 use golem::run::CancellationToken;
 use golem::{Agent, AgentRun, RunError, RunEvent, RunState};
@@ -527,31 +528,19 @@ async fn drive<Deps, O, S>(
             token.cancel();
         }
     });
-    let mut events = run.with_cancellation(token).into_events();
     let mut out = String::new();
     wire.start(&mut out);
-    let mut state = None;
-    let mut failure = None;
-    while let Some(item) = events.next().await {
-        match item {
-            Ok(event) => {
-                wire.event(&event, &mut out);
-                if let RunEvent::Finished(result) = event {
-                    state = Some(RunState::from_history(result.messages));
-                }
-            }
-            Err(error) => {
-                failure = Some(describe(&error));
-                state = Some(error.into_state());
-            }
-        }
-        if !out.is_empty() {
-            // A send fails only when the client went away: the run is being stopped.
-            let _ = tx.send(std::mem::take(&mut out)).await;
-        }
-    }
-    // The stream ended without a result or an error: the run paused for approval.
-    let state = state.or_else(|| events.into_run().map(AgentRun::into_state));
+    let streamed = AssertUnwindSafe(stream_run(
+        run.with_cancellation(token),
+        &mut wire,
+        &mut out,
+        &tx,
+    ))
+    .catch_unwind()
+    .await;
+    // A panic in the model's code (a tool's is caught by the run) loses the run's state: the
+    // thread stays as it was, and is given back at once.
+    let (state, failure) = streamed.unwrap_or_else(|_| (None, Some("the run failed".to_owned())));
     let saved = match state {
         Some(state) => server.store.save(lease, &state).await,
         None => server.store.release(lease).await,
@@ -563,6 +552,44 @@ async fn drive<Deps, O, S>(
     }
     let _ = tx.send(out).await;
     watcher.abort();
+}
+
+/// Streams `run` through `wire` to `tx`: the state to save (a paused run's own, taken back
+/// from the stream) and what the UI is told of the run's failure, if it failed.
+async fn stream_run<Deps, O>(
+    run: AgentRun<Deps, O>,
+    wire: &mut impl Wire<O>,
+    out: &mut String,
+    tx: &mpsc::Sender<String>,
+) -> (Option<RunState>, Option<String>)
+where
+    Deps: Send + Sync + 'static,
+    O: Output,
+{
+    let mut events = run.into_events();
+    let mut state = None;
+    let mut failure = None;
+    while let Some(item) = events.next().await {
+        match item {
+            Ok(event) => {
+                wire.event(&event, out);
+                if let RunEvent::Finished(result) = event {
+                    state = Some(RunState::from_history(result.messages));
+                }
+            }
+            Err(error) => {
+                failure = Some(describe(&error));
+                state = Some(error.into_state());
+            }
+        }
+        if !out.is_empty() {
+            // A send fails only when the client went away: the run is being stopped.
+            let _ = tx.send(std::mem::take(out)).await;
+        }
+    }
+    // The stream ended without a result or an error: the run paused for approval.
+    let state = state.or_else(|| events.into_run().map(AgentRun::into_state));
+    (state, failure)
 }
 
 /// What the UI is told of a failed run: the stage, not the error's text, which may carry

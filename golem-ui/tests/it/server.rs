@@ -759,3 +759,35 @@ async fn a_call_approved_and_denied_is_denied_and_a_body_not_declared_json_is_re
         "{lines:?}"
     );
 }
+
+/// A panic in the model's code ends the stream with an error and gives the thread back at
+/// once: the next request runs, rather than wait for the lease to expire.
+#[tokio::test]
+async fn a_run_that_panics_ends_its_stream_and_frees_its_thread() {
+    let panicked = std::sync::atomic::AtomicBool::new(false);
+    let model = FunctionModel::new(move |_, _| {
+        if !panicked.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            panic!("the model's code broke");
+        }
+        ModelResponse::text("Hello!")
+    });
+    let agent = Agent::<(), String>::builder(model)
+        .build()
+        .expect("the agent builds");
+    let served = serve(agent, |server| server).await;
+    let url = format!("{}/ai-sdk", served.url);
+
+    let (status, lines) = post(&url, &json!({"id": "p", "messages": [user("Hi")]})).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        lines[lines.len() - 2..],
+        [r#"{"type":"error","errorText":"the run failed"}"#, "[DONE]"]
+    );
+
+    let (status, lines) = post(&url, &json!({"id": "p", "messages": [user("Hi")]})).await;
+    assert_eq!(status, 200, "{lines:?}");
+    assert!(
+        lines.contains(&r#"{"type":"finish"}"#.to_owned()),
+        "{lines:?}"
+    );
+}
