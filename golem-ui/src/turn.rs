@@ -2,8 +2,8 @@
 
 use golem::RunState;
 
-/// What one request from a chat UI asks: a new user prompt, answers to the calls the thread
-/// waits on, or both.
+/// What one request from a chat UI asks: a new user prompt, or answers to the calls the
+/// thread waits on (a request with both is refused: [`TurnError::AnswersWithPrompt`]).
 ///
 /// It is all a server takes from the client. The history, the system prompt, tool results
 /// and earlier assistant turns that a client sends are not read: the thread's stored
@@ -85,6 +85,11 @@ pub enum TurnError {
     /// have: the client's messages and the thread disagree.
     #[error("the thread has no turn for the message the request goes back to")]
     UnknownTurn,
+    /// The request answers calls and brings a new message too. The answered calls would
+    /// run only after the message is answered, which a new message does not wait for: the
+    /// answers go first, in a request of their own, and the message after them.
+    #[error("the request answers waiting calls and brings a new message: send the answers first")]
+    AnswersWithPrompt,
 }
 
 impl Turn {
@@ -96,14 +101,15 @@ impl Turn {
         }
     }
 
-    /// Applies the turn to a thread's stored state: the answers first, each checked against
-    /// the calls the state waits on, then the prompt (which answers calls still waiting as
-    /// not run).
+    /// Applies the turn to a thread's stored state: the answers, each checked against the
+    /// calls the state waits on, or the prompt (which answers calls still waiting as not
+    /// run).
     ///
     /// # Errors
     /// [`TurnError::Empty`] for a turn with nothing in it, [`TurnError::NotAwaited`] for an
     /// answer to a call the state does not wait on, [`TurnError::Unanswered`] when calls
-    /// still wait and there is no prompt. On error `state` is unchanged.
+    /// still wait and there is no prompt, [`TurnError::AnswersWithPrompt`] for answers and a
+    /// prompt together. On error `state` is unchanged.
     pub fn apply(self, state: &mut RunState) -> Result<(), TurnError> {
         if self.prompt.is_none() && self.decisions.is_empty() {
             return Err(TurnError::Empty);
@@ -118,6 +124,10 @@ impl Turn {
             return Err(TurnError::NotAwaited {
                 tool_call_id: decision.tool_call_id().to_owned(),
             });
+        }
+        // The prompt would answer the approved calls as not run.
+        if self.prompt.is_some() && !self.decisions.is_empty() {
+            return Err(TurnError::AnswersWithPrompt);
         }
         if self.prompt.is_none()
             && let Some(call) = state.awaiting_approval().iter().find(|call| {

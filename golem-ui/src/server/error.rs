@@ -43,6 +43,7 @@ impl From<TurnError> for ApiError {
             TurnError::Empty => (StatusCode::BAD_REQUEST, "empty"),
             TurnError::NotAwaited { .. } => (StatusCode::BAD_REQUEST, "not_awaited"),
             TurnError::UnknownTurn => (StatusCode::CONFLICT, "unknown_turn"),
+            TurnError::AnswersWithPrompt => (StatusCode::CONFLICT, "answers_with_prompt"),
             _ => (StatusCode::CONFLICT, "unanswered"),
         };
         ApiError::new(status, code, error.to_string())

@@ -721,8 +721,9 @@ async fn the_next_message_after_a_run_failed_on_its_limit_is_a_new_run() {
     );
 }
 
-/// Answers that contradict each other deny the call, and a body not declared JSON is
-/// refused (a page on another site can post `text/plain` without asking first).
+/// Answers that contradict each other deny the call; answers beside a new message, and a
+/// body not declared JSON (a page on another site can post `text/plain` without asking
+/// first), are refused.
 #[tokio::test]
 async fn a_call_approved_and_denied_is_denied_and_a_body_not_declared_json_is_refused() {
     let served = serve(common::deleter(), |server| server).await;
@@ -747,6 +748,24 @@ async fn a_call_approved_and_denied_is_denied_and_a_body_not_declared_json_is_re
         plain.json::<Value>().await.expect("JSON"),
         json!({"error": {"code": "not_json", "message": "the request body must be sent as `content-type: application/json`"}})
     );
+
+    // Answers and a new message together: refused, the thread still waiting.
+    let approve =
+        json!([{"interruptId": "d1", "status": "resolved", "payload": {"approved": true}}]);
+    let newer = json!([{"id": "u2", "role": "user", "content": "And b.txt"}]);
+    let (status, lines) = post(&url, &input("r2", approve, newer)).await;
+    assert_eq!(
+        (status, lines[0].contains("answers_with_prompt")),
+        (409, true),
+        "{lines:?}"
+    );
+    let waiting = served
+        .store
+        .load("t")
+        .await
+        .expect("saved")
+        .expect("a state");
+    assert_eq!(waiting.awaiting_approval()[0].tool_call_id, "d1");
 
     let both = json!([
         {"interruptId": "d1", "status": "resolved", "payload": {"approved": true}},
