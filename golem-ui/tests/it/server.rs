@@ -41,6 +41,19 @@ async fn serve<O: Output>(
     }
 }
 
+/// The agent of `model` with the `add` tool, under `limits`, served: the server and its AI
+/// SDK route.
+async fn serve_adding(model: FunctionModel, limits: golem::usage::UsageLimits) -> (Served, String) {
+    let agent = Agent::<(), String>::builder(model)
+        .tool(common::add())
+        .usage_limits(limits)
+        .build()
+        .expect("the agent builds");
+    let served = serve(agent, |server| server).await;
+    let url = format!("{}/ai-sdk", served.url);
+    (served, url)
+}
+
 /// Serves `server` on a loopback port: its base URL.
 async fn listen<O: Output, S: ThreadStore>(server: ChatServer<(), O, S>) -> String {
     let app = server.router();
@@ -577,12 +590,7 @@ async fn a_run_that_fails_ends_the_stream_with_an_error_and_keeps_the_thread() {
         3 => Err(ModelError::Truncated),
         _ => Ok(ModelResponse::text("5")),
     });
-    let agent = Agent::<(), String>::builder(model)
-        .tool(common::add())
-        .build()
-        .expect("the agent builds");
-    let served = serve(agent, |server| server).await;
-    let url = format!("{}/ai-sdk", served.url);
+    let (served, url) = serve_adding(model, golem::usage::UsageLimits::new()).await;
     let (status, lines) = post(&url, &json!({"id": "f", "messages": [user("2 + 3?")]})).await;
     assert_eq!(status, 200);
     assert_eq!(
@@ -681,13 +689,8 @@ async fn the_next_message_after_a_run_failed_on_its_limit_is_a_new_run() {
             ModelResponse::tool_call("add", r#"{"a":2,"b":3}"#, format!("c{}", messages.len()))
         }
     });
-    let agent = Agent::<(), String>::builder(model)
-        .tool(common::add())
-        .usage_limits(golem::usage::UsageLimits::new().request_limit(1))
-        .build()
-        .expect("the agent builds");
-    let served = serve(agent, |server| server).await;
-    let url = format!("{}/ai-sdk", served.url);
+    let limits = golem::usage::UsageLimits::new().request_limit(1);
+    let (served, url) = serve_adding(model, limits).await;
 
     let (status, lines) = post(&url, &json!({"id": "t", "messages": [user("Add")]})).await;
     assert_eq!(status, 200);
