@@ -188,7 +188,7 @@ where
         if turn.step.journal.records() {
             validate_in(turn, function, raw, ctx).await
         } else {
-            caught(decode_and_validate(output, function, raw, ctx)).await
+            caught(decode_and_validate(output, function, raw, None, ctx)).await
         }
     };
     let mut decoding = std::pin::pin!(decoding);
@@ -289,19 +289,9 @@ where
         let function = function.cloned();
         let ctx = ctx.clone();
         async move {
-            let taken = lock(&made).take();
-            let result = match taken {
-                Some(made) => caught(validated(&agent.output, made, ctx)).await,
-                None => {
-                    caught(decode_and_validate(
-                        &agent.output,
-                        function.as_ref(),
-                        &raw,
-                        ctx,
-                    ))
-                    .await
-                }
-            };
+            let made = lock(&made).take();
+            let making = decode_and_validate(&agent.output, function.as_ref(), &raw, made, ctx);
+            let result = caught(making).await;
             let verdict = Verdict::of(&result);
             *lock(&live) = Some(result);
             Ok(serde_json::to_value(verdict)?)
@@ -319,11 +309,8 @@ where
         // A hand-off that failed again as it failed when recorded: its own error, with the
         // agent's in its chain.
         (recorded, Some(Err(error))) if Verdict::of_error(&*error) == recorded => Err(error),
-        (Verdict::Accepted, taken) => {
-            let rebuilt = match taken {
-                Some(made) => caught(validated(output, made, ctx)).await,
-                None => caught(decode_and_validate(output, function, raw, ctx)).await,
-            };
+        (Verdict::Accepted, made) => {
+            let rebuilt = caught(decode_and_validate(output, function, raw, made, ctx)).await;
             // Not a rejection: the recorded run ended here, and a replay goes where it went.
             rebuilt.map_err(|error| {
                 let found = RecordedFailure::of(&*error).message;
@@ -418,26 +405,21 @@ fn output_panicked(panic: &(dyn Any + Send)) -> BoxError {
     })
 }
 
+/// The output: what a hand-off's agent `made`, else what `function` makes of `raw`, else
+/// `raw` decoded; then through the validators.
 async fn decode_and_validate<Deps: 'static, O: 'static>(
     output: &OutputSetup<Deps, O>,
     function: Option<&OutputFn<Deps, O>>,
     raw: &str,
+    made: Option<Result<O, BoxError>>,
     ctx: RunContext<Deps>,
 ) -> Result<O, BoxError> {
-    let made = match function {
-        Some(function) => function.call(&ctx, raw).await,
-        None => decode_raw(output, raw),
+    let mut value = match (made, function) {
+        // What a hand-off's agent made, outside the answer's step.
+        (Some(made), _) => made?,
+        (None, Some(function)) => function.call(&ctx, raw).await?,
+        (None, None) => decode_raw(output, raw)?,
     };
-    validated(output, made, ctx).await
-}
-
-/// `made`, when it is an output, through the validators.
-async fn validated<Deps: 'static, O: 'static>(
-    output: &OutputSetup<Deps, O>,
-    made: Result<O, BoxError>,
-    ctx: RunContext<Deps>,
-) -> Result<O, BoxError> {
-    let mut value = made?;
     for validator in &output.validators {
         value = validator(ctx.clone(), value).await?;
     }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::failure::Failure;
-use super::journal::{self, Journal};
+use super::journal::{self, Journal, JournalStep};
 use super::scope::StepScope;
 use super::state::RunState;
 use super::stop::StepStopped;
@@ -118,15 +118,13 @@ where
         let tokens = counted.unwrap_or_else(|| history::estimate_request_tokens(&view, &params));
         Ok(serde_json::to_value(tokens)?)
     };
-    let recorded = journal::step_until(
-        step.journal,
-        step.stop,
+    let recorded = journaled(
+        step,
         journal::count_step(turn),
         Box::pin(count),
+        Stage::Model,
     )
-    .await
-    .map_err(|stop| Failure::stopped(stop.stopped))?
-    .map_err(|error| Failure::new(Stage::Model, error))?;
+    .await?;
     serde_json::from_value(recorded)
         .map_err(|error| Failure::new(Stage::Model, ModelError::other(error)))
 }
@@ -158,15 +156,8 @@ where
             serde_json::to_value(Sent::record(&messages, &processed))?
         })
     };
-    let recorded = journal::step_until(
-        step.journal,
-        step.stop,
-        journal::history_step(turn),
-        Box::pin(processing),
-    )
-    .await
-    .map_err(|stop| Failure::stopped(stop.stopped))?
-    .map_err(|error| Failure::new(Stage::Input, error))?;
+    let name = journal::history_step(turn);
+    let recorded = journaled(step, name, Box::pin(processing), Stage::Input).await?;
     if recorded.is_null() {
         return Ok(view);
     }
@@ -177,6 +168,24 @@ where
         .collect::<Result<Vec<_>, _>>()
         .map(Cow::Owned)
         .map_err(|error| Failure::new(Stage::Input, error))
+}
+
+/// What the journal step `name` gave: `run` made now and recorded, or its record on
+/// replay; the run stopped when the step was, and failed at `stage` when it failed.
+async fn journaled<Deps, O, J>(
+    step: &StepScope<'_, Deps, O, J>,
+    name: String,
+    run: JournalStep,
+    stage: Stage,
+) -> Result<serde_json::Value, Failure>
+where
+    O: Output,
+    J: Journal,
+{
+    journal::step_until(step.journal, step.stop, name, run)
+        .await
+        .map_err(|stop| Failure::stopped(stop.stopped))?
+        .map_err(|error| Failure::new(stage, error))
 }
 
 /// One message the history processors sent, as `history:{turn}` records it.
