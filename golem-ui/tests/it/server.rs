@@ -54,6 +54,13 @@ async fn serve_adding(model: FunctionModel, limits: golem::usage::UsageLimits) -
     (served, url)
 }
 
+impl Served {
+    /// The state stored for the thread `id`, which must have one.
+    async fn state(&self, id: &str) -> RunState {
+        self.store.load(id).await.expect("saved").expect("a state")
+    }
+}
+
 /// Serves `server` on a loopback port: its base URL.
 async fn listen<O: Output, S: ThreadStore>(server: ChatServer<(), O, S>) -> String {
     let app = server.router();
@@ -93,12 +100,7 @@ fn user(text: &str) -> Value {
 /// Each message's text in the thread `t` of `served`: a request's user prompt, a response's
 /// text.
 async fn thread_texts(served: &Served) -> Vec<String> {
-    let state = served
-        .store
-        .load("t")
-        .await
-        .expect("saved")
-        .expect("a state");
+    let state = served.state("t").await;
     state
         .messages()
         .iter()
@@ -265,12 +267,7 @@ async fn ai_sdk_streams_a_thread_and_keeps_it() {
     .await;
     assert_eq!(status, 200);
     assert_eq!(lines[0], r#"{"type":"start","messageId":"chat-1-2"}"#);
-    let state = served
-        .store
-        .load("chat-1")
-        .await
-        .expect("saved")
-        .expect("a state");
+    let state = served.state("chat-1").await;
     let history = format!("{:?}", state.messages());
     assert_eq!(state.messages().len(), 4);
     assert!(history.contains("Again"));
@@ -297,12 +294,7 @@ async fn ai_sdk_approval_round_trip() {
             "[DONE]",
         ]
     );
-    let waiting = served
-        .store
-        .load("c")
-        .await
-        .expect("saved")
-        .expect("a state");
+    let waiting = served.state("c").await;
     assert_eq!(waiting.awaiting_approval()[0].tool_call_id, "d1");
 
     let answer = json!({"id": "c", "messages": [user("Delete a.txt"), {
@@ -609,12 +601,7 @@ async fn a_run_that_fails_ends_the_stream_with_an_error_and_keeps_the_thread() {
     );
     // The failed run's state is the thread's, with the call answered; the next message
     // goes on from it.
-    let state = served
-        .store
-        .load("f")
-        .await
-        .expect("saved")
-        .expect("a state");
+    let state = served.state("f").await;
     assert_eq!(state.messages().len(), 3);
     let (status, lines) = post(&url, &json!({"id": "f", "messages": [user("Try again")]})).await;
     assert_eq!(status, 200);
@@ -708,12 +695,7 @@ async fn the_next_message_after_a_run_failed_on_its_limit_is_a_new_run() {
         lines.contains(&r#"{"type":"finish"}"#.to_owned()),
         "{lines:?}"
     );
-    let state = served
-        .store
-        .load("t")
-        .await
-        .expect("saved")
-        .expect("a state");
+    let state = served.state("t").await;
     assert_eq!(state.messages().len(), 5);
     assert_eq!(
         state.messages().last().map(|message| match message {
@@ -762,12 +744,7 @@ async fn a_call_approved_and_denied_is_denied_and_a_body_not_declared_json_is_re
         (409, true),
         "{lines:?}"
     );
-    let waiting = served
-        .store
-        .load("t")
-        .await
-        .expect("saved")
-        .expect("a state");
+    let waiting = served.state("t").await;
     assert_eq!(waiting.awaiting_approval()[0].tool_call_id, "d1");
 
     let both = json!([
