@@ -14,9 +14,9 @@ use serde::de::DeserializeOwned;
 use crate::agent::Agent;
 use crate::context::RunContext;
 use crate::error::BoxError;
-use crate::model::{ModelRetry, RequestPart};
+use crate::model::RequestPart;
 use crate::output::Output;
-use crate::run::{NestedJournal, RunError};
+use crate::run::NestedJournal;
 use crate::tool::agent::delegated;
 use crate::tool::{ArgsSchema, OnAgentError, ToolDefinition};
 
@@ -285,23 +285,6 @@ where
         let run = self
             .agent
             .continue_with(ctx.messages().to_vec(), parts, deps);
-        async move {
-            delegated(&self.agent, run, ctx, name, journal)
-                .await
-                .map_err(|error| failed(name, error, self.on_error))
-        }
-        .boxed()
-    }
-}
-
-/// The error of a call whose agent failed, as `on_error` says.
-pub(crate) fn failed(name: &str, error: RunError, on_error: OnAgentError) -> BoxError {
-    match on_error {
-        OnAgentError::Fail => error.into(),
-        OnAgentError::Retry => ModelRetry::new(format!(
-            "The `{name}` agent failed: {error}. Change the request, or do without it."
-        ))
-        .with_source(error)
-        .into(),
+        async move { delegated(&self.agent, run, ctx, name, journal, self.on_error).await }.boxed()
     }
 }

@@ -15,6 +15,7 @@ use super::{ArgsSchema, RetryLimit, Tool, ToolDefinition};
 use crate::agent::{Agent, RunResult};
 use crate::context::RunContext;
 use crate::error::BoxError;
+use crate::model::ModelRetry;
 use crate::output::Output;
 use crate::run::event::Forward;
 use crate::run::{AgentCall, AgentEvent, AgentRun, NestedEvent, NestedJournal, RunError, RunEvent};
@@ -214,10 +215,8 @@ where
             // Started when the call is first polled, in the call's `execute_tool` span: the
             // run's `invoke_agent` span is that span's child.
             let run = self.agent.start(prompt, deps);
-            match delegated(&self.agent, run, ctx, name, journal).await {
-                Ok(output) => Ok(serde_json::to_value(output)?),
-                Err(error) => Err(crate::output::function::failed(name, error, self.on_error)),
-            }
+            let output = delegated(&self.agent, run, ctx, name, journal, self.on_error).await?;
+            Ok(serde_json::to_value(output)?)
         }
         .boxed()
     }
@@ -227,14 +226,16 @@ where
 /// output: bounded by the agent's own limits and by what the caller has left of its own,
 /// stopped with the caller (gracefully: its error, with its state, is the call's), in
 /// `journal` when the caller's run is durable, its events passed on when the caller's are
-/// read; what it spent is booked into the caller's usage however it ends.
+/// read; what it spent is booked into the caller's usage however it ends, and its failure
+/// is the call's as `on_error` says.
 pub(crate) async fn delegated<Deps, ChildDeps, O>(
     agent: &Agent<ChildDeps, O>,
     run: AgentRun<ChildDeps, O>,
     ctx: &RunContext<Deps>,
     name: &str,
     journal: Option<&NestedJournal<'_>>,
-) -> Result<O, RunError>
+    on_error: OnAgentError,
+) -> Result<O, BoxError>
 where
     ChildDeps: Send + Sync + 'static,
     O: Output + Serialize,
@@ -262,8 +263,20 @@ where
         }
         Err(error) => {
             ctx.add_delegated_usage(name, error.usage());
-            Err(error)
+            Err(failed(name, error, on_error))
         }
+    }
+}
+
+/// The error of a call whose agent failed, as `on_error` says.
+fn failed(name: &str, error: RunError, on_error: OnAgentError) -> BoxError {
+    match on_error {
+        OnAgentError::Fail => error.into(),
+        OnAgentError::Retry => ModelRetry::new(format!(
+            "The `{name}` agent failed: {error}. Change the request, or do without it."
+        ))
+        .with_source(error)
+        .into(),
     }
 }
 
