@@ -28,7 +28,7 @@ use crate::tool::{ArgsSchema, OnAgentError, ToolDefinition};
 /// `#[golem::output]` on an `async fn` implements it: the parameters are the arguments the
 /// model fills in (described by the doc comment's `# Arguments` list, as for a tool), a
 /// first parameter `&RunContext<Deps>` gives the run's context, and the function returns
-/// the output, `T` or `Result<T, E>`. An error wrapping [`ModelRetry`] rejects the call:
+/// the output, `T` or `Result<T, E>`. An error wrapping [`ModelRetry`](crate::ModelRetry) rejects the call:
 /// the model reads the feedback and answers again, under the agent's
 /// [`output_retries`](crate::AgentBuilder::output_retries) budget; any other error fails
 /// the run at the decode stage. The agent's output validators run on what it returns.
@@ -80,7 +80,7 @@ pub trait OutputFunction<Deps, O>: Send + Sync + 'static {
     /// [`messages`](RunContext::messages) are the conversation so far.
     ///
     /// # Errors
-    /// An error wrapping [`ModelRetry`] rejects the call with feedback for the model; any
+    /// An error wrapping [`ModelRetry`](crate::ModelRetry) rejects the call with feedback for the model; any
     /// other error fails the run at the decode stage.
     fn call<'a>(
         &'a self,
@@ -212,7 +212,7 @@ where
 
 impl<Deps, ChildDeps, O, Args, F> HandOff<Deps, ChildDeps, O, Args, F> {
     /// What a failure of the agent does to the calling run: [`OnAgentError::Fail`] (the
-    /// default) fails it at the decode stage with the agent's [`RunError`] as the cause;
+    /// default) fails it at the decode stage with the agent's [`RunError`](crate::RunError) as the cause;
     /// [`OnAgentError::Retry`] rejects the call, under the caller's output budget.
     #[must_use]
     pub fn on_error(mut self, on_error: OnAgentError) -> Self {
